@@ -1,0 +1,202 @@
+// Package cmd is the lohibot-audit command line: flags, files, terminals
+// and exit codes. The work itself is done by the parse, verify and emit
+// packages.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the program version, set at build time with
+// -ldflags "-X github.com/lohisoft/lohibot-audit/cmd.Version=v1.2.3".
+var Version = "dev"
+
+// Exit codes (SPEC §8).
+const (
+	ExitOK         = 0
+	ExitFindings   = 1 // robots check failed, or --fail-on matched
+	ExitUsage      = 2 // usage or configuration error
+	ExitIncomplete = 3 // an input could not be read whole
+)
+
+// Env is what a command may touch outside itself. Tests build one with
+// in-memory streams; Main builds it from the process.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// StdoutTTY and StderrTTY say whether the streams are terminals: tables
+	// and progress lines are for terminals only.
+	StdoutTTY, StderrTTY bool
+	Getenv               func(string) string
+	Now                  func() time.Time
+	// HTTPClient, when set, replaces the client used for HTTPS fetches
+	// (robots.txt and the IP list); tests point it at an httptest server.
+	HTTPClient *http.Client
+}
+
+// exitError carries an exit code through cobra to Run.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a usage or configuration error (exit 2).
+func usageError(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// errFindings is returned when a command finished and its findings call for
+// exit 1 (the command has already said why).
+var errFindings = &exitError{code: ExitFindings, err: errors.New("findings")}
+
+// errIncomplete is returned when an input could not be read whole; what was
+// read has been reported and the reason warned about.
+var errIncomplete = &exitError{code: ExitIncomplete, err: errors.New("incomplete input")}
+
+// Main runs the program with the process's arguments and streams and
+// returns its exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{
+		Stdin:     os.Stdin,
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		StdoutTTY: isTerminal(os.Stdout),
+		StderrTTY: isTerminal(os.Stderr),
+		Getenv:    os.Getenv,
+		Now:       time.Now,
+	}
+	return Run(ctx, env, os.Args[1:])
+}
+
+// Run runs the command line args in env and returns the exit code.
+func Run(ctx context.Context, env *Env, args []string) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
+	}
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee != errFindings && ee != errIncomplete {
+			printError(env, ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors (unknown flag, bad argument count) are usage errors.
+	printError(env, err)
+	return ExitUsage
+}
+
+// printError prints err in the program's voice: one line, lowercase, with an
+// optional hint line.
+func printError(env *Env, err error) {
+	msg := sanitize(err.Error())
+	hint := ""
+	var h *hintError
+	if errors.As(err, &h) {
+		hint = h.hint
+	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", msg)
+	if hint != "" {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", hint)
+	}
+}
+
+// hintError adds a hint line (what to do next) to an error.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+
+func withHint(err error, hint string) error { return &hintError{err: err, hint: hint} }
+
+// warnf prints a warning line on stderr.
+func warnf(env *Env, format string, a ...any) {
+	fmt.Fprintf(env.Stderr, "lohibot-audit: warning: %s\n", sanitize(fmt.Sprintf(format, a...)))
+}
+
+func newRootCmd(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lohibot-audit",
+		Short: "Audit what the LohiSoftBot crawler (and its impostors) did on your sites",
+		Long: `lohibot-audit reads web server access logs and answers three questions about
+the LohiSoftBot search crawler:
+
+  1. Who is really the crawler? Every request whose User-Agent claims
+     LohiSoftBot is classified genuine, spoofed or unverified, by
+     forward-confirmed reverse DNS and the crawler's published IP list.
+  2. Did the genuine crawler keep its promises? robots.txt (RFC 9309), its
+     page budget, pauses, backoff after 429/5xx, and no logins.
+  3. What should the firewall do? nftables, Cloudflare and ModSecurity rules.`,
+		Example: `  lohibot-audit logs /var/log/nginx/access.log*
+  lohibot-audit verify 79.139.58.98 203.0.113.7
+  lohibot-audit robots check https://example.com/robots.txt --expect blocked
+  lohibot-audit emit nftables /var/log/nginx/access.log -o /etc/nftables.d/lohibot.nft`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetVersionTemplate("lohibot-audit {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: ExitUsage, err: withHint(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))}
+	})
+	root.AddCommand(
+		newLogsCmd(env),
+		newVerifyCmd(env),
+		newRobotsCmd(env),
+		newEmitCmd(env),
+		newIPsCmd(env),
+		newVersionCmd(env),
+	)
+	return root
+}
+
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintf(env.Stdout, "lohibot-audit %s\n", Version)
+			return nil
+		},
+	}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,86 @@
+// Package parse reads web server access logs and robots.txt files.
+//
+// The log reader is built for speed: a log format is compiled once into a
+// field plan ([Format]), every line is checked against it so that the count
+// of malformed lines is exact, and only the lines a caller is interested in
+// (by default those whose User-Agent carries the LohiSoftBot product token)
+// are turned into [Record] values. All other lines are validated without
+// allocating.
+package parse
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Token is the crawler's product token as it appears in its User-Agent.
+const Token = "LohiSoftBot"
+
+// Record is one request read from an access log. Only the fields the log
+// format records are set; the others keep their zero value.
+type Record struct {
+	// File and Line locate the request in its input (Line counts from 1).
+	File string
+	Line int64
+
+	// Client is the client address the server logged (or the first
+	// X-Forwarded-For address when the reader trusts it). It is the zero
+	// Addr when the field did not hold an IP address; ClientRaw then keeps
+	// what was logged.
+	Client    netip.Addr
+	ClientRaw string
+
+	// Time is the timestamp as logged. Start and End are when the request
+	// began and ended, as far as the log tells: Apache's %t is the start,
+	// nginx's $time_local the end, and with a duration field the other end
+	// is derived. Without a duration Start and End are both Time.
+	Time        time.Time
+	Start, End  time.Time
+	Duration    time.Duration
+	HasDuration bool
+
+	RemoteUser string // "" when logged as "-"
+
+	// Request is the raw request line; Method, Target and Proto are set
+	// when it has the usual three parts.
+	Request string
+	Method  string
+	Target  string
+	Proto   string
+
+	Status     int   // 0 when not logged
+	Bytes      int64 // -1 when logged as "-" or not logged
+	Referer    string
+	UserAgent  string
+	Host       string // the site: virtual host in lower case, port removed
+	RetryAfter string // the Retry-After response header, when logged
+	XFF        string // X-Forwarded-For, when logged
+
+	// Claimed is true when UserAgent carries the product token.
+	Claimed bool
+}
+
+// Path returns the request target without the scheme and host of an
+// absolute-form target (RFC 9112 §3.2.2), or "" when the request line
+// could not be split.
+func (r *Record) Path() string {
+	t := r.Target
+	if len(t) > 0 && t[0] != '/' {
+		// absolute-form: scheme://host/path
+		for i := 0; i+2 < len(t); i++ {
+			if t[i] == ':' && t[i+1] == '/' && t[i+2] == '/' {
+				rest := t[i+3:]
+				for j := 0; j < len(rest); j++ {
+					if rest[j] == '/' || rest[j] == '?' {
+						if rest[j] == '?' {
+							return "/" + rest[j:]
+						}
+						return rest[j:]
+					}
+				}
+				return "/"
+			}
+		}
+	}
+	return t
+}

@@ -1,0 +1,126 @@
+package verify
+
+import "time"
+
+// Verdict is what an address claiming to be the crawler turned out to be.
+type Verdict string
+
+// The verdicts of SPEC §3. A claimed hit's address gets exactly one.
+const (
+	Genuine    Verdict = "genuine"
+	Spoofed    Verdict = "spoofed"
+	Unverified Verdict = "unverified"
+)
+
+// Methods and reasons, as they appear in the report's "method" and "reason"
+// fields.
+const (
+	MethodFCrDNS = "fcrdns"
+	MethodIPList = "ip-list"
+
+	ReasonIPv6            = "ipv6"
+	ReasonNoPTR           = "no-ptr"
+	ReasonPTRMismatch     = "ptr-mismatch"
+	ReasonForwardMismatch = "forward-mismatch"
+	ReasonNotInIPList     = "not-in-ip-list"
+	ReasonDNSError        = "dns-error"
+	ReasonNotChecked      = "not-checked"
+	ReasonInvalidAddress  = "invalid-address"
+
+	// WarningFCrDNSFailed marks a listed address that failed FCrDNS
+	// definitively; it stays genuine.
+	WarningFCrDNSFailed = "fcrdns-failed"
+)
+
+// Report is the result of an audit, as printed by `logs --format json`.
+// Its JSON field names are a documented contract (SPEC §5).
+type Report struct {
+	Tool              string        `json:"tool" yaml:"tool"`
+	Version           string        `json:"version" yaml:"version"`
+	Summary           Summary       `json:"summary" yaml:"summary"`
+	IPs               []IPReport    `json:"ips" yaml:"ips"`
+	Sites             []SiteReport  `json:"sites" yaml:"sites"`
+	Violations        []Violation   `json:"violations" yaml:"violations"`
+	MalformedExamples []Malformed   `json:"malformed_examples" yaml:"malformed_examples"`
+	Warnings          []string      `json:"warnings" yaml:"warnings"`
+	Inputs            []InputReport `json:"inputs,omitempty" yaml:"inputs,omitempty"`
+	GeneratedAt       time.Time     `json:"generated_at" yaml:"generated_at"`
+}
+
+// Summary holds the report's totals.
+type Summary struct {
+	Files          int    `json:"files" yaml:"files"`
+	Lines          int64  `json:"lines" yaml:"lines"`
+	Malformed      int64  `json:"malformed" yaml:"malformed"`
+	ClaimedHits    int64  `json:"claimed_hits" yaml:"claimed_hits"`
+	GenuineHits    int64  `json:"genuine_hits" yaml:"genuine_hits"`
+	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`
+	UnverifiedHits int64  `json:"unverified_hits" yaml:"unverified_hits"`
+	Violations     int    `json:"violations" yaml:"violations"`
+	LogFormat      string `json:"log_format" yaml:"log_format"`
+	IPListSource   string `json:"ip_list_source" yaml:"ip_list_source"`
+
+	// Extensions beyond SPEC §5.
+	Bytes        int64 `json:"bytes" yaml:"bytes"`
+	FilteredOut  int64 `json:"filtered_out" yaml:"filtered_out"`   // claimed hits outside --since/--until
+	UnclaimedHit int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
+	Incomplete   bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+}
+
+// IPReport is one address that claimed to be the crawler.
+type IPReport struct {
+	IP         string    `json:"ip" yaml:"ip"`
+	Verdict    Verdict   `json:"verdict" yaml:"verdict"`
+	Method     string    `json:"method" yaml:"method"`
+	Reason     string    `json:"reason" yaml:"reason"`
+	PTR        []string  `json:"ptr" yaml:"ptr"`
+	Forward    []string  `json:"forward" yaml:"forward"`
+	InIPList   bool      `json:"in_ip_list" yaml:"in_ip_list"`
+	Hits       int64     `json:"hits" yaml:"hits"`
+	FirstSeen  time.Time `json:"first_seen" yaml:"first_seen"`
+	LastSeen   time.Time `json:"last_seen" yaml:"last_seen"`
+	UserAgents []string  `json:"user_agents" yaml:"user_agents"`
+	Warnings   []string  `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+}
+
+// SiteReport is what the genuine crawler did on one site.
+type SiteReport struct {
+	Site          string   `json:"site" yaml:"site"`
+	Pages         int64    `json:"pages" yaml:"pages"`
+	RobotsFetches int64    `json:"robots_fetches" yaml:"robots_fetches"`
+	ChecksSkipped []string `json:"checks_skipped" yaml:"checks_skipped"`
+
+	// Extensions beyond SPEC §5.
+	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
+	Violations  int   `json:"violations" yaml:"violations"`
+}
+
+// Violation is one broken promise, with its evidence.
+type Violation struct {
+	Kind   string    `json:"kind" yaml:"kind"`
+	Site   string    `json:"site" yaml:"site"`
+	IP     string    `json:"ip" yaml:"ip"`
+	Time   time.Time `json:"time" yaml:"time"`
+	File   string    `json:"file" yaml:"file"`
+	Line   int64     `json:"line" yaml:"line"`
+	Path   string    `json:"path" yaml:"path"`
+	Detail string    `json:"detail" yaml:"detail"`
+}
+
+// Malformed is an example of a line that did not match the log format.
+type Malformed struct {
+	File string `json:"file" yaml:"file"`
+	Line int64  `json:"line" yaml:"line"`
+	Text string `json:"text" yaml:"text"`
+}
+
+// InputReport describes one input file.
+type InputReport struct {
+	File      string `json:"file" yaml:"file"`
+	LogFormat string `json:"log_format" yaml:"log_format"`
+	Lines     int64  `json:"lines" yaml:"lines"`
+	Malformed int64  `json:"malformed" yaml:"malformed"`
+	Bytes     int64  `json:"bytes" yaml:"bytes"`
+	Gzip      bool   `json:"gzip,omitempty" yaml:"gzip,omitempty"`
+	Error     string `json:"error,omitempty" yaml:"error,omitempty"`
+}
