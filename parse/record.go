@@ -38,6 +38,9 @@ type Record struct {
 	Start, End  time.Time
 	Duration    time.Duration
 	HasDuration bool
+	// Resolution is how precise Time is: time.Second for the usual log
+	// timestamps, time.Millisecond for nginx's $msec, and so on.
+	Resolution time.Duration
 
 	RemoteUser string // "" when logged as "-"
 

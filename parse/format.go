@@ -1,0 +1,599 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// field is what a part of a log line holds.
+type field uint8
+
+const (
+	fIgnore      field = iota // any text, not used
+	fAddr                     // client address
+	fUser                     // remote user
+	fTimeCLF                  // 02/Jan/2006:15:04:05 -0700
+	fTimeISO                  // 2006-01-02T15:04:05-07:00
+	fTimeSec                  // seconds since the epoch
+	fTimeMsec                 // seconds.milliseconds since the epoch (nginx $msec)
+	fTimeMsecInt              // milliseconds since the epoch (Apache %{msec}t)
+	fTimeUsecInt              // microseconds since the epoch (Apache %{usec}t)
+	fRequest                  // request line
+	fMethod                   // request method
+	fURI                      // path with query
+	fPath                     // path without query
+	fQuery                    // query, with or without the leading '?'
+	fProto                    // protocol
+	fStatus                   // status code
+	fBytes                    // bytes sent
+	fReferer                  // Referer header
+	fUA                       // User-Agent header
+	fHost                     // virtual host (best)
+	fHostHeader               // Host header (used when no virtual host field)
+	fDurSec                   // duration in seconds, fractions allowed (nginx $request_time, Apache %T)
+	fDurMsec                  // duration in milliseconds (Apache %{ms}T)
+	fDurUsec                  // duration in microseconds (Apache %D, %{us}T)
+	fRetryAfter               // Retry-After response header
+	fXFF                      // X-Forwarded-For request header
+	fTimeAny                  // JSON only: a time in any of the layouts above
+	numFields
+)
+
+var fieldNames = [numFields]string{
+	fIgnore: "ignored", fAddr: "client address", fUser: "remote user", fTimeCLF: "time",
+	fTimeISO: "time", fTimeSec: "time", fTimeMsec: "time", fTimeMsecInt: "time", fTimeUsecInt: "time",
+	fRequest: "request", fMethod: "method", fURI: "request uri", fPath: "path", fQuery: "query",
+	fProto: "protocol", fStatus: "status", fBytes: "bytes", fReferer: "referer",
+	fUA: "user agent", fHost: "virtual host", fHostHeader: "host header", fDurSec: "request time",
+	fDurMsec: "request time", fDurUsec: "request time", fRetryAfter: "retry-after", fXFF: "x-forwarded-for", fTimeAny: "time",
+}
+
+func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
+func (f field) isDur() bool  { return f >= fDurSec && f <= fDurUsec }
+
+// isText reports whether the field is free text (kept as a string) rather
+// than a number or a time.
+func (f field) isText() bool {
+	switch f {
+	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore:
+		return true
+	}
+	return false
+}
+
+// item is one step of a field plan: a literal to match, or a field to read.
+type item struct {
+	lit    string // literal text (when field is not set)
+	isLit  bool
+	field  field
+	quoted bool // the field sits between '"' literals: its end is the first unescaped '"'
+	pos    int  // position in the format string, for errors
+}
+
+// Format is a compiled log format: a plan of literals and fields that a
+// line is matched against from left to right. The zero Format is not
+// usable; get one from [CompileNginx], [CompileApache], [LookupFormat] or
+// [ParseFormatSpec]. A Format is immutable and safe for concurrent use.
+type Format struct {
+	name  string
+	json  bool
+	items []item
+	// timeIsEnd is true when the logged time is when the response was
+	// logged (nginx), false when it is when the request arrived (Apache %t).
+	timeIsEnd bool
+	has       [numFields]bool
+}
+
+// Name is how the format is shown in reports: "combined", "json",
+// "nginx:<string>" and so on.
+func (f *Format) Name() string { return f.name }
+
+// HasDuration reports whether lines in this format record how long the
+// request took (needed to see overlapping requests).
+func (f *Format) HasDuration() bool {
+	if f.json {
+		return true // decided per line
+	}
+	return f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec]
+}
+
+// HasHost reports whether lines in this format record the site.
+func (f *Format) HasHost() bool {
+	return f.json || f.has[fHost] || f.has[fHostHeader]
+}
+
+// HasUserAgent reports whether lines record the User-Agent; without it no
+// request can be seen claiming to be the crawler.
+func (f *Format) HasUserAgent() bool { return f.json || f.has[fUA] }
+
+// HasRetryAfter reports whether lines record the Retry-After header sent.
+func (f *Format) HasRetryAfter() bool { return f.json || f.has[fRetryAfter] }
+
+// Built-in formats (the names accepted by --log-format).
+const (
+	apacheCommon        = `%h %l %u %t "%r" %>s %b`
+	apacheCombined      = `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"`
+	apacheVhostCombined = `%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"`
+	nginxMain           = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for"`
+)
+
+var (
+	// Common is the Common Log Format.
+	Common = mustNamed("common", CompileApache, apacheCommon)
+	// Combined is the combined format of Apache and nginx.
+	Combined = mustNamed("combined", CompileApache, apacheCombined)
+	// VhostCombined is Apache's vhost_combined (the virtual host and port first).
+	VhostCombined = mustNamed("vhost_combined", CompileApache, apacheVhostCombined)
+	// NginxMain is the "main" format of nginx's sample configuration:
+	// combined with X-Forwarded-For at the end.
+	NginxMain = mustNamed("nginx_main", CompileNginx, nginxMain)
+	// JSON is JSON lines with keys named after nginx variables.
+	JSON = &Format{name: "json", json: true, timeIsEnd: true}
+)
+
+// autoCandidates are the formats auto-detection tries, most specific first.
+var autoCandidates = []*Format{JSON, VhostCombined, NginxMain, Combined, Common}
+
+func mustNamed(name string, compile func(string) (*Format, error), s string) *Format {
+	f, err := compile(s)
+	if err != nil {
+		panic("parse: built-in format " + name + ": " + err.Error())
+	}
+	f.name = name
+	return f
+}
+
+// ErrFormat is wrapped by every error about a format string.
+var ErrFormat = errors.New("invalid log format")
+
+// FormatError is an error in a format string, with the byte position.
+type FormatError struct {
+	Format string
+	Pos    int
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("log format %q: %s at position %d", e.Format, e.Msg, e.Pos+1)
+}
+
+func (e *FormatError) Unwrap() error { return ErrFormat }
+
+// ParseFormatSpec resolves a --log-format value: "auto" gives (nil, nil)
+// (detect per file), a built-in name gives that format, and "nginx:…" or
+// "apache:…" compiles the string after the colon.
+func ParseFormatSpec(spec string) (*Format, error) {
+	switch spec {
+	case "", "auto":
+		return nil, nil
+	}
+	if f := LookupFormat(spec); f != nil {
+		return f, nil
+	}
+	if s, ok := strings.CutPrefix(spec, "nginx:"); ok {
+		return CompileNginx(s)
+	}
+	if s, ok := strings.CutPrefix(spec, "apache:"); ok {
+		return CompileApache(s)
+	}
+	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, common, combined, vhost_combined, json, nginx_main, 'nginx:<log_format>' or 'apache:<LogFormat>'", ErrFormat, spec)
+}
+
+// LookupFormat returns the built-in format with that name, or nil.
+func LookupFormat(name string) *Format {
+	switch strings.ToLower(name) {
+	case "common", "clf":
+		return Common
+	case "combined":
+		return Combined
+	case "vhost_combined":
+		return VhostCombined
+	case "nginx_main", "main":
+		return NginxMain
+	case "json", "jsonl":
+		return JSON
+	}
+	return nil
+}
+
+// nginxVars maps nginx variables to fields; other variables are read and
+// ignored.
+var nginxVars = map[string]field{
+	"remote_addr": fAddr, "realip_remote_addr": fAddr,
+	"remote_user": fUser,
+	"time_local":  fTimeCLF, "time_iso8601": fTimeISO, "msec": fTimeMsec,
+	"request": fRequest, "request_method": fMethod, "request_uri": fURI,
+	"uri": fPath, "document_uri": fPath, "args": fQuery, "query_string": fQuery,
+	"server_protocol": fProto,
+	"status":          fStatus,
+	"body_bytes_sent": fBytes, "bytes_sent": fBytes,
+	"http_referer": fReferer, "http_user_agent": fUA,
+	"host": fHost, "server_name": fHost, "http_host": fHostHeader,
+	"request_time":          fDurSec,
+	"sent_http_retry_after": fRetryAfter,
+	"http_x_forwarded_for":  fXFF,
+}
+
+// CompileNginx compiles an nginx log_format string. The string may be
+// given as in nginx.conf, as one or more quoted strings ('…' '…'), and
+// may start with escape=default|json|none.
+func CompileNginx(s string) (*Format, error) {
+	src := s
+	body, err := nginxUnquote(s)
+	if err != nil {
+		return nil, err
+	}
+	f := &Format{name: "nginx:" + src, timeIsEnd: true}
+	var lit strings.Builder
+	litPos := 0
+	flush := func() {
+		if lit.Len() > 0 {
+			f.items = append(f.items, item{isLit: true, lit: lit.String(), pos: litPos})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '$' {
+			if lit.Len() == 0 {
+				litPos = i
+			}
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		start := i
+		i++
+		var name string
+		if i < len(body) && body[i] == '{' {
+			end := strings.IndexByte(body[i:], '}')
+			if end < 0 {
+				return nil, &FormatError{Format: src, Pos: start, Msg: "unterminated ${"}
+			}
+			name = body[i+1 : i+end]
+			i += end + 1
+		} else {
+			j := i
+			for j < len(body) && isVarByte(body[j]) {
+				j++
+			}
+			name = body[i:j]
+			i = j
+		}
+		if name == "" || !isVarName(name) {
+			return nil, &FormatError{Format: src, Pos: start, Msg: "'$' is not followed by a variable name"}
+		}
+		flush()
+		fl, ok := nginxVars[strings.ToLower(name)]
+		if !ok {
+			fl = fIgnore
+		}
+		f.items = append(f.items, item{field: fl, pos: start})
+	}
+	flush()
+	if err := f.finish(src); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// nginxUnquote turns a log_format as written in nginx.conf into its text:
+// an optional escape= parameter, then quoted strings joined together. A
+// string that does not start with a quote is used as it is.
+func nginxUnquote(s string) (string, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), ";")
+	if rest, ok := strings.CutPrefix(t, "log_format "); ok {
+		// log_format NAME [escape=...] 'format' ...;
+		rest = strings.TrimSpace(rest)
+		if sp := strings.IndexAny(rest, " \t"); sp > 0 && rest[0] != '\'' && rest[0] != '"' {
+			rest = strings.TrimSpace(rest[sp:])
+		}
+		t = rest
+	}
+	if rest, ok := strings.CutPrefix(t, "escape="); ok {
+		sp := strings.IndexAny(rest, " \t")
+		if sp < 0 {
+			return "", &FormatError{Format: s, Pos: 0, Msg: "escape= without a format after it"}
+		}
+		t = strings.TrimSpace(rest[sp:])
+	}
+	if t == "" || (t[0] != '\'' && t[0] != '"') {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(t); {
+		switch t[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+			continue
+		case '\'', '"':
+		default:
+			return "", &FormatError{Format: s, Pos: i, Msg: "text outside quotes"}
+		}
+		q := t[i]
+		i++
+		closed := false
+		for i < len(t) {
+			c := t[i]
+			if c == '\\' && i+1 < len(t) {
+				switch t[i+1] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'r':
+					b.WriteByte('\r')
+				default:
+					b.WriteByte(t[i+1])
+				}
+				i += 2
+				continue
+			}
+			if c == q {
+				closed = true
+				i++
+				break
+			}
+			b.WriteByte(c)
+			i++
+		}
+		if !closed {
+			return "", &FormatError{Format: s, Pos: len(s) - 1, Msg: "unterminated quote"}
+		}
+	}
+	return b.String(), nil
+}
+
+func isVarByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isVarName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isVarByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// CompileApache compiles an Apache LogFormat string (mod_log_config). The
+// string may be given with its surrounding double quotes and with \" for
+// quotes inside, as in httpd.conf.
+func CompileApache(s string) (*Format, error) {
+	src := s
+	body := apacheUnquote(s)
+	f := &Format{name: "apache:" + src}
+	var lit strings.Builder
+	litPos := 0
+	flush := func() {
+		if lit.Len() > 0 {
+			f.items = append(f.items, item{isLit: true, lit: lit.String(), pos: litPos})
+			lit.Reset()
+		}
+	}
+	addLit := func(c byte, at int) {
+		if lit.Len() == 0 {
+			litPos = at
+		}
+		lit.WriteByte(c)
+	}
+	timeEndSet := false
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '%' {
+			addLit(c, i)
+			i++
+			continue
+		}
+		start := i
+		i++
+		// modifiers: status conditions (!200,304), < and >
+		for i < len(body) && (body[i] == '<' || body[i] == '>' || body[i] == '!' || body[i] == ',' || body[i] >= '0' && body[i] <= '9') {
+			i++
+		}
+		var arg string
+		hasArg := false
+		if i < len(body) && body[i] == '{' {
+			end := strings.IndexByte(body[i:], '}')
+			if end < 0 {
+				return nil, &FormatError{Format: src, Pos: start, Msg: "unterminated %{"}
+			}
+			arg, hasArg = body[i+1:i+end], true
+			i += end + 1
+		}
+		for i < len(body) && (body[i] == '<' || body[i] == '>') {
+			i++
+		}
+		if i >= len(body) {
+			return nil, &FormatError{Format: src, Pos: start, Msg: "'%' at the end of the format"}
+		}
+		d := body[i]
+		i++
+		if d == '%' && !hasArg {
+			addLit('%', start)
+			continue
+		}
+		fl, err := apacheDirective(d, arg, hasArg)
+		if err != nil {
+			return nil, &FormatError{Format: src, Pos: start, Msg: err.Error()}
+		}
+		if d == 't' && hasArg {
+			a := arg
+			if strings.HasPrefix(a, "end:") {
+				f.timeIsEnd, timeEndSet = true, true
+			} else if strings.HasPrefix(a, "begin:") {
+				timeEndSet = true
+			}
+		}
+		// Plain %t writes its own brackets: [10/Oct/2000:13:55:36 -0700].
+		bracketed := d == 't' && strings.TrimPrefix(strings.TrimPrefix(arg, "begin:"), "end:") == ""
+		if bracketed {
+			addLit('[', start)
+		}
+		flush()
+		f.items = append(f.items, item{field: fl, pos: start})
+		if bracketed {
+			addLit(']', start)
+		}
+	}
+	flush()
+	_ = timeEndSet
+	if err := f.finish(src); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// apacheUnquote removes httpd.conf quoting: surrounding double quotes and
+// backslash escapes (\" \\ \t \n).
+func apacheUnquote(s string) string {
+	t := s
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		t = t[1 : len(t)-1]
+	}
+	if !strings.Contains(t, `\`) {
+		return t
+	}
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		if t[i] == '\\' && i+1 < len(t) {
+			i++
+			switch t[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(t[i])
+			}
+			continue
+		}
+		b.WriteByte(t[i])
+	}
+	return b.String()
+}
+
+func apacheDirective(d byte, arg string, hasArg bool) (field, error) {
+	switch d {
+	case 'h', 'a':
+		return fAddr, nil
+	case 'u':
+		return fUser, nil
+	case 't':
+		if !hasArg {
+			return fTimeCLF, nil
+		}
+		a := arg
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "begin:"), "end:")
+		switch a {
+		case "", "%d/%b/%Y:%H:%M:%S %z":
+			return fTimeCLF, nil
+		case "sec":
+			return fTimeSec, nil
+		case "msec":
+			return fTimeMsecInt, nil
+		case "usec":
+			return fTimeUsecInt, nil
+		case "%Y-%m-%dT%H:%M:%S%z", "%FT%T%z":
+			return fTimeISO, nil
+		}
+		return 0, fmt.Errorf("time format %%{%s}t is not supported (use %%t, %%{sec}t, %%{msec}t, %%{usec}t or %%{%%Y-%%m-%%dT%%H:%%M:%%S%%z}t)", arg)
+	case 'r':
+		return fRequest, nil
+	case 'm':
+		return fMethod, nil
+	case 'U':
+		return fPath, nil
+	case 'q':
+		return fQuery, nil
+	case 'H':
+		return fProto, nil
+	case 's':
+		return fStatus, nil
+	case 'b', 'B', 'O':
+		return fBytes, nil
+	case 'v', 'V':
+		return fHost, nil
+	case 'D':
+		return fDurUsec, nil
+	case 'T':
+		switch arg {
+		case "", "s":
+			return fDurSec, nil
+		case "ms":
+			return fDurMsec, nil
+		case "us":
+			return fDurUsec, nil
+		}
+		return 0, fmt.Errorf("unknown unit %%{%s}T (use s, ms or us)", arg)
+	case 'i':
+		if !hasArg {
+			return 0, errors.New("%i needs a header name: %{User-Agent}i")
+		}
+		switch strings.ToLower(arg) {
+		case "user-agent":
+			return fUA, nil
+		case "referer":
+			return fReferer, nil
+		case "host":
+			return fHostHeader, nil
+		case "x-forwarded-for":
+			return fXFF, nil
+		}
+		return fIgnore, nil
+	case 'o':
+		if !hasArg {
+			return 0, errors.New("%o needs a header name: %{Retry-After}o")
+		}
+		if strings.EqualFold(arg, "retry-after") {
+			return fRetryAfter, nil
+		}
+		return fIgnore, nil
+	case 'l', 'p', 'P', 'k', 'L', 'X', 'f', 'R', 'I', 'S', 'e', 'n', 'C', 'x', 'c', 'M':
+		return fIgnore, nil
+	case '^':
+		return 0, errors.New("%^ti/%^to trailer fields are not supported")
+	}
+	return 0, fmt.Errorf("unknown directive %%%c", d)
+}
+
+// finish checks a compiled plan and marks quoted fields.
+func (f *Format) finish(src string) error {
+	if len(f.items) == 0 {
+		return &FormatError{Format: src, Pos: 0, Msg: "empty format"}
+	}
+	if len(f.items) > maxItems {
+		return &FormatError{Format: src, Pos: f.items[maxItems].pos, Msg: fmt.Sprintf("more than %d fields and literals", maxItems)}
+	}
+	for i := range f.items {
+		it := &f.items[i]
+		if it.isLit {
+			continue
+		}
+		if i > 0 && !f.items[i-1].isLit {
+			return &FormatError{Format: src, Pos: it.pos, Msg: "two fields with nothing between them cannot be told apart"}
+		}
+		if f.has[it.field] && it.field != fIgnore {
+			// The first occurrence decides; a second one is read and ignored.
+			it.field = fIgnore
+		}
+		f.has[it.field] = true
+		if i > 0 && i+1 < len(f.items) {
+			prev, next := f.items[i-1].lit, f.items[i+1].lit
+			it.quoted = strings.HasSuffix(prev, `"`) && strings.HasPrefix(next, `"`)
+		}
+	}
+	// With both a virtual host and a Host header, the virtual host wins.
+	if !f.has[fAddr] {
+		return &FormatError{Format: src, Pos: 0, Msg: "no client address field ($remote_addr or %h)"}
+	}
+	if !(f.has[fTimeCLF] || f.has[fTimeISO] || f.has[fTimeSec] || f.has[fTimeMsec] || f.has[fTimeMsecInt] || f.has[fTimeUsecInt]) {
+		return &FormatError{Format: src, Pos: 0, Msg: "no time field ($time_local, $time_iso8601, $msec or %t)"}
+	}
+	return nil
+}
+
+// maxItems bounds a plan so that a line's field spans fit on the stack.
+const maxItems = 64

@@ -1,0 +1,391 @@
+package parse
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonKeyField maps a JSON log key to a field. Keys are nginx variable
+// names, with or without a leading '$', plus a few common aliases.
+func jsonKeyField(k []byte) field {
+	if len(k) > 0 && k[0] == '$' {
+		k = k[1:]
+	}
+	switch string(k) {
+	case "remote_addr", "realip_remote_addr", "client_ip", "remote_ip", "clientip":
+		return fAddr
+	case "remote_user":
+		return fUser
+	case "time_local":
+		return fTimeCLF
+	case "time_iso8601":
+		return fTimeISO
+	case "msec":
+		return fTimeMsec
+	case "time", "timestamp", "@timestamp":
+		return fTimeAny
+	case "request":
+		return fRequest
+	case "request_method", "method":
+		return fMethod
+	case "request_uri":
+		return fURI
+	case "uri", "document_uri":
+		return fPath
+	case "args", "query_string":
+		return fQuery
+	case "server_protocol", "protocol":
+		return fProto
+	case "status":
+		return fStatus
+	case "body_bytes_sent", "bytes_sent":
+		return fBytes
+	case "http_referer", "referer", "referrer":
+		return fReferer
+	case "http_user_agent", "user_agent":
+		return fUA
+	case "host", "server_name", "vhost":
+		return fHost
+	case "http_host":
+		return fHostHeader
+	case "request_time":
+		return fDurSec
+	case "sent_http_retry_after", "retry_after":
+		return fRetryAfter
+	case "http_x_forwarded_for":
+		return fXFF
+	}
+	return fIgnore
+}
+
+// jval is where a JSON value sits in a line.
+type jval struct {
+	s, e int32
+	str  bool // the inside of a JSON string
+	set  bool
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && isJSONSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipJSONValue returns the index just after the value that starts at i,
+// or -1 when it is not well formed. Nested objects and arrays are skipped
+// with their strings taken into account.
+func skipJSONValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		e := findQuote(b, i+1)
+		if e < 0 {
+			return -1
+		}
+		return e + 1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '{', '[':
+				depth++
+				if depth > 64 {
+					return -1
+				}
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			case '"':
+				e := findQuote(b, j+1)
+				if e < 0 {
+					return -1
+				}
+				j = e
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isJSONSpace(b[j]) {
+		j++
+	}
+	lit := b[i:j]
+	switch string(lit) {
+	case "true", "false", "null":
+		return j
+	}
+	if len(lit) == 0 || !jsonNumber(lit) {
+		return -1
+	}
+	return j
+}
+
+// jsonNumber checks a JSON number loosely (digits, sign, '.', exponent).
+func jsonNumber(b []byte) bool {
+	digits := 0
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '-' || c == '+':
+			if i != 0 && b[i-1] != 'e' && b[i-1] != 'E' {
+				return false
+			}
+		case c == '.' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// parseJSON checks a JSON line and fills rec when it is of interest.
+func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason string) {
+	var vals [numFields]jval
+	i := skipJSONSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false, "not a JSON object"
+	}
+	i = skipJSONSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(line) || line[i] != '"' {
+				return false, "expected a key at byte " + strconv.Itoa(i+1)
+			}
+			ke := findQuote(line, i+1)
+			if ke < 0 {
+				return false, "unterminated key at byte " + strconv.Itoa(i+1)
+			}
+			key := line[i+1 : ke]
+			i = skipJSONSpace(line, ke+1)
+			if i >= len(line) || line[i] != ':' {
+				return false, "expected ':' at byte " + strconv.Itoa(i+1)
+			}
+			i = skipJSONSpace(line, i+1)
+			vs := i
+			ve := skipJSONValue(line, i)
+			if ve < 0 {
+				return false, "bad value at byte " + strconv.Itoa(vs+1)
+			}
+			var f field
+			if bytes.IndexByte(key, '\\') >= 0 {
+				f = jsonKeyField([]byte(unescapeJSON(key)))
+			} else {
+				f = jsonKeyField(key)
+			}
+			if f != fIgnore && !vals[f].set && line[vs] != 'n' {
+				v := jval{s: int32(vs), e: int32(ve), set: true}
+				if line[vs] == '"' {
+					v = jval{s: int32(vs + 1), e: int32(ve - 1), str: true, set: true}
+				} else if line[vs] == '{' || line[vs] == '[' || line[vs] == 't' || line[vs] == 'f' {
+					return false, "unexpected " + fieldNames[f] + " value at byte " + strconv.Itoa(vs+1)
+				}
+				if v.e > v.s {
+					vals[f] = v
+				}
+			}
+			i = skipJSONSpace(line, ve)
+			if i < len(line) && line[i] == ',' {
+				i = skipJSONSpace(line, i+1)
+				continue
+			}
+			if i < len(line) && line[i] == '}' {
+				i++
+				break
+			}
+			return false, "expected ',' or '}' at byte " + strconv.Itoa(i+1)
+		}
+	}
+	if skipJSONSpace(line, i) != len(line) {
+		return false, "text after the JSON object at byte " + strconv.Itoa(i+1)
+	}
+	if !vals[fAddr].set {
+		return false, "no remote_addr"
+	}
+	hasTime := false
+	for f := field(0); f < numFields; f++ {
+		v := vals[f]
+		if !v.set {
+			continue
+		}
+		b := line[v.s:v.e]
+		if v.str && !f.isText() && bytes.IndexByte(b, '\\') >= 0 {
+			b = []byte(unescapeJSON(b))
+		}
+		if f == fTimeAny {
+			if _, _, ok := p.anyTime(b, false); !ok {
+				return false, "bad time " + strconv.Quote(clip(b))
+			}
+		} else if !validField(f, b) {
+			return false, "bad " + fieldNames[f] + " " + strconv.Quote(clip(b))
+		}
+		if f.isTime() {
+			hasTime = true
+		}
+	}
+	if !hasTime {
+		return false, "no time (time_local, time_iso8601 or msec)"
+	}
+
+	claimed := false
+	if v := vals[fUA]; v.set {
+		ua := line[v.s:v.e]
+		claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeJSON(ua))))
+	}
+	listed := false
+	if p.listed != nil {
+		v := vals[fAddr]
+		listed = p.listed.containsText(line[v.s:v.e])
+	}
+	if !claimed && !listed && !p.keepAll {
+		return false, ""
+	}
+
+	*rec = Record{Bytes: -1}
+	var path, query, hostHeader string
+	var timeRes time.Duration
+	for f := field(0); f < numFields; f++ {
+		v := vals[f]
+		if !v.set {
+			continue
+		}
+		b := line[v.s:v.e]
+		if f == fTimeAny {
+			if v.str && bytes.IndexByte(b, '\\') >= 0 {
+				b = []byte(unescapeJSON(b))
+			}
+			if t, res, ok := p.anyTime(b, true); ok && (timeRes == 0 || res < timeRes) {
+				rec.Time, timeRes = t, res
+			}
+			continue
+		}
+		jsonStr := v.str
+		if jsonStr && !f.isText() {
+			// a number or time written as a string
+			b, jsonStr = []byte(unescapeJSON(b)), false
+		}
+		p.setField(rec, f, b, jsonStr, &path, &query, &hostHeader, &timeRes)
+	}
+	p.finishRecord(rec, path, query, hostHeader, timeRes)
+	rec.Claimed = claimed
+	if !claimed && p.trustXFF && !p.keepAll && !p.listed.Contains(rec.Client) {
+		return false, ""
+	}
+	return true, ""
+}
+
+// anyTime parses a time written as CLF, ISO 8601 or seconds since the
+// epoch (with an optional fraction).
+func (p *lineParser) anyTime(b []byte, build bool) (time.Time, time.Duration, bool) {
+	switch {
+	case len(b) == 26 && b[2] == '/':
+		if !build {
+			return time.Time{}, 0, validCLFTime(b)
+		}
+		t, ok := p.clfTime(b)
+		return t, time.Second, ok
+	case len(b) >= 20 && b[4] == '-':
+		q := p
+		if !build {
+			q = nil
+		}
+		t, ok := parseISOTime(b, q)
+		res := time.Second
+		if bytes.IndexAny(b, ".,") >= 0 {
+			res = time.Millisecond
+		}
+		return t, res, ok
+	case validDecimal(b):
+		t, res, ok := epochTime(b, time.Second)
+		return t, res, ok
+	}
+	return time.Time{}, 0, false
+}
+
+// unescapeJSON decodes the inside of a JSON string. Invalid escapes are
+// kept as written; bytes that are not UTF-8 are kept as they are.
+func unescapeJSON(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := jsonHex4(b[i+1:])
+			if n == 0 {
+				out = append(out, '\\', 'u')
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					if r2, n2 := jsonHex4(b[i+3:]); n2 > 0 {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							out = utf8.AppendRune(out, d)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		case 'x':
+			// nginx escape=default style inside JSON-looking logs
+			if i+2 < len(b) && isHex(b[i+1]) && isHex(b[i+2]) {
+				out = append(out, unhex(b[i+1])<<4|unhex(b[i+2]))
+				i += 2
+			} else {
+				out = append(out, '\\', 'x')
+			}
+		default:
+			out = append(out, '\\', b[i])
+		}
+	}
+	return string(out)
+}
+
+func jsonHex4(b []byte) (rune, int) {
+	if len(b) < 4 {
+		return 0, 0
+	}
+	var r rune
+	for _, c := range b[:4] {
+		if !isHex(c) {
+			return 0, 0
+		}
+		r = r<<4 | rune(unhex(c))
+	}
+	return r, 4
+}

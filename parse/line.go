@@ -1,0 +1,646 @@
+package parse
+
+import (
+	"bytes"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// span is a field's position in a line: line[s:e].
+type span struct{ s, e int32 }
+
+// lineParser matches lines against one format. It keeps per-goroutine
+// caches and must not be shared between goroutines.
+type lineParser struct {
+	f        *Format
+	listed   *AddrSet
+	site     string
+	trustXFF bool
+	keepAll  bool // build a record for every valid line (tests, small inputs)
+	zones    map[int]*time.Location
+}
+
+func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
+	return &lineParser{f: f, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
+}
+
+// parse checks line (without its line ending) against the format. It
+// returns a reason when the line does not match. When the line is of
+// interest (a claimed hit, or a request from a listed address) it fills
+// rec and sets keep.
+func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) {
+	if p.f.json {
+		return p.parseJSON(line, rec)
+	}
+	var spans [maxItems]span
+	items := p.f.items
+	pos := 0
+	for i := range items {
+		it := &items[i]
+		if it.isLit {
+			if len(line)-pos < len(it.lit) || string(line[pos:pos+len(it.lit)]) != it.lit {
+				return false, "expected " + strconv.Quote(it.lit) + " at byte " + strconv.Itoa(pos+1)
+			}
+			pos += len(it.lit)
+			continue
+		}
+		end := len(line)
+		if i+1 < len(items) {
+			next := items[i+1].lit
+			switch {
+			case it.quoted && i+2 == len(items):
+				// The last quoted field: its end is the closing quote at
+				// the end of the line, even if a logger left a bare quote
+				// inside.
+				if !bytes.HasSuffix(line[pos:], []byte(next)) {
+					return false, "line does not end with " + strconv.Quote(next)
+				}
+				end = len(line) - len(next)
+			case it.quoted:
+				end = findQuote(line, pos)
+			default:
+				// An unquoted field ends where the next literal starts:
+				// it cannot hold that literal's first byte, so a line is
+				// never split two ways.
+				end = bytes.IndexByte(line[pos:], next[0])
+				if end >= 0 {
+					end += pos
+				}
+			}
+			if end < 0 {
+				return false, "no " + strconv.Quote(next) + " after the " + fieldNames[it.field] + " field"
+			}
+		}
+		if !validField(it.field, line[pos:end]) {
+			return false, "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(line[pos:end]))
+		}
+		spans[i] = span{int32(pos), int32(end)}
+		pos = end
+	}
+	if pos != len(line) {
+		return false, "unexpected text after the last field at byte " + strconv.Itoa(pos+1)
+	}
+
+	claimed, listed := false, false
+	for i := range items {
+		it := &items[i]
+		switch it.field {
+		case fUA:
+			if !it.isLit {
+				ua := line[spans[i].s:spans[i].e]
+				claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeLog(ua))))
+			}
+		case fAddr:
+			if !it.isLit && p.listed != nil {
+				listed = p.listed.containsText(line[spans[i].s:spans[i].e])
+			}
+		}
+	}
+	if !claimed && !listed && !p.keepAll {
+		return false, ""
+	}
+	p.fillText(line, &spans, rec)
+	rec.Claimed = claimed
+	if !claimed && p.trustXFF && !p.keepAll {
+		// The client came from X-Forwarded-For: only keep it when that
+		// address is listed.
+		if !p.listed.Contains(rec.Client) {
+			return false, ""
+		}
+	}
+	return true, ""
+}
+
+func clip(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "…"
+	}
+	return string(b)
+}
+
+// findQuote returns the index of the first '"' at or after from that is
+// not escaped by a backslash, or -1.
+func findQuote(b []byte, from int) int {
+	for i := from; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		k := i + j
+		n := 0
+		for m := k - 1; m >= from && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k
+		}
+		i = k + 1
+	}
+	return -1
+}
+
+// validField checks a field's text cheaply, without allocating.
+func validField(f field, b []byte) bool {
+	switch f {
+	case fAddr:
+		return len(b) > 0
+	case fTimeCLF:
+		return validCLFTime(b)
+	case fTimeISO:
+		_, ok := parseISOTime(b, nil)
+		return ok
+	case fTimeSec, fTimeMsecInt, fTimeUsecInt:
+		return len(b) > 0 && allDigits(b)
+	case fTimeMsec:
+		return validDecimal(b)
+	case fStatus:
+		return len(b) == 3 && allDigits(b)
+	case fBytes:
+		return len(b) > 0 && (allDigits(b) || (len(b) == 1 && b[0] == '-'))
+	case fDurSec, fDurMsec, fDurUsec:
+		return (len(b) == 1 && b[0] == '-') || validDecimal(b)
+	}
+	return true
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// validDecimal accepts digits with at most one '.' and at least one digit.
+func validDecimal(b []byte) bool {
+	digits, dots := 0, 0
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
+}
+
+var months = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// validCLFTime checks "02/Jan/2006:15:04:05 -0700".
+func validCLFTime(b []byte) bool {
+	_, _, ok := clfFields(b)
+	return ok
+}
+
+// clfFields parses "02/Jan/2006:15:04:05 -0700" into its parts.
+func clfFields(b []byte) (parts [6]int, offset int, ok bool) {
+	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' {
+		return parts, 0, false
+	}
+	mon := -1
+	for i, m := range months {
+		if b[3] == m[0] && b[4] == m[1] && b[5] == m[2] {
+			mon = i
+			break
+		}
+	}
+	if mon < 0 {
+		return parts, 0, false
+	}
+	d, ok1 := num2(b[0:2])
+	y, ok2 := num4(b[7:11])
+	h, ok3 := num2(b[12:14])
+	mi, ok4 := num2(b[15:17])
+	s, ok5 := num2(b[18:20])
+	zh, ok6 := num2(b[22:24])
+	zm, ok7 := num2(b[24:26])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || (b[21] != '+' && b[21] != '-') {
+		return parts, 0, false
+	}
+	if d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || zh > 23 || zm > 59 {
+		return parts, 0, false
+	}
+	offset = zh*3600 + zm*60
+	if b[21] == '-' {
+		offset = -offset
+	}
+	return [6]int{y, mon + 1, d, h, mi, s}, offset, true
+}
+
+func num2(b []byte) (int, bool) {
+	if b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
+		return 0, false
+	}
+	return int(b[0]-'0')*10 + int(b[1]-'0'), true
+}
+
+func num4(b []byte) (int, bool) {
+	a, ok1 := num2(b[0:2])
+	c, ok2 := num2(b[2:4])
+	return a*100 + c, ok1 && ok2
+}
+
+func (p *lineParser) zone(offset int) *time.Location {
+	if offset == 0 {
+		return time.UTC
+	}
+	if z, ok := p.zones[offset]; ok {
+		return z
+	}
+	z := time.FixedZone("", offset)
+	if len(p.zones) < 64 {
+		p.zones[offset] = z
+	}
+	return z
+}
+
+func (p *lineParser) clfTime(b []byte) (time.Time, bool) {
+	pt, off, ok := clfFields(b)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Date(pt[0], time.Month(pt[1]), pt[2], pt[3], pt[4], pt[5], 0, p.zone(off)), true
+}
+
+// parseISOTime parses "2006-01-02T15:04:05" with optional fraction and a
+// zone of Z, ±hh:mm or ±hhmm. p may be nil (validation only).
+func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	y, ok1 := num4(b[0:4])
+	mo, ok2 := num2(b[5:7])
+	d, ok3 := num2(b[8:10])
+	h, ok4 := num2(b[11:13])
+	mi, ok5 := num2(b[14:16])
+	s, ok6 := num2(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 {
+		return time.Time{}, false
+	}
+	rest := b[19:]
+	nsec := 0
+	if len(rest) > 0 && (rest[0] == '.' || rest[0] == ',') {
+		i := 1
+		scale := 100000000
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			nsec += int(rest[i]-'0') * scale
+			scale /= 10
+			i++
+		}
+		if i == 1 {
+			return time.Time{}, false
+		}
+		rest = rest[i:]
+	}
+	off := 0
+	switch {
+	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		zh, a := num2(rest[1:3])
+		zm, c := num2(rest[4:6])
+		if !a || !c || zh > 23 || zm > 59 {
+			return time.Time{}, false
+		}
+		off = zh*3600 + zm*60
+		if rest[0] == '-' {
+			off = -off
+		}
+	case len(rest) == 5 && (rest[0] == '+' || rest[0] == '-'):
+		zh, a := num2(rest[1:3])
+		zm, c := num2(rest[3:5])
+		if !a || !c || zh > 23 || zm > 59 {
+			return time.Time{}, false
+		}
+		off = zh*3600 + zm*60
+		if rest[0] == '-' {
+			off = -off
+		}
+	default:
+		return time.Time{}, false
+	}
+	if p == nil {
+		return time.Time{}, true
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, s, nsec, p.zone(off)), true
+}
+
+// parseDecimal parses digits with an optional fraction, scaled by unit,
+// into a duration. It rejects values past about 290 years.
+func parseDecimal(b []byte, unit time.Duration) (time.Duration, bool) {
+	if !validDecimal(b) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f*float64(unit) > math.MaxInt64/2 {
+		return 0, false
+	}
+	return time.Duration(f * float64(unit)), true
+}
+
+// epochTime converts a decimal number of units since the epoch.
+func epochTime(b []byte, unit time.Duration) (time.Time, time.Duration, bool) {
+	if !validDecimal(b) {
+		return time.Time{}, 0, false
+	}
+	intPart, frac, _ := bytes.Cut(b, []byte("."))
+	n, err := strconv.ParseInt(string(intPart), 10, 64)
+	if err != nil || n > math.MaxInt64/int64(unit) {
+		return time.Time{}, 0, false
+	}
+	d := time.Duration(n) * unit
+	res := unit
+	scale := unit / 10
+	for _, c := range frac {
+		if scale == 0 {
+			break
+		}
+		d += time.Duration(c-'0') * scale
+		res = scale
+		scale /= 10
+	}
+	return time.Unix(0, 0).UTC().Add(d), res, true
+}
+
+// fillText builds rec from a line that matched a text format.
+func (p *lineParser) fillText(line []byte, spans *[maxItems]span, rec *Record) {
+	*rec = Record{Bytes: -1}
+	var path, query, hostHeader string
+	var timeRes time.Duration
+	for i := range p.f.items {
+		it := &p.f.items[i]
+		if it.isLit || it.field == fIgnore {
+			continue
+		}
+		b := line[spans[i].s:spans[i].e]
+		p.setField(rec, it.field, b, false, &path, &query, &hostHeader, &timeRes)
+	}
+	p.finishRecord(rec, path, query, hostHeader, timeRes)
+}
+
+// setField stores one field's text in rec. jsonStr says b is the inside of
+// a JSON string (JSON escapes) rather than log-escaped text.
+func (p *lineParser) setField(rec *Record, f field, b []byte, jsonStr bool, path, query, hostHeader *string, timeRes *time.Duration) {
+	text := func() string {
+		if jsonStr {
+			return unescapeJSON(b)
+		}
+		return unescapeLog(b)
+	}
+	dash := len(b) == 1 && b[0] == '-'
+	better := func(res time.Duration) bool { return *timeRes == 0 || res < *timeRes }
+	switch f {
+	case fAddr:
+		rec.ClientRaw = text()
+		if a, err := netip.ParseAddr(strings.TrimSpace(rec.ClientRaw)); err == nil {
+			rec.Client = a.Unmap()
+		}
+	case fUser:
+		if !dash {
+			rec.RemoteUser = text()
+		}
+	case fTimeCLF:
+		if t, ok := p.clfTime(b); ok && better(time.Second) {
+			rec.Time, *timeRes = t, time.Second
+		}
+	case fTimeISO:
+		if t, ok := parseISOTime(b, p); ok {
+			res := time.Second
+			if i := bytes.IndexAny(b, ".,"); i >= 0 {
+				res = time.Millisecond
+			}
+			if better(res) {
+				rec.Time, *timeRes = t, res
+			}
+		}
+	case fTimeSec:
+		if t, res, ok := epochTime(b, time.Second); ok && better(time.Second) {
+			rec.Time, *timeRes = t, res
+		}
+	case fTimeMsec:
+		if t, res, ok := epochTime(b, time.Second); ok && better(res) {
+			rec.Time, *timeRes = t, res
+		}
+	case fTimeMsecInt:
+		if t, _, ok := epochTime(b, time.Millisecond); ok && better(time.Millisecond) {
+			rec.Time, *timeRes = t, time.Millisecond
+		}
+	case fTimeUsecInt:
+		if t, _, ok := epochTime(b, time.Microsecond); ok && better(time.Microsecond) {
+			rec.Time, *timeRes = t, time.Microsecond
+		}
+	case fRequest:
+		rec.Request = text()
+	case fMethod:
+		rec.Method = text()
+	case fURI:
+		rec.Target = text()
+	case fPath:
+		*path = text()
+	case fQuery:
+		if !dash {
+			*query = text()
+		}
+	case fProto:
+		rec.Proto = text()
+	case fStatus:
+		if n, err := strconv.Atoi(string(b)); err == nil && n >= 0 && n < 1000 {
+			rec.Status = n
+		}
+	case fBytes:
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			rec.Bytes = n
+		}
+	case fReferer:
+		if !dash {
+			rec.Referer = text()
+		}
+	case fUA:
+		if !dash {
+			rec.UserAgent = text()
+		}
+	case fHost:
+		if !dash && len(b) > 0 {
+			rec.Host = text()
+		}
+	case fHostHeader:
+		if !dash && len(b) > 0 {
+			*hostHeader = text()
+		}
+	case fDurSec, fDurMsec, fDurUsec:
+		unit := time.Second
+		if f == fDurMsec {
+			unit = time.Millisecond
+		} else if f == fDurUsec {
+			unit = time.Microsecond
+		}
+		if d, ok := parseDecimal(b, unit); ok {
+			rec.Duration, rec.HasDuration = d, true
+		}
+	case fRetryAfter:
+		if !dash {
+			rec.RetryAfter = text()
+		}
+	case fXFF:
+		if !dash {
+			rec.XFF = text()
+		}
+	}
+}
+
+// finishRecord derives the fields that depend on several others.
+func (p *lineParser) finishRecord(rec *Record, path, query, hostHeader string, timeRes time.Duration) {
+	if rec.Request != "" && rec.Method == "" && rec.Target == "" {
+		rec.Method, rec.Target, rec.Proto = splitRequest(rec.Request)
+	}
+	if rec.Target == "" && path != "" {
+		rec.Target = path
+		if query != "" {
+			if query[0] != '?' {
+				query = "?" + query
+			}
+			rec.Target += query
+		}
+	}
+	if rec.Host == "" {
+		rec.Host = hostHeader
+	}
+	rec.Host = NormalizeSite(rec.Host)
+	if rec.Host == "" {
+		rec.Host = p.site
+	}
+	if p.trustXFF && rec.XFF != "" {
+		// Behind a proxy the operator runs, the last address is the one
+		// that proxy saw; the ones before it are whatever the client sent.
+		parts := strings.Split(rec.XFF, ",")
+		for i := len(parts) - 1; i >= 0; i-- {
+			if a, err := netip.ParseAddr(strings.TrimSpace(parts[i])); err == nil {
+				rec.Client, rec.ClientRaw = a.Unmap(), strings.TrimSpace(parts[i])
+				break
+			}
+		}
+	}
+	rec.Resolution = timeRes
+	rec.Start, rec.End = rec.Time, rec.Time
+	if rec.HasDuration {
+		if p.f.timeIsEnd {
+			rec.Start = rec.Time.Add(-rec.Duration)
+		} else {
+			rec.End = rec.Time.Add(rec.Duration)
+		}
+	}
+}
+
+// splitRequest splits a request line into method, target and protocol.
+// The target may hold spaces (servers log what the client sent); the
+// protocol is the last word when it starts with "HTTP/". A line that is not
+// a request (a TLS handshake sent to a plain port, say) gives three empty
+// strings.
+func splitRequest(req string) (method, target, proto string) {
+	m, rest, ok := strings.Cut(req, " ")
+	if !ok || m == "" || rest == "" {
+		return "", "", ""
+	}
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; c < 'A' || c > 'Z' {
+			if c != '-' && c != '_' && (c < 'a' || c > 'z') {
+				return "", "", ""
+			}
+		}
+	}
+	if i := strings.LastIndexByte(rest, ' '); i >= 0 && strings.HasPrefix(rest[i+1:], "HTTP/") {
+		return m, rest[:i], rest[i+1:]
+	}
+	if strings.HasPrefix(rest, "HTTP/") {
+		return "", "", ""
+	}
+	return m, rest, "" // HTTP/0.9, or a protocol the server did not log
+}
+
+// NormalizeSite turns a virtual host or Host header into a site name: lower
+// case, without a port or trailing dot ("Blog.Example:443" is
+// "blog.example", "[2001:db8::1]:8080" is "2001:db8::1").
+func NormalizeSite(h string) string {
+	h = strings.TrimSpace(h)
+	if h == "" || h == "-" {
+		return ""
+	}
+	if h[0] == '[' {
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			h = h[1:i]
+		}
+	} else if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.Count(h, ":") == 1 {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	return strings.ToLower(h)
+}
+
+// unescapeLog undoes the escaping Apache and nginx apply to logged values:
+// \xHH, \", \\ and Apache's \n \r \t \b \v \f. Other text is kept as it is.
+func unescapeLog(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			out = append(out, c)
+			continue
+		}
+		switch n := b[i+1]; n {
+		case 'x', 'X':
+			if i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]) {
+				out = append(out, unhex(b[i+2])<<4|unhex(b[i+3]))
+				i += 3
+				continue
+			}
+			out = append(out, c)
+		case '"', '\\':
+			out = append(out, n)
+			i++
+		case 'n':
+			out = append(out, '\n')
+			i++
+		case 'r':
+			out = append(out, '\r')
+			i++
+		case 't':
+			out = append(out, '\t')
+			i++
+		case 'b':
+			out = append(out, '\b')
+			i++
+		case 'v':
+			out = append(out, '\v')
+			i++
+		case 'f':
+			out = append(out, '\f')
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
