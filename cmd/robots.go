@@ -1,18 +1,364 @@
 package cmd
 
 import (
-	"errors"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
 )
 
-// newRobotsCmd is a placeholder until the command is built.
 func newRobotsCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "robots",
-		Hidden: true,
+	c := &cobra.Command{
+		Use:   "robots",
+		Short: "Test URLs against a robots.txt, or gate CI on it",
+		Long: `Read a robots.txt the way RFC 9309 says LohiSoftBot does, and say which rule
+decides for each URL.
+
+ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
+counts as "allow all", and one that answers 5xx or cannot be reached as
+"disallow all" (RFC 9309 §2.3.1); the output says when that happened.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return errors.New("robots: not available in this build")
+			return c.Help()
 		},
 	}
+	c.AddCommand(newRobotsTestCmd(env), newRobotsCheckCmd(env))
+	return c
+}
+
+// robotsTestResult is one line of robots test --format json.
+type robotsTestResult struct {
+	URL     string `json:"url"`
+	Allowed bool   `json:"allowed"`
+	Line    int    `json:"line"`
+	Rule    string `json:"rule"`
+	Why     string `json:"why,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+}
+
+func newRobotsTestCmd(env *Env) *cobra.Command {
+	var userAgent, format string
+	c := &cobra.Command{
+		Use:   "test ROBOTS URL...",
+		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
+		Example: `  lohibot-audit robots test robots.txt /private/report.pdf /blog/
+  lohibot-audit robots test https://example.com/robots.txt https://example.com/search?q=x
+  curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			token, err := robotsToken(userAgent)
+			if err != nil {
+				return err
+			}
+			if format != "text" && format != "json" {
+				return usageError("unknown --format %q: use text or json", format)
+			}
+			src, err := loadRobots(c.Context(), env, args[0])
+			if err != nil {
+				return err
+			}
+			robotsWarn(env, src)
+			results := make([]robotsTestResult, 0, len(args)-1)
+			for _, target := range args[1:] {
+				robotsWarnOtherHost(env, src, target)
+				d := src.Robots.Decide(token, target)
+				results = append(results, robotsTestResult{
+					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent,
+				})
+			}
+			if format == "json" {
+				return robotsWriteJSON(env, results)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			for _, r := range results {
+				verdict := "allowed"
+				if !r.Allowed {
+					verdict = "disallowed"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robotsReason(r.Line, r.Rule, r.Why)))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return c
+}
+
+func newRobotsCheckCmd(env *Env) *cobra.Command {
+	var userAgent, expect string
+	var paths []string
+	c := &cobra.Command{
+		Use:   "check ROBOTS",
+		Short: "Exit 1 unless robots.txt blocks (or allows) the crawler as expected",
+		Long: `Check that robots.txt blocks (--expect blocked, the default) or allows
+(--expect allowed) the crawler for every --path (default /). Exit 0 when it
+does, 1 when it does not, with the deciding robots.txt lines; made for CI.
+
+When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
+Actions error annotation on the deciding line of the robots.txt file.`,
+		Example: `  lohibot-audit robots check public/robots.txt
+  lohibot-audit robots check https://example.com/robots.txt --expect allowed --path / --path /blog/`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			token, err := robotsToken(userAgent)
+			if err != nil {
+				return err
+			}
+			var wantAllowed bool
+			switch expect {
+			case "blocked":
+			case "allowed":
+				wantAllowed = true
+			default:
+				return usageError("unknown --expect %q: use blocked or allowed", expect)
+			}
+			if len(paths) == 0 {
+				paths = []string{"/"}
+			}
+			src, err := loadRobots(c.Context(), env, args[0])
+			if err != nil {
+				return err
+			}
+			gha := env.Getenv("GITHUB_ACTIONS") == "true"
+			robotsWarn(env, src)
+			if gha {
+				robotsAnnotateWarnings(env, src)
+			}
+			failed := 0
+			for _, p := range paths {
+				robotsWarnOtherHost(env, src, p)
+				d := src.Robots.Decide(token, p)
+				ok := d.Allowed == wantAllowed
+				msg := robotsCheckMessage(src, token, p, d, wantAllowed)
+				status := "ok"
+				if !ok {
+					status = "FAIL"
+					failed++
+				}
+				fmt.Fprintf(env.Stdout, "%s: %s\n", status, sanitize(msg))
+				if gha && !ok {
+					fmt.Fprintln(env.Stdout, ghaCommand("error", src.File, d.Line, "robots check", msg))
+				}
+			}
+			if failed > 0 {
+				what := "block"
+				if wantAllowed {
+					what = "allow"
+				}
+				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s does not %s %s for %d of %d %s\n",
+					sanitize(src.Name), what, sanitize(token), failed, len(paths), robotsPlural(len(paths), "path"))
+				return errFindings
+			}
+			if gha {
+				what := "blocks"
+				if wantAllowed {
+					what = "allows"
+				}
+				fmt.Fprintln(env.Stdout, ghaCommand("notice", src.File, 0, "robots check",
+					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&expect, "expect", "blocked", "what robots.txt must do for the crawler: blocked or allowed")
+	c.Flags().StringArrayVar(&paths, "path", nil, "`PATH` (or URL) to check, repeatable (default /)")
+	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	return c
+}
+
+// robotsToken checks --user-agent and returns it as given (Decide cuts it
+// to its product token).
+func robotsToken(userAgent string) (string, error) {
+	if strings.TrimSpace(userAgent) == "*" {
+		return "*", nil
+	}
+	tok := parse.RobotsProductToken(userAgent)
+	if tok == "" {
+		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
+	}
+	return tok, nil
+}
+
+// robotsReason is the deciding line and rule, or why no rule decided.
+func robotsReason(line int, rule, why string) string {
+	if line > 0 {
+		return "line " + strconv.Itoa(line) + ": " + rule
+	}
+	return why
+}
+
+// robotsCheckMessage says what robots check found for one path.
+func robotsCheckMessage(src *robotsSource, token, path string, d parse.RobotsDecision, wantAllowed bool) string {
+	verdict := "blocked from"
+	if d.Allowed {
+		verdict = "allowed"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is %s %s", token, verdict, path)
+	switch {
+	case d.Line > 0:
+		fmt.Fprintf(&b, " by %s line %d: %s", src.Name, d.Line, d.Rule)
+	case src.Note != "" && d.Why == src.Note:
+		// The note names the source and the rule of RFC 9309 that applied.
+		fmt.Fprintf(&b, ": %s", d.Why)
+	default:
+		fmt.Fprintf(&b, " in %s: %s", src.Name, d.Why)
+	}
+	if d.Allowed != wantAllowed {
+		if wantAllowed {
+			b.WriteString(" (expected allowed)")
+		} else {
+			b.WriteString(" (expected blocked)")
+		}
+	}
+	return b.String()
+}
+
+// robotsWarn prints the source's note and the parser's warnings.
+func robotsWarn(env *Env, src *robotsSource) {
+	if src.Note != "" {
+		warnf(env, "%s", src.Note)
+	}
+	for _, w := range src.Robots.Warnings() {
+		warnf(env, "robots.txt %s: %s", src.Name, w)
+	}
+}
+
+// robotsAnnotateWarnings writes the parser's warnings as GitHub Actions
+// warning annotations, on their line of the file when they name one.
+func robotsAnnotateWarnings(env *Env, src *robotsSource) {
+	for _, w := range src.Robots.Warnings() {
+		line := 0
+		if rest, ok := strings.CutPrefix(w, "line "); ok {
+			if i := strings.IndexByte(rest, ':'); i > 0 {
+				line, _ = strconv.Atoi(rest[:i])
+			}
+		}
+		fmt.Fprintln(env.Stdout, ghaCommand("warning", src.File, line, "robots.txt", w))
+	}
+}
+
+// robotsAllPaths is "the 1 path" or "all N paths".
+func robotsAllPaths(n int) string {
+	if n == 1 {
+		return "the 1 path"
+	}
+	return fmt.Sprintf("all %d paths", n)
+}
+
+func robotsPlural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// robotsWarnOtherHost warns when a URL to check is on another host than
+// the robots.txt URL: robots.txt only speaks for its own scheme, host and
+// port (RFC 9309 §2.3).
+func robotsWarnOtherHost(env *Env, src *robotsSource, target string) {
+	if !robotsIsURL(src.Name) || !robotsIsURL(target) {
+		return
+	}
+	a, err1 := url.Parse(src.Name)
+	b, err2 := url.Parse(target)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	if !strings.EqualFold(a.Scheme, b.Scheme) || !strings.EqualFold(a.Host, b.Host) {
+		warnf(env, "%s is not on %s://%s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, a.Scheme, a.Host)
+	}
+}
+
+// robotsWriteJSON writes v as indented JSON with every character a
+// terminal could act on escaped as \uXXXX, so the output is both exact and
+// safe to print.
+func robotsWriteJSON(env *Env, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := env.Stdout.Write(robotsJSONEscape(buf.Bytes()))
+	return err
+}
+
+// robotsJSONEscape escapes DEL, C1 controls, line separators and bidi
+// controls inside JSON text; encoding/json already escapes the C0 controls
+// and replaces invalid UTF-8.
+func robotsJSONEscape(b []byte) []byte {
+	need := false
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if robotsJSONUnsafe(r) {
+			need = true
+			break
+		}
+		i += n
+	}
+	if !need {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if robotsJSONUnsafe(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+func robotsJSONUnsafe(r rune) bool {
+	return r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// ghaCommand formats a GitHub Actions workflow command such as
+// "::error file=robots.txt,line=3,title=robots check::message", with the
+// property values and the message escaped as the runner expects. file ""
+// and line 0 are left out.
+func ghaCommand(kind, file string, line int, title, msg string) string {
+	var props []string
+	if file != "" {
+		props = append(props, "file="+ghaEscapeProperty(file))
+		if line > 0 {
+			props = append(props, "line="+strconv.Itoa(line))
+		}
+	}
+	if title != "" {
+		props = append(props, "title="+ghaEscapeProperty(title))
+	}
+	cmd := "::" + kind
+	if len(props) > 0 {
+		cmd += " " + strings.Join(props, ",")
+	}
+	return cmd + "::" + ghaEscapeData(sanitize(msg))
+}
+
+// ghaEscapeData escapes a workflow command's message.
+func ghaEscapeData(s string) string {
+	s = strings.ReplaceAll(s, "%", "%25")
+	s = strings.ReplaceAll(s, "\r", "%0D")
+	return strings.ReplaceAll(s, "\n", "%0A")
+}
+
+// ghaEscapeProperty escapes a workflow command's property value.
+func ghaEscapeProperty(s string) string {
+	s = ghaEscapeData(sanitize(s))
+	s = strings.ReplaceAll(s, ":", "%3A")
+	return strings.ReplaceAll(s, ",", "%2C")
 }

@@ -83,6 +83,9 @@ type Format struct {
 	// logged (nginx), false when it is when the request arrived (Apache %t).
 	timeIsEnd bool
 	has       [numFields]bool
+	// uaItem and addrItem are the plan positions of the User-Agent and
+	// client address fields, or -1.
+	uaItem, addrItem int
 }
 
 // Name is how the format is shown in reports: "combined", "json",
@@ -583,6 +586,16 @@ func (f *Format) finish(src string) error {
 		if i > 0 && i+1 < len(f.items) {
 			prev, next := f.items[i-1].lit, f.items[i+1].lit
 			it.quoted = strings.HasSuffix(prev, `"`) && strings.HasPrefix(next, `"`)
+		}
+	}
+	f.uaItem, f.addrItem = -1, -1
+	for i, it := range f.items {
+		switch {
+		case it.isLit:
+		case it.field == fUA:
+			f.uaItem = i
+		case it.field == fAddr:
+			f.addrItem = i
 		}
 	}
 	// With both a virtual host and a Host header, the virtual host wins.

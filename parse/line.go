@@ -65,10 +65,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 				// An unquoted field ends where the next literal starts:
 				// it cannot hold that literal's first byte, so a line is
 				// never split two ways.
-				end = bytes.IndexByte(line[pos:], next[0])
-				if end >= 0 {
-					end += pos
-				}
+				end = indexByteFrom(line, pos, next[0])
 			}
 			if end < 0 {
 				return false, "no " + strconv.Quote(next) + " after the " + fieldNames[it.field] + " field"
@@ -85,19 +82,12 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	}
 
 	claimed, listed := false, false
-	for i := range items {
-		it := &items[i]
-		switch it.field {
-		case fUA:
-			if !it.isLit {
-				ua := line[spans[i].s:spans[i].e]
-				claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeLog(ua))))
-			}
-		case fAddr:
-			if !it.isLit && p.listed != nil {
-				listed = p.listed.containsText(line[spans[i].s:spans[i].e])
-			}
-		}
+	if i := p.f.uaItem; i >= 0 {
+		ua := line[spans[i].s:spans[i].e]
+		claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeLog(ua))))
+	}
+	if i := p.f.addrItem; i >= 0 && p.listed != nil {
+		listed = p.listed.containsText(line[spans[i].s:spans[i].e])
 	}
 	if !claimed && !listed && !p.keepAll {
 		return false, ""
@@ -119,6 +109,25 @@ func clip(b []byte) string {
 		return string(b[:60]) + "…"
 	}
 	return string(b)
+}
+
+// indexByteFrom returns the index of the first c at or after from, or -1.
+// Fields are mostly short, so the first bytes are looked at one by one
+// before the vectorised search is worth its setup.
+func indexByteFrom(b []byte, from int, c byte) int {
+	end := min(from+16, len(b))
+	for i := from; i < end; i++ {
+		if b[i] == c {
+			return i
+		}
+	}
+	if end == len(b) {
+		return -1
+	}
+	if j := bytes.IndexByte(b[end:], c); j >= 0 {
+		return end + j
+	}
+	return -1
 }
 
 // findQuote returns the index of the first '"' at or after from that is
@@ -191,7 +200,36 @@ func validDecimal(b []byte) bool {
 	return digits > 0 && dots <= 1
 }
 
-var months = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+// monthIndex returns 0 for "Jan" … 11 for "Dec", or -1.
+func monthIndex(a, b, c byte) int {
+	switch uint32(a)<<16 | uint32(b)<<8 | uint32(c) {
+	case 'J'<<16 | 'a'<<8 | 'n':
+		return 0
+	case 'F'<<16 | 'e'<<8 | 'b':
+		return 1
+	case 'M'<<16 | 'a'<<8 | 'r':
+		return 2
+	case 'A'<<16 | 'p'<<8 | 'r':
+		return 3
+	case 'M'<<16 | 'a'<<8 | 'y':
+		return 4
+	case 'J'<<16 | 'u'<<8 | 'n':
+		return 5
+	case 'J'<<16 | 'u'<<8 | 'l':
+		return 6
+	case 'A'<<16 | 'u'<<8 | 'g':
+		return 7
+	case 'S'<<16 | 'e'<<8 | 'p':
+		return 8
+	case 'O'<<16 | 'c'<<8 | 't':
+		return 9
+	case 'N'<<16 | 'o'<<8 | 'v':
+		return 10
+	case 'D'<<16 | 'e'<<8 | 'c':
+		return 11
+	}
+	return -1
+}
 
 // validCLFTime checks "02/Jan/2006:15:04:05 -0700".
 func validCLFTime(b []byte) bool {
@@ -204,13 +242,7 @@ func clfFields(b []byte) (parts [6]int, offset int, ok bool) {
 	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' {
 		return parts, 0, false
 	}
-	mon := -1
-	for i, m := range months {
-		if b[3] == m[0] && b[4] == m[1] && b[5] == m[2] {
-			mon = i
-			break
-		}
-	}
+	mon := monthIndex(b[3], b[4], b[5])
 	if mon < 0 {
 		return parts, 0, false
 	}

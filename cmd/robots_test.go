@@ -1,0 +1,569 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/parse"
+)
+
+var updateRobotsGolden = flag.Bool("update-robots", false, "rewrite the robots command golden files")
+
+// robotsUpdating reports whether golden files should be rewritten: with
+// -update-robots, or with a package-wide -update flag if one is defined.
+func robotsUpdating() bool {
+	if *updateRobotsGolden {
+		return true
+	}
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func robotsFixture(name string) string {
+	return filepath.Join("..", "testdata", "robots", name)
+}
+
+type robotsRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// runRobotsCmd runs the program in memory with args.
+func runRobotsCmd(t *testing.T, client *http.Client, vars map[string]string, stdin string, args ...string) robotsRun {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &Env{
+		Stdin:      strings.NewReader(stdin),
+		Stdout:     &out,
+		Stderr:     &errb,
+		Getenv:     func(k string) string { return vars[k] },
+		HTTPClient: client,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := Run(ctx, env, args)
+	return robotsRun{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func TestRobotsTestText(t *testing.T) {
+	got := runRobotsCmd(t, nil, nil, "", "robots", "test", robotsFixture("lohisoftbot-partial.txt"),
+		"/", "/private/x", "/private/press/a", "https://example.com/files/a.pdf", "/files/a.pdf?x=1",
+		"/search?q=1", "/drafts/x", "/drafts/public", "/robots.txt")
+	if got.code != ExitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", got.code, got.stderr)
+	}
+	if got.stderr != "" {
+		t.Errorf("stderr = %q, want nothing for a clean file", got.stderr)
+	}
+	golden := robotsFixture("test-text.golden")
+	if robotsUpdating() {
+		if err := os.WriteFile(golden, []byte(got.stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd -run TestRobotsTestText -update-robots to create it)", err)
+	}
+	if got.stdout != string(want) {
+		t.Errorf("stdout differs from %s:\n--- got\n%s--- want\n%s", golden, got.stdout, want)
+	}
+}
+
+func TestRobotsTestJSON(t *testing.T) {
+	got := runRobotsCmd(t, nil, nil, "", "robots", "test", robotsFixture("lohisoftbot-partial.txt"),
+		"/private/x", "/private/press/a", "/", "--format", "json")
+	if got.code != ExitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", got.code, got.stderr)
+	}
+	var res []robotsTestResult
+	if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, got.stdout)
+	}
+	want := []robotsTestResult{
+		{URL: "/private/x", Allowed: false, Line: 5, Rule: "Disallow: /private/", Agent: "LohiSoftBot"},
+		{URL: "/private/press/a", Allowed: true, Line: 6, Rule: "Allow: /private/press/", Agent: "LohiSoftBot"},
+		{URL: "/", Allowed: true, Line: 0, Rule: "", Why: "no rule in the LohiSoftBot group matches", Agent: "LohiSoftBot"},
+	}
+	if fmt.Sprint(res) != fmt.Sprint(want) {
+		t.Errorf("got  %+v\nwant %+v", res, want)
+	}
+	// The documented keys are always there, even when empty.
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(got.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"url", "allowed", "line", "rule"} {
+		if _, ok := raw[2][k]; !ok {
+			t.Errorf("key %q missing from %v", k, raw[2])
+		}
+	}
+}
+
+func TestRobotsTestOptions(t *testing.T) {
+	blocked := robotsFixture("lohisoftbot-blocked.txt")
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		code       int
+		stdout     string // substring, when non-empty
+		stderr     string // substring, when non-empty
+		stdoutNone bool
+	}{
+		{name: "default token", args: []string{blocked, "/x"}, stdout: "disallowed  /x  line 3: Disallow: /"},
+		{name: "token with version", args: []string{blocked, "/x", "--user-agent", "LohiSoftBot/1.0"}, stdout: "disallowed  /x  line 3: Disallow: /"},
+		{name: "other token gets the star group", args: []string{blocked, "/admin/x", "/admin/help", "--user-agent", "Bingbot"}, stdout: "disallowed  /admin/x     line 6: Disallow: /admin/\nallowed     /admin/help  line 7: Allow: /admin/help\n"},
+		{name: "star token asks the star group", args: []string{blocked, "/admin/x", "--user-agent", "*"}, stdout: "disallowed  /admin/x  line 6: Disallow: /admin/"},
+		{name: "stdin", stdin: "User-agent: *\nDisallow: /in\n", args: []string{"-", "/in/x"}, stdout: "disallowed  /in/x  line 2: Disallow: /in"},
+		{name: "bad format", args: []string{blocked, "/", "--format", "yaml"}, code: ExitUsage, stderr: `lohibot-audit: error: unknown --format "yaml": use text or json`, stdoutNone: true},
+		{name: "bad token", args: []string{blocked, "/", "--user-agent", "1.0"}, code: ExitUsage, stderr: "has no product token", stdoutNone: true},
+		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error:", stdoutNone: true},
+		{name: "missing file", args: []string{robotsFixture("no-such-file.txt"), "/"}, code: ExitUsage, stderr: "no such file or directory\nlohibot-audit: hint: check the path", stdoutNone: true},
+		{name: "warnings on stderr", args: []string{robotsFixture("lenient.txt"), "/typo-one"}, stdout: "disallowed  /typo-one  line 3: Dissallow: /typo-one", stderr: `lohibot-audit: warning: robots.txt ../testdata/robots/lenient.txt: line 3: "Dissallow" is a misspelling of disallow`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runRobotsCmd(t, nil, nil, tc.stdin, append([]string{"robots", "test"}, tc.args...)...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			if tc.stdout != "" && !strings.Contains(got.stdout, tc.stdout) {
+				t.Errorf("stdout = %q, want it to contain %q", got.stdout, tc.stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(got.stderr, tc.stderr) {
+				t.Errorf("stderr = %q, want it to contain %q", got.stderr, tc.stderr)
+			}
+			if tc.stdoutNone && got.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", got.stdout)
+			}
+		})
+	}
+}
+
+func TestRobotsOutputEscaped(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	rule := "Disallow: /\x1b[2J\u202egnp.x"
+	if err := os.WriteFile(file, []byte("User-agent: *\n"+rule+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := runRobotsCmd(t, nil, nil, "", "robots", "test", file, "/%1b[2J%E2%80%AEgnp.x")
+	if got.code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", got.code, got.stderr)
+	}
+	if strings.ContainsAny(got.stdout, "\x1b\u202e") {
+		t.Errorf("text output carries control characters: %q", got.stdout)
+	}
+	if !strings.Contains(got.stdout, `line 2: Disallow: /\x1b[2J\u202egnp.x`) {
+		t.Errorf("text output = %q, want the rule with escapes shown", got.stdout)
+	}
+
+	got = runRobotsCmd(t, nil, nil, "", "robots", "test", file, "/%1b[2J%E2%80%AEgnp.x", "--format", "json")
+	if strings.ContainsAny(got.stdout, "\x1b\u202e") {
+		t.Errorf("JSON output carries control characters: %q", got.stdout)
+	}
+	var res []robotsTestResult
+	if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
+		t.Fatalf("JSON output does not parse: %v\n%s", err, got.stdout)
+	}
+	if len(res) != 1 || res[0].Rule != rule || res[0].Allowed {
+		t.Errorf("JSON result = %+v, want the rule exactly as written (%q), disallowed", res, rule)
+	}
+}
+
+func TestRobotsCheckFile(t *testing.T) {
+	blocked := robotsFixture("lohisoftbot-blocked.txt")
+	partial := robotsFixture("lohisoftbot-partial.txt")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{name: "blocked as expected", args: []string{blocked}, code: ExitOK,
+			stdout: "ok: LohiSoftBot is blocked from / by ../testdata/robots/lohisoftbot-blocked.txt line 3: Disallow: /\n"},
+		{name: "blocked, expected allowed", args: []string{blocked, "--expect", "allowed"}, code: ExitFindings,
+			stdout: "FAIL: LohiSoftBot is blocked from / by ../testdata/robots/lohisoftbot-blocked.txt line 3: Disallow: / (expected allowed)\n",
+			stderr: "lohibot-audit: robots check failed: ../testdata/robots/lohisoftbot-blocked.txt does not allow LohiSoftBot for 1 of 1 path\n"},
+		{name: "root allowed, expected blocked", args: []string{partial}, code: ExitFindings,
+			stdout: "FAIL: LohiSoftBot is allowed / in ../testdata/robots/lohisoftbot-partial.txt: no rule in the LohiSoftBot group matches (expected blocked)\n",
+			stderr: "does not block LohiSoftBot for 1 of 1 path\n"},
+		{name: "several paths, one fails", args: []string{partial, "--path", "/private/x", "--path", "/private/press/y", "--path", "/drafts/z"}, code: ExitFindings,
+			stdout: "ok: LohiSoftBot is blocked from /private/x by ../testdata/robots/lohisoftbot-partial.txt line 5: Disallow: /private/\n" +
+				"FAIL: LohiSoftBot is allowed /private/press/y by ../testdata/robots/lohisoftbot-partial.txt line 6: Allow: /private/press/ (expected blocked)\n" +
+				"ok: LohiSoftBot is blocked from /drafts/z by ../testdata/robots/lohisoftbot-partial.txt line 15: Disallow: /drafts\n",
+			stderr: "for 1 of 3 paths"},
+		{name: "allowed as expected", args: []string{partial, "--expect", "allowed", "--path", "/blog/", "--path", "/drafts/public"}, code: ExitOK},
+		{name: "other user agent", args: []string{partial, "--user-agent", "Bingbot"}, code: ExitOK,
+			stdout: "ok: Bingbot is blocked from / by ../testdata/robots/lohisoftbot-partial.txt line 12: Disallow: /\n"},
+		{name: "bad expect", args: []string{blocked, "--expect", "maybe"}, code: ExitUsage,
+			stderr: "lohibot-audit: error: unknown --expect \"maybe\": use blocked or allowed\n"},
+		{name: "missing file", args: []string{robotsFixture("missing.txt")}, code: ExitUsage,
+			stderr: "lohibot-audit: error: cannot read robots.txt ../testdata/robots/missing.txt: no such file or directory\nlohibot-audit: hint: check the path; ROBOTS is a file, - for stdin, or an http(s):// URL\n"},
+		{name: "directory", args: []string{robotsFixture("")}, code: ExitUsage, stderr: "it is a directory"},
+		{name: "two files", args: []string{blocked, partial}, code: ExitUsage, stderr: "lohibot-audit: error:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runRobotsCmd(t, nil, nil, "", append([]string{"robots", "check"}, tc.args...)...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			if tc.stdout != "" && got.stdout != tc.stdout {
+				t.Errorf("stdout =\n%s\nwant\n%s", got.stdout, tc.stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(got.stderr, tc.stderr) {
+				t.Errorf("stderr = %q, want it to contain %q", got.stderr, tc.stderr)
+			}
+			if tc.code != ExitUsage && strings.Contains(got.stderr, "error") {
+				t.Errorf("stderr has an error line: %q", got.stderr)
+			}
+		})
+	}
+}
+
+func TestRobotsCheckGitHubActions(t *testing.T) {
+	gha := map[string]string{"GITHUB_ACTIONS": "true"}
+	partial := robotsFixture("lohisoftbot-partial.txt")
+	got := runRobotsCmd(t, nil, gha, "", "robots", "check", partial, "--path", "/private/press/y", "--path", "/private/x")
+	if got.code != ExitFindings {
+		t.Fatalf("exit %d, want 1; stderr %s", got.code, got.stderr)
+	}
+	wantErr := "::error file=../testdata/robots/lohisoftbot-partial.txt,line=6,title=robots check::LohiSoftBot is allowed /private/press/y by ../testdata/robots/lohisoftbot-partial.txt line 6: Allow: /private/press/ (expected blocked)\n"
+	if !strings.Contains(got.stdout, wantErr) {
+		t.Errorf("stdout =\n%s\nwant it to contain\n%s", got.stdout, wantErr)
+	}
+	if n := strings.Count(got.stdout, "::error"); n != 1 {
+		t.Errorf("%d error annotations, want 1 (one failing path)", n)
+	}
+
+	got = runRobotsCmd(t, nil, gha, "", "robots", "check", robotsFixture("lohisoftbot-blocked.txt"))
+	if got.code != ExitOK {
+		t.Fatalf("exit %d, want 0", got.code)
+	}
+	wantNotice := "::notice file=../testdata/robots/lohisoftbot-blocked.txt,title=robots check::../testdata/robots/lohisoftbot-blocked.txt blocks LohiSoftBot for the 1 path checked\n"
+	if !strings.HasSuffix(got.stdout, wantNotice) {
+		t.Errorf("stdout =\n%s\nwant it to end with\n%s", got.stdout, wantNotice)
+	}
+
+	// Lint warnings become warning annotations on their line.
+	got = runRobotsCmd(t, nil, gha, "", "robots", "check", robotsFixture("lenient.txt"), "--path", "/typo-one")
+	if got.code != ExitOK {
+		t.Fatalf("exit %d, want 0; stderr %s", got.code, got.stderr)
+	}
+	wantWarn := "::warning file=../testdata/robots/lenient.txt,line=3,title=robots.txt::line 3: \"Dissallow\" is a misspelling of disallow; read as disallow as Google does, but a strict RFC 9309 parser ignores it\n"
+	if !strings.Contains(got.stdout, wantWarn) {
+		t.Errorf("stdout =\n%s\nwant it to contain\n%s", got.stdout, wantWarn)
+	}
+	if n := strings.Count(got.stdout, "::warning"); n != 7 {
+		t.Errorf("%d warning annotations, want 7 (one per lint warning)", n)
+	}
+
+	// Without GITHUB_ACTIONS there are no workflow commands.
+	got = runRobotsCmd(t, nil, map[string]string{"GITHUB_ACTIONS": "false"}, "", "robots", "check", partial)
+	if strings.Contains(got.stdout, "::") {
+		t.Errorf("workflow commands outside GitHub Actions: %q", got.stdout)
+	}
+}
+
+func TestGHACommandEscaping(t *testing.T) {
+	tests := []struct {
+		name       string
+		kind, file string
+		line       int
+		title, msg string
+		want       string
+	}{
+		{name: "plain", kind: "error", file: "robots.txt", line: 3, title: "robots check", msg: "blocked", want: "::error file=robots.txt,line=3,title=robots check::blocked"},
+		{name: "no file no line", kind: "notice", title: "t", msg: "m", want: "::notice title=t::m"},
+		{name: "line without file is dropped", kind: "error", line: 4, msg: "m", want: "::error::m"},
+		{name: "percent and newlines in message", kind: "error", msg: "100%\r\nnext", want: `::error::100%25\x0d\x0anext`},
+		{name: "property separators", kind: "error", file: "a,b:c%.txt", line: 1, title: "x:y,z", msg: "a:b,c", want: "::error file=a%2Cb%3Ac%25.txt,line=1,title=x%3Ay%2Cz::a:b,c"},
+		{name: "double colon in message", kind: "error", msg: "::set-env name=X::1", want: "::error::::set-env name=X::1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ghaCommand(tc.kind, tc.file, tc.line, tc.title, tc.msg); got != tc.want {
+				t.Errorf("ghaCommand = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The escapes themselves, before sanitising turns raw newlines into
+	// visible ones.
+	if got := ghaEscapeData("a%b\rc\nd"); got != "a%25b%0Dc%0Ad" {
+		t.Errorf("ghaEscapeData = %q", got)
+	}
+	if got := ghaEscapeProperty("a:b,c"); got != "a%3Ab%2Cc" {
+		t.Errorf("ghaEscapeProperty = %q", got)
+	}
+}
+
+// robotsServer is a TLS server with the answers a robots.txt fetch can get.
+type robotsServer struct {
+	*httptest.Server
+	hits      atomic.Int64
+	userAgent atomic.Value
+}
+
+func newRobotsServer(t *testing.T) *robotsServer {
+	t.Helper()
+	s := &robotsServer{}
+	big := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding past the parsing limit\n", parse.RobotsMaxBytes/16) + "Disallow: /late\n"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: LohiSoftBot\nDisallow: /\n")
+	})
+	mux.HandleFunc("/gone/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		http.NotFound(w, r)
+	})
+	mux.HandleFunc("/forbidden/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusForbidden)
+	})
+	mux.HandleFunc("/down/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+	})
+	mux.HandleFunc("/big/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, big)
+	})
+	mux.HandleFunc("/slow/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	mux.HandleFunc("/nolocation/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusFound)
+	})
+	// /hop/N/robots.txt redirects N more times, then serves /ok/robots.txt.
+	mux.HandleFunc("/hop/", func(w http.ResponseWriter, r *http.Request) {
+		rest := strings.TrimPrefix(r.URL.Path, "/hop/")
+		n, err := strconv.Atoi(strings.TrimSuffix(rest, "/robots.txt"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		next := "/ok/robots.txt"
+		if n > 1 {
+			next = fmt.Sprintf("/hop/%d/robots.txt", n-1)
+		}
+		http.Redirect(w, r, next, http.StatusMovedPermanently)
+	})
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		s.userAgent.Store(r.UserAgent())
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestRobotsCheckURL(t *testing.T) {
+	srv := newRobotsServer(t)
+	closed := httptest.NewTLSServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+
+	tests := []struct {
+		name   string
+		url    string
+		args   []string
+		client *http.Client
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{name: "200 blocked", url: srv.URL + "/ok/robots.txt", code: ExitOK,
+			stdout: "ok: LohiSoftBot is blocked from / by " + srv.URL + "/ok/robots.txt line 2: Disallow: /\n"},
+		{name: "404 is allow all", url: srv.URL + "/gone/robots.txt", code: ExitFindings,
+			stdout: "FAIL: LohiSoftBot is allowed /: " + srv.URL + "/gone/robots.txt answered 404: RFC 9309 §2.3.1.3 says allow all (expected blocked)\n",
+			stderr: "lohibot-audit: warning: " + srv.URL + "/gone/robots.txt answered 404: RFC 9309 §2.3.1.3 says allow all\n"},
+		{name: "403 is allow all", url: srv.URL + "/forbidden/robots.txt", args: []string{"--expect", "allowed"}, code: ExitOK,
+			stdout: "answered 403: RFC 9309 §2.3.1.3 says allow all"},
+		{name: "503 is disallow all", url: srv.URL + "/down/robots.txt", code: ExitOK,
+			stdout: "ok: LohiSoftBot is blocked from /: " + srv.URL + "/down/robots.txt answered 503: RFC 9309 §2.3.1.4 says disallow all\n",
+			stderr: "answered 503: RFC 9309 §2.3.1.4 says disallow all"},
+		{name: "503 fails expect allowed", url: srv.URL + "/down/robots.txt", args: []string{"--expect", "allowed"}, code: ExitFindings,
+			stdout: "says disallow all (expected allowed)"},
+		{name: "unreachable is disallow all", url: closedURL + "/robots.txt", code: ExitOK,
+			stdout: "could not be fetched (", stderr: "RFC 9309 §2.3.1.4 says disallow all"},
+		{name: "timeout is disallow all", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 300*time.Millisecond), code: ExitOK,
+			stdout: "could not be fetched (timed out): RFC 9309 §2.3.1.4 says disallow all"},
+		{name: "five redirects are followed", url: srv.URL + "/hop/5/robots.txt", code: ExitOK,
+			stdout: "line 2: Disallow: /"},
+		{name: "six redirects are allow all", url: srv.URL + "/hop/6/robots.txt", code: ExitFindings,
+			stdout: "redirected more than 5 times: RFC 9309 §2.3.1.2 lets a crawler treat it as unavailable, so allow all (expected blocked)"},
+		{name: "redirect without location is allow all", url: srv.URL + "/nolocation/robots.txt", code: ExitFindings,
+			stdout: "answered 302 without a usable redirect"},
+		{name: "oversize: rule before the limit", url: srv.URL + "/big/robots.txt", args: []string{"--path", "/early"}, code: ExitOK,
+			stdout: "line 2: Disallow: /early", stderr: "robots.txt is larger than 500 KiB: only its first"},
+		{name: "oversize: rule after the limit unseen", url: srv.URL + "/big/robots.txt", args: []string{"--path", "/late"}, code: ExitFindings,
+			stdout: "no rule in the * group matches (expected blocked)"},
+		{name: "bad URL", url: "https://", code: ExitUsage, stderr: "is not a valid http(s) URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := tc.client
+			if client == nil {
+				client = srv.Client()
+			}
+			got := runRobotsCmd(t, client, nil, "", append([]string{"robots", "check", tc.url}, tc.args...)...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			if !strings.Contains(got.stdout, tc.stdout) {
+				t.Errorf("stdout = %q, want it to contain %q", got.stdout, tc.stdout)
+			}
+			if !strings.Contains(got.stderr, tc.stderr) {
+				t.Errorf("stderr = %q, want it to contain %q", got.stderr, tc.stderr)
+			}
+		})
+	}
+	if ua, _ := srv.userAgent.Load().(string); ua != "lohibot-audit/"+Version {
+		t.Errorf("User-Agent sent = %q, want %q", ua, "lohibot-audit/"+Version)
+	}
+}
+
+func robotsShortClient(c *http.Client, timeout time.Duration) *http.Client {
+	cc := *c
+	cc.Timeout = timeout
+	return &cc
+}
+
+func TestRobotsTestURLOtherHost(t *testing.T) {
+	srv := newRobotsServer(t)
+	got := runRobotsCmd(t, srv.Client(), nil, "", "robots", "test", srv.URL+"/ok/robots.txt", "https://other.example/x", srv.URL+"/y")
+	if got.code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", got.code, got.stderr)
+	}
+	if !strings.Contains(got.stderr, "lohibot-audit: warning: https://other.example/x is not on "+srv.URL+": that robots.txt does not apply to it") {
+		t.Errorf("stderr = %q, want a warning about the other host", got.stderr)
+	}
+	if strings.Count(got.stderr, "warning") != 1 {
+		t.Errorf("stderr = %q, want exactly one warning", got.stderr)
+	}
+}
+
+func TestLoadRobotsSet(t *testing.T) {
+	srv := newRobotsServer(t)
+	blocked := robotsFixture("lohisoftbot-blocked.txt")
+	partial := robotsFixture("lohisoftbot-partial.txt")
+	env := &Env{Stdin: strings.NewReader(""), HTTPClient: srv.Client(), Getenv: func(string) string { return "" }}
+	ctx := context.Background()
+
+	set, err := loadRobotsSet(ctx, env, []string{
+		partial,
+		"Blog.Example:8443=" + blocked,
+		"shop.example=" + srv.URL + "/down/robots.txt",
+		"api.example=" + srv.URL + "/down/robots.txt",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		site    string
+		source  string
+		allowed bool // for LohiSoftBot on /
+	}{
+		{"blog.example", blocked, false},
+		{"BLOG.example", blocked, false},
+		{"blog.example.", blocked, false},
+		{"shop.example", srv.URL + "/down/robots.txt", false},
+		{"other.example", partial, true},
+		{"", partial, true},
+	}
+	for _, tc := range tests {
+		src := set.Source(tc.site)
+		if src == nil || src.Name != tc.source {
+			t.Errorf("Source(%q) = %+v, want %s", tc.site, src, tc.source)
+			continue
+		}
+		if d := set.For(tc.site).Decide(parse.Token, "/"); d.Allowed != tc.allowed {
+			t.Errorf("For(%q).Decide(/) = %+v, want allowed %v", tc.site, d, tc.allowed)
+		}
+	}
+	if hits := srv.hits.Load(); hits != 1 {
+		t.Errorf("the shared URL was fetched %d times, want once", hits)
+	}
+	w := set.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "answered 503: RFC 9309 §2.3.1.4 says disallow all") {
+		t.Errorf("Warnings() = %q, want the one 503 note", w)
+	}
+
+	// Only per-site files: other sites have none.
+	set, err = loadRobotsSet(ctx, env, []string{"blog.example=" + blocked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := set.For("other.example"); r != nil {
+		t.Errorf("For(other.example) = %v, want nil", r)
+	}
+	var none *robotsSet
+	if none.For("x") != nil || none.Warnings() != nil {
+		t.Error("a nil set must have no robots.txt and no warnings")
+	}
+}
+
+func TestRobotsSplitValue(t *testing.T) {
+	tests := []struct{ in, site, src string }{
+		{"robots.txt", "", "robots.txt"},
+		{"/etc/robots.txt", "", "/etc/robots.txt"},
+		{"https://example.com/robots.txt?a=b", "", "https://example.com/robots.txt?a=b"},
+		{"HTTP://example.com/x=y", "", "HTTP://example.com/x=y"},
+		{"example.com=robots.txt", "example.com", "robots.txt"},
+		{"Example.COM:443=https://example.com/robots.txt", "example.com", "https://example.com/robots.txt"},
+		{"[::1]:8080=r.txt", "::1", "r.txt"},
+		{"./a=b.txt", "", "./a=b.txt"},
+		{"dir/a=b.txt", "", "dir/a=b.txt"},
+		{"=robots.txt", "", "=robots.txt"},
+		{"site=", "site", ""},
+	}
+	for _, tc := range tests {
+		site, src := robotsSplitValue(tc.in)
+		if site != tc.site || src != tc.src {
+			t.Errorf("robotsSplitValue(%q) = %q, %q; want %q, %q", tc.in, site, src, tc.site, tc.src)
+		}
+	}
+}
+
+func TestLoadRobotsSetErrors(t *testing.T) {
+	blocked := robotsFixture("lohisoftbot-blocked.txt")
+	env := &Env{Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	tests := []struct {
+		name   string
+		values []string
+		code   int
+		msg    string
+	}{
+		{"two for every site", []string{blocked, blocked}, ExitUsage, "--robots given twice for every site"},
+		{"two for one site", []string{"a.example=" + blocked, "A.example:80=" + blocked}, ExitUsage, "--robots given twice for site a.example"},
+		{"empty source", []string{"a.example="}, ExitUsage, "names no robots.txt"},
+		{"missing file", []string{"a.example=" + robotsFixture("nope.txt")}, ExitUsage, "cannot read robots.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadRobotsSet(context.Background(), env, tc.values)
+			var ee *exitError
+			if err == nil || !errors.As(err, &ee) || ee.code != tc.code {
+				t.Fatalf("err = %v, want exit %d", err, tc.code)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("err = %q, want it to contain %q", err, tc.msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,316 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/parse"
+)
+
+// robotsFetchTimeout bounds one robots.txt fetch, redirects included.
+const robotsFetchTimeout = 10 * time.Second
+
+// robotsMaxRedirects is how many consecutive redirects a robots.txt fetch
+// follows (RFC 9309 §2.3.1.2: at least five).
+const robotsMaxRedirects = 5
+
+// errRobotsTooManyRedirects stops a fetch after robotsMaxRedirects.
+var errRobotsTooManyRedirects = errors.New("too many redirects")
+
+// robotsSource is a robots.txt as loaded for a command.
+type robotsSource struct {
+	// Name says where it came from: the file path, the URL as given, or
+	// "stdin".
+	Name string
+	// File is the local file path when the robots.txt was read from a
+	// file, else "" (a URL or stdin).
+	File string
+	// Robots is never nil.
+	Robots *parse.Robots
+	// Note is "" for a robots.txt that was read, else why RFC 9309's
+	// allow-all or disallow-all applies (a 4xx, 5xx or unreachable URL).
+	Note string
+}
+
+// robotsIsURL reports whether src names an http(s) URL rather than a file.
+func robotsIsURL(src string) bool {
+	l := strings.ToLower(src)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// loadRobots reads robots.txt from a file, "-" (env.Stdin) or an http(s)
+// URL. A URL that answers 4xx gives RFC 9309's allow-all and one that
+// answers 5xx, redirects more than five times or cannot be reached the
+// disallow-all, with Note saying which; only an unusable argument or an
+// unreadable file is an error (exit 2), or a read cut short (exit 3).
+func loadRobots(ctx context.Context, env *Env, src string) (*robotsSource, error) {
+	switch {
+	case src == "":
+		return nil, usageError("robots.txt source is empty: give a file, - for stdin, or an http(s):// URL")
+	case src == "-":
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, parse.RobotsMaxBytes+1))
+		if err != nil {
+			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt from stdin: %w", err)}
+		}
+		return &robotsSource{Name: "stdin", Robots: parse.ParseRobots(data)}, nil
+	case robotsIsURL(src):
+		return fetchRobots(ctx, env, src)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, robotsFileError(src, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("cannot read robots.txt %s: it is a directory", src),
+			"give the robots.txt file itself, - for stdin, or an http(s):// URL")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, parse.RobotsMaxBytes+1))
+	if err != nil {
+		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt %s whole: %w", src, err)}
+	}
+	return &robotsSource{Name: src, File: src, Robots: parse.ParseRobots(data)}, nil
+}
+
+func robotsFileError(src string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	hint := "check the path; ROBOTS is a file, - for stdin, or an http(s):// URL"
+	if errors.Is(err, fs.ErrPermission) {
+		hint = "check the file's permissions, or pipe it in with - for stdin"
+	}
+	return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read robots.txt %s: %w", src, err), hint)}
+}
+
+// fetchRobots fetches a robots.txt URL and applies RFC 9309 §2.3.1 to the
+// answer.
+func fetchRobots(ctx context.Context, env *Env, src string) (*robotsSource, error) {
+	u, err := url.Parse(src)
+	if err != nil || u.Host == "" {
+		return nil, usageError("robots.txt URL %q is not a valid http(s) URL", src)
+	}
+	var client http.Client
+	if env.HTTPClient != nil {
+		client = *env.HTTPClient
+	}
+	if client.Timeout == 0 || client.Timeout > robotsFetchTimeout {
+		client.Timeout = robotsFetchTimeout
+	}
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > robotsMaxRedirects {
+			return errRobotsTooManyRedirects
+		}
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, usageError("robots.txt URL %q: %v", src, err)
+	}
+	req.Header.Set("User-Agent", "lohibot-audit/"+Version)
+	req.Header.Set("Accept", "text/plain, */*;q=0.5")
+
+	disallow := func(what string) *robotsSource {
+		note := fmt.Sprintf("%s %s: RFC 9309 §2.3.1.4 says disallow all", src, what)
+		return &robotsSource{Name: src, Robots: parse.RobotsDisallowAll(note), Note: note}
+	}
+	allow := func(what string) *robotsSource {
+		note := fmt.Sprintf("%s %s: RFC 9309 §2.3.1.3 says allow all", src, what)
+		return &robotsSource{Name: src, Robots: parse.RobotsAllowAll(note), Note: note}
+	}
+
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("fetching robots.txt %s: %w", src, ctx.Err())}
+		}
+		if errors.Is(err, errRobotsTooManyRedirects) {
+			note := fmt.Sprintf("%s redirected more than %d times: RFC 9309 §2.3.1.2 lets a crawler treat it as unavailable, so allow all", src, robotsMaxRedirects)
+			return &robotsSource{Name: src, Robots: parse.RobotsAllowAll(note), Note: note}, nil
+		}
+		return disallow("could not be fetched (" + robotsNetError(err) + ")"), nil
+	}
+	defer resp.Body.Close()
+	code := resp.StatusCode
+	switch {
+	case code >= 200 && code <= 299:
+		data, err := io.ReadAll(io.LimitReader(resp.Body, parse.RobotsMaxBytes+1))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("fetching robots.txt %s: %w", src, ctx.Err())}
+			}
+			return disallow(fmt.Sprintf("answered %d but the body could not be read (%s)", code, robotsNetError(err))), nil
+		}
+		return &robotsSource{Name: src, Robots: parse.ParseRobots(data)}, nil
+	case code >= 400 && code <= 499:
+		return allow(fmt.Sprintf("answered %d", code)), nil
+	case code >= 500 && code <= 599:
+		return disallow(fmt.Sprintf("answered %d", code)), nil
+	case code >= 300 && code <= 399:
+		// A redirect that could not be followed (no Location, 304 and the
+		// like): the file was not reached, as after too many redirects.
+		note := fmt.Sprintf("%s answered %d without a usable redirect: RFC 9309 §2.3.1.2 lets a crawler treat it as unavailable, so allow all", src, code)
+		return &robotsSource{Name: src, Robots: parse.RobotsAllowAll(note), Note: note}, nil
+	}
+	return disallow(fmt.Sprintf("answered %d", code)), nil
+}
+
+// robotsNetError shortens a client error to its cause: the URL is already
+// in the message around it.
+func robotsNetError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timed out"
+	}
+	return err.Error()
+}
+
+// robotsSet is the robots.txt of each site for logs --robots: one for
+// every site, one per named site, or both (a named site's own wins).
+// A nil *robotsSet has none.
+type robotsSet struct {
+	all    *robotsSource
+	bySite map[string]*robotsSource
+}
+
+// loadRobotsSet resolves the --robots values. A value is FILE or URL for
+// every site, or SITE=FILE|URL for one site. A value that starts with
+// http:// or https:// is always a URL; otherwise text before the first
+// "=" is a site when it is not empty and has no "/" (write ./a=b.txt for a
+// file whose name has "=" in it). Each distinct source is loaded once.
+// Giving two sources for every site, or two for one site, is a usage
+// error.
+func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robotsSet, error) {
+	s := &robotsSet{bySite: map[string]*robotsSource{}}
+	loaded := map[string]*robotsSource{}
+	load := func(src string) (*robotsSource, error) {
+		if rs, ok := loaded[src]; ok {
+			return rs, nil
+		}
+		rs, err := loadRobots(ctx, env, src)
+		if err != nil {
+			return nil, err
+		}
+		loaded[src] = rs
+		return rs, nil
+	}
+	for _, v := range values {
+		site, src := robotsSplitValue(v)
+		if src == "" {
+			return nil, usageError("--robots %q names no robots.txt: use FILE, URL or SITE=FILE|URL", v)
+		}
+		if site == "" {
+			if s.all != nil {
+				return nil, usageError("--robots given twice for every site (%s and %s): use SITE=FILE|URL for per-site files", s.all.Name, src)
+			}
+			rs, err := load(src)
+			if err != nil {
+				return nil, err
+			}
+			s.all = rs
+			continue
+		}
+		if prev, ok := s.bySite[site]; ok {
+			return nil, usageError("--robots given twice for site %s (%s and %s)", site, prev.Name, src)
+		}
+		rs, err := load(src)
+		if err != nil {
+			return nil, err
+		}
+		s.bySite[site] = rs
+	}
+	return s, nil
+}
+
+// robotsSplitValue splits a --robots value into its site ("" for every
+// site) and source.
+func robotsSplitValue(v string) (site, src string) {
+	if robotsIsURL(v) {
+		return "", v
+	}
+	i := strings.IndexByte(v, '=')
+	if i <= 0 || strings.ContainsRune(v[:i], '/') {
+		return "", v
+	}
+	return robotsSiteName(v[:i]), v[i+1:]
+}
+
+// robotsSiteName puts a site name in the form log records use: lower case,
+// without a port or a final dot.
+func robotsSiteName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		s = h
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+// For returns the robots.txt that applies to site (a log record's site:
+// lower case, no port), or nil when none does.
+func (s *robotsSet) For(site string) *parse.Robots {
+	if rs := s.Source(site); rs != nil {
+		return rs.Robots
+	}
+	return nil
+}
+
+// Source is like For but returns where the robots.txt came from and its
+// note, or nil.
+func (s *robotsSet) Source(site string) *robotsSource {
+	if s == nil {
+		return nil
+	}
+	if rs, ok := s.bySite[robotsSiteName(site)]; ok {
+		return rs
+	}
+	return s.all
+}
+
+// Warnings returns, once per source and sorted by source, what the loaded
+// robots.txt files call for: the allow-all or disallow-all notes and the
+// parser's warnings, each prefixed with the source. Text from robots.txt
+// is not escaped: printing goes through sanitize.
+func (s *robotsSet) Warnings() []string {
+	if s == nil {
+		return nil
+	}
+	seen := map[*robotsSource]bool{}
+	var srcs []*robotsSource
+	add := func(rs *robotsSource) {
+		if rs != nil && !seen[rs] {
+			seen[rs] = true
+			srcs = append(srcs, rs)
+		}
+	}
+	add(s.all)
+	for _, rs := range s.bySite {
+		add(rs)
+	}
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Name < srcs[j].Name })
+	var out []string
+	for _, rs := range srcs {
+		if rs.Note != "" {
+			out = append(out, rs.Note)
+		}
+		for _, w := range rs.Robots.Warnings() {
+			out = append(out, "robots.txt "+rs.Name+": "+w)
+		}
+	}
+	return out
+}
