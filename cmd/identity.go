@@ -1,0 +1,390 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/miekg/dns"
+)
+
+// identityResolvConf is where the system's resolvers are read from when no
+// --resolver is given.
+var identityResolvConf = "/etc/resolv.conf"
+
+// identityListFresh is how long a fetched IP list is used without asking
+// the server again; `ips update` asks at once.
+const identityListFresh = 6 * time.Hour
+
+// identity is the IP list in force and a verifier built from the shared
+// flags.
+type identity struct {
+	List     *verify.IPList
+	Verifier *verify.Verifier
+	// Warnings are for the user: a list rejected or not fetched, an
+	// unreachable resolver, a cache that could not be used.
+	Warnings []string
+	cache    *verify.DNSCache
+	// quiet holds verifier warnings already said better here.
+	quiet map[string]bool
+}
+
+// newIdentity loads the IP list (fetching, revalidating and caching it as
+// --ip-list, --offline, --cache-dir and --no-cache say; env.HTTPClient
+// overrides the HTTP client) and builds the verifier from --resolver (else
+// /etc/resolv.conf), --dns-timeout and --dns-retries. Bad flags are a usage
+// error; a list that cannot be had is a warning, with the cached or
+// built-in list in force.
+func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, error) {
+	if err := identityCheckFlags(o); err != nil {
+		return nil, err
+	}
+	servers, err := identityServers(o.Resolvers)
+	if err != nil {
+		return nil, err
+	}
+	id := &identity{quiet: map[string]bool{}}
+	dir, warn := identityCacheDir(env, o)
+	if warn != "" {
+		id.Warnings = append(id.Warnings, warn)
+	}
+	mode := ipListAuto
+	if o.Offline {
+		mode = ipListNoFetch
+	}
+	ll, err := loadIPList(ctx, env, o, dir, mode)
+	if err != nil {
+		return nil, err
+	}
+	id.List = ll.List
+	id.Warnings = append(id.Warnings, ll.Warnings...)
+
+	v := &verify.Verifier{
+		Timeout: o.DNSTimeout,
+		Retries: o.DNSRetries,
+		Offline: o.Offline,
+		List:    id.List,
+	}
+	if !o.Offline {
+		if len(servers) == 0 {
+			servers, err = identitySystemServers()
+			if err != nil {
+				id.Warnings = append(id.Warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
+				id.quiet[verify.NoResolverWarning] = true
+			}
+		}
+		v.Servers = servers
+		if dir != "" {
+			c, err := verify.OpenDNSCache(dir, env.Now)
+			if err != nil {
+				id.Warnings = append(id.Warnings, fmt.Sprintf("dns cache: %v", err))
+			}
+			v.Cache = c
+			id.cache = c
+		}
+	}
+	id.Verifier = v
+	return id, nil
+}
+
+// classify verifies addrs and returns each one's result, keyed by the
+// address as given (and by its unmapped form). The verifier's run-level
+// warnings are added to id.Warnings, and the DNS cache is saved.
+func (id *identity) classify(ctx context.Context, addrs []netip.Addr) map[netip.Addr]verify.Result {
+	results := id.Verifier.Verify(ctx, addrs)
+	out := make(map[netip.Addr]verify.Result, len(addrs))
+	for i, a := range addrs {
+		out[a] = results[i]
+		out[results[i].Addr] = results[i]
+	}
+	for _, w := range id.Verifier.Warnings() {
+		if !id.quiet[w] && !identityHas(id.Warnings, w) {
+			id.Warnings = append(id.Warnings, w)
+		}
+	}
+	if err := id.cache.Save(); err != nil {
+		w := fmt.Sprintf("dns cache: %v; answers were not kept for the next run", err)
+		if !identityHas(id.Warnings, w) {
+			id.Warnings = append(id.Warnings, w)
+		}
+	}
+	return out
+}
+
+func identityHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// identityCheckFlags rejects flag values that make no sense.
+func identityCheckFlags(o *auditOptions) error {
+	if o.DNSTimeout <= 0 || o.DNSTimeout > time.Minute {
+		return usageError("--dns-timeout %s: give a duration above 0 and at most 1m, such as 2s", o.DNSTimeout)
+	}
+	if o.DNSRetries < 0 || o.DNSRetries > 10 {
+		return usageError("--dns-retries %d: give a number from 0 to 10", o.DNSRetries)
+	}
+	if strings.TrimSpace(o.IPList) == "" {
+		return usageError("--ip-list is empty: give an https:// URL or a file")
+	}
+	if ipListIsURL(o.IPList) && !strings.HasPrefix(strings.ToLower(o.IPList), "https://") {
+		return &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("--ip-list %q: the list is fetched over https only", o.IPList),
+			"use an https:// URL, or download the list and give the file")}
+	}
+	return nil
+}
+
+// identityServers checks --resolver values: an IP address with a port
+// (IPv6 in brackets), or a bare IP address for port 53.
+func identityServers(values []string) ([]string, error) {
+	var out []string
+	for _, v := range values {
+		host, port, err := net.SplitHostPort(v)
+		if err != nil {
+			host, port = strings.Trim(v, "[]"), "53"
+		}
+		a, aerr := netip.ParseAddr(host)
+		p, perr := strconv.ParseUint(port, 10, 16)
+		if aerr != nil || perr != nil || p == 0 {
+			return nil, &exitError{code: ExitUsage, err: withHint(
+				fmt.Errorf("--resolver %q is not an IP address and port", v),
+				"give HOST:PORT with HOST an IP address, such as 127.0.0.1:53 or [::1]:53")}
+		}
+		out = append(out, net.JoinHostPort(a.String(), strconv.FormatUint(p, 10)))
+	}
+	return out, nil
+}
+
+// identitySystemServers reads the nameservers of /etc/resolv.conf.
+func identitySystemServers() ([]string, error) {
+	conf, err := dns.ClientConfigFromFile(identityResolvConf)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read %s: %w", identityResolvConf, err)
+	}
+	var out []string
+	for _, s := range conf.Servers {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, net.JoinHostPort(a.String(), conf.Port))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no nameserver in %s", identityResolvConf)
+	}
+	return out, nil
+}
+
+// identityCacheDir is --cache-dir, else $XDG_CACHE_HOME/lohibot-audit,
+// else $HOME/.cache/lohibot-audit; "" with --no-cache, or with a warning
+// when there is no place for it.
+func identityCacheDir(env *Env, o *auditOptions) (dir, warning string) {
+	switch {
+	case o.NoCache:
+		return "", ""
+	case o.CacheDir != "":
+		return o.CacheDir, ""
+	}
+	if x := env.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "lohibot-audit"), ""
+	}
+	if h := env.Getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache", "lohibot-audit"), ""
+	}
+	return "", "cache: neither $XDG_CACHE_HOME nor $HOME is set; nothing is cached between runs (set --cache-dir)"
+}
+
+// ipListIsURL reports whether an --ip-list value names a URL rather than a
+// file.
+func ipListIsURL(s string) bool {
+	return strings.Contains(s, "://")
+}
+
+// ipListMode says whether loadIPList may use the network.
+type ipListMode int
+
+const (
+	ipListAuto     ipListMode = iota // fetch when the cached copy is stale
+	ipListNoFetch                    // cache or built-in only
+	ipListFetchNow                   // fetch (revalidate) now
+)
+
+// ipListLoad is the list in force and how it came to be.
+type ipListLoad struct {
+	List     *verify.IPList
+	Warnings []string
+	// Status is the HTTP status of a fetch made now (200 or 304), else 0.
+	Status int
+	// FetchErr is why a fetch made now failed or its list was rejected;
+	// FetchWarning is the warning about it (also in Warnings).
+	FetchErr     error
+	FetchWarning string
+	// Cached says the list came from the cache directory.
+	Cached bool
+	// Saved says a fetched list was written to the cache directory.
+	Saved bool
+	// Stale says a cached list is older than identityListFresh.
+	Stale bool
+}
+
+// loadIPList gets the list named by --ip-list: a file, or a URL fetched (as
+// mode allows) and kept in dir (none when dir is ""). A list that cannot
+// be had or is rejected leaves the cached copy, else the built-in list, in
+// force, with a warning. Only an unreadable file is an error.
+func loadIPList(ctx context.Context, env *Env, o *auditOptions, dir string, mode ipListMode) (*ipListLoad, error) {
+	src := strings.TrimSpace(o.IPList)
+	out := &ipListLoad{}
+	now := env.Now()
+	if !ipListIsURL(src) {
+		data, err := ipListReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		l, err := verify.ParseIPList(data)
+		if err == nil {
+			l.Source = src
+			out.List = l
+			return out, nil
+		}
+		fallback, what := ipListFallback(dir, DefaultIPListURL)
+		out.List, out.Cached = fallback, what != "the built-in list"
+		out.FetchErr = fmt.Errorf("ip list %s: %w", src, err)
+		out.FetchWarning = fmt.Sprintf("%v; rejected whole, %s stays in force", out.FetchErr, what)
+		out.Warnings = append(out.Warnings, out.FetchWarning)
+		return out, nil
+	}
+
+	var cached *verify.IPListCacheEntry
+	if dir != "" {
+		e, err := verify.LoadCachedIPList(dir, src)
+		switch {
+		case err == nil:
+			cached = e
+		case !errors.Is(err, fs.ErrNotExist):
+			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list cache: %v", err))
+		}
+	}
+	useCached := func() {
+		l, _ := cached.List()
+		out.List, out.Cached = l, true
+		out.Stale = now.Sub(cached.Fetched) > identityListFresh
+	}
+	switch {
+	case mode == ipListNoFetch && cached != nil:
+		useCached()
+		return out, nil
+	case mode == ipListNoFetch:
+		out.List = verify.BuiltinIPList()
+		if o.Offline {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", src, out.List))
+		}
+		return out, nil
+	case mode == ipListAuto && cached != nil && now.Sub(cached.Fetched) >= 0 && now.Sub(cached.Fetched) < identityListFresh:
+		useCached()
+		return out, nil
+	}
+
+	f := &verify.IPListFetcher{Client: env.HTTPClient, UserAgent: "lohibot-audit/" + Version}
+	var etag, lastMod string
+	if cached != nil {
+		etag, lastMod = cached.ETag, cached.LastModified
+	}
+	got, err := f.Fetch(ctx, src, etag, lastMod, now)
+	if err == nil && got.NotModified && cached == nil {
+		err = fmt.Errorf("ip list %s: the server answered 304 Not Modified to an unconditional request", src)
+	}
+	if err != nil {
+		out.FetchErr = err
+		what := "the built-in list"
+		if cached != nil {
+			useCached()
+			what = fmt.Sprintf("the cached list of %s", cached.Fetched.UTC().Format(time.RFC3339))
+		} else {
+			out.List = verify.BuiltinIPList()
+		}
+		verb := "cannot fetch"
+		if errors.Is(err, verify.ErrIPListInvalid) || errors.Is(err, verify.ErrIPListEmpty) || errors.Is(err, verify.ErrIPListTooLarge) {
+			verb = "rejected whole"
+		}
+		out.FetchWarning = fmt.Sprintf("%v (%s); %s stays in force", err, verb, what)
+		out.Warnings = append(out.Warnings, out.FetchWarning)
+		return out, nil
+	}
+	out.Status = got.Status
+	entry := cached
+	if got.NotModified {
+		entry.Fetched = now
+		if got.ETag != "" {
+			entry.ETag = got.ETag
+		}
+		if got.LastModified != "" {
+			entry.LastModified = got.LastModified
+		}
+		useCached()
+	} else {
+		entry = &verify.IPListCacheEntry{Source: src, ETag: got.ETag, LastModified: got.LastModified, Fetched: now, Body: got.Body}
+		out.List = got.List
+	}
+	if dir != "" {
+		if err := verify.SaveCachedIPList(dir, entry); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list cache: %v", err))
+		} else {
+			out.Saved = true
+		}
+	}
+	return out, nil
+}
+
+// ipListFallback is the list in force when the one asked for is rejected:
+// the cached copy of source, else the built-in list; what names it.
+func ipListFallback(dir, source string) (*verify.IPList, string) {
+	if dir != "" {
+		if e, err := verify.LoadCachedIPList(dir, source); err == nil {
+			if l, err := e.List(); err == nil {
+				return l, fmt.Sprintf("the cached list of %s", e.Fetched.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return verify.BuiltinIPList(), "the built-in list"
+}
+
+// ipListReadFile reads an --ip-list file of at most verify.IPListMaxBytes
+// (a larger one is read in part and then rejected by the parser).
+func ipListReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("cannot read --ip-list %s: %w", path, err),
+			"give a file, or an https:// URL")}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, usageError("cannot read --ip-list %s: it is a directory", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, verify.IPListMaxBytes+1))
+	if err != nil {
+		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read --ip-list %s whole: %w", path, err)}
+	}
+	return data, nil
+}
