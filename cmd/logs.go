@@ -1,16 +1,353 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
 
 func newLogsCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use: "logs",
-		RunE: func(c *cobra.Command, _ []string) error {
-			return errors.New("logs: not available in this build")
+	o := &auditOptions{}
+	c := &cobra.Command{
+		Use:   "logs [FILE...]",
+		Short: "Audit access logs: who claimed to be LohiSoftBot, who really was, and how it behaved",
+		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
+stream), find every request whose User-Agent claims LohiSoftBot, decide for
+each address whether it is the genuine crawler, and check the genuine
+crawler's conduct. Lines that do not match the log format are counted as
+malformed and reported with their file and line number.`,
+		Example: `  lohibot-audit logs /var/log/nginx/access.log /var/log/nginx/access.log.*.gz
+  lohibot-audit logs --log-format vhost_combined --robots robots.txt --fail-on any access.log
+  zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, files []string) error {
+			if err := loadConfig(env, c, o.Config); err != nil {
+				return err
+			}
+			return runLogs(c.Context(), env, o, files)
 		},
 	}
+	f := c.Flags()
+	addFormatFlag(f, o)
+	addLogFlags(f, o)
+	addIdentityFlags(f, o)
+	addConfigFlag(f, o)
+	return c
+}
+
+func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) error {
+	format, err := o.outputFormat(env)
+	if err != nil {
+		return err
+	}
+	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
+		return err
+	}
+	rep, _, err := runAudit(ctx, env, o, files)
+	if err != nil && !errors.Is(err, errIncomplete) {
+		return err
+	}
+	if werr := writeReport(env.Stdout, rep, format); werr != nil {
+		return fmt.Errorf("cannot write the report: %w", werr)
+	}
+	if err != nil {
+		return err
+	}
+	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
+	if fail {
+		return errFindings
+	}
+	return nil
+}
+
+// runAudit reads the logs, verifies the claimed addresses and checks the
+// genuine crawler's conduct. It returns errIncomplete, with the report of
+// everything read, when an input could not be read whole.
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*verify.Report, *identity, error) {
+	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
+	if err != nil {
+		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
+	}
+	now := env.Now()
+	since, err := timeBound("since", o.Since, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	until, err := timeBound("until", o.Until, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Budget < 1 || o.BudgetWindow <= 0 || o.MinPause < 0 || o.MinBackoff < 0 {
+		return nil, nil, usageError("--budget must be at least 1, --budget-window positive, --min-pause and --min-backoff not negative")
+	}
+	if len(files) == 0 {
+		if env.StdinTTY() {
+			return nil, nil, &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name files, or pipe a log and give '-': zcat access.log.*.gz | lohibot-audit logs -")}
+		}
+		files = []string{"-"}
+	}
+	robots, err := loadRobotsSet(ctx, env, o.Robots)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := newIdentity(ctx, env, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	listed := parse.NewAddrSet(id.List.Prefixes)
+
+	audit := &verify.Audit{Since: since, Until: until}
+	incomplete := false
+	prog := newProgress(env, o)
+	defer prog.stop()
+	for _, name := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		in, ok := readLog(ctx, env, o, name, logFormat, listed, audit, prog)
+		if !ok {
+			incomplete = true
+		}
+		if in.err != nil {
+			return nil, nil, in.err
+		}
+	}
+	prog.stop()
+
+	results := id.classify(ctx, audit.Addresses())
+	for _, w := range id.Warnings {
+		audit.Warn(w)
+	}
+	rep := audit.Report(results, verify.ConductConfig{
+		Token:        parse.Token,
+		Budget:       o.Budget,
+		BudgetWindow: o.BudgetWindow,
+		MinPause:     o.MinPause,
+		MinBackoff:   o.MinBackoff,
+		Robots:       robots.For,
+	})
+	rep.Version = Version
+	rep.Summary.IPListSource = id.List.Source
+	if incomplete {
+		return rep, id, errIncomplete
+	}
+	return rep, id, nil
+}
+
+type readResult struct {
+	err error // fatal: stop the run
+}
+
+// readLog reads one input into the audit. It returns false when the input
+// could not be read whole (the audit keeps what was read).
+func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) (readResult, bool) {
+	var src io.Reader
+	var size int64 = -1
+	if name == "-" {
+		src = env.Stdin
+	} else {
+		fh, err := os.Open(name)
+		if err != nil {
+			msg := fmt.Sprintf("cannot read %s: %v", name, unwrapPathError(err))
+			warnf(env, "%s", msg)
+			audit.Warn(msg)
+			audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
+			return readResult{}, false
+		}
+		defer fh.Close()
+		if st, err := fh.Stat(); err == nil {
+			if st.IsDir() {
+				msg := fmt.Sprintf("cannot read %s: it is a directory", name)
+				warnf(env, "%s", msg)
+				audit.Warn(msg)
+				audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
+				return readResult{}, false
+			}
+			size = st.Size()
+		}
+		src = fh
+	}
+	site := o.Site
+	if site == "" {
+		site = siteFromFile(name)
+	}
+	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed})
+	prog.start(name, size, r)
+	n := 0
+	for r.Scan() {
+		audit.Add(r.Record())
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			r.Close()
+			return readResult{err: ctx.Err()}, false
+		}
+	}
+	prog.done()
+	st := r.Stats()
+	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip, FirstTime: st.FirstTime.UTC()}
+	if rf := r.Format(); rf != nil {
+		in.LogFormat = rf.Name()
+		if !rf.HasUserAgent() {
+			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
+		}
+	}
+	err := r.Err()
+	switch {
+	case err == nil:
+	case errors.Is(err, parse.ErrUnknownFormat):
+		return readResult{err: &exitError{code: ExitUsage, err: withHint(err,
+			"give the format: --log-format combined|common|vhost_combined|json, or --log-format 'nginx:<your log_format>' / 'apache:<your LogFormat>'")}}, false
+	default:
+		var re *parse.ReadError
+		msg := err.Error()
+		if errors.As(err, &re) {
+			msg = fmt.Sprintf("%s: %v at byte %d; the %d lines before it were read", re.File, re.Err, re.Offset, st.Lines)
+		}
+		warnf(env, "%s", msg)
+		audit.Warn(msg)
+		in.Error = msg
+	}
+	audit.AddInput(in, r.Examples())
+	return readResult{}, err == nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// rotation matches the suffixes log rotation adds: .1, .2.gz, -20261201.
+var rotation = regexp.MustCompile(`(\.\d+|-\d{8,10})?(\.gz)?$`)
+
+// siteFromFile names the site of a log without virtual hosts after its
+// file: the base name without rotation and compression suffixes.
+func siteFromFile(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	base := filepath.Base(name)
+	if s := rotation.ReplaceAllString(base, ""); s != "" {
+		base = s
+	}
+	return strings.ToLower(base)
+}
+
+// StdinTTY reports whether standard input is a terminal (nothing piped).
+func (e *Env) StdinTTY() bool {
+	f, ok := e.Stdin.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// progress prints a status line on stderr while logs are read, only when
+// stderr is a terminal and not in CI.
+type progress struct {
+	env     *Env
+	enabled bool
+	mu      sync.Mutex
+	name    string
+	size    int64
+	r       *parse.Reader
+	t0      time.Time
+	ticker  *time.Ticker
+	quit    chan struct{}
+	exited  chan struct{}
+	shown   atomic.Bool
+	once    sync.Once
+}
+
+func newProgress(env *Env, o *auditOptions) *progress {
+	p := &progress{env: env, enabled: env.StderrTTY && !o.NoProgress && env.Getenv("CI") == "" && env.Getenv("TERM") != "dumb"}
+	if p.enabled {
+		p.ticker = time.NewTicker(250 * time.Millisecond)
+		p.quit = make(chan struct{})
+		p.exited = make(chan struct{})
+		go p.loop()
+	}
+	return p
+}
+
+func (p *progress) start(name string, size int64, r *parse.Reader) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	p.name, p.size, p.r, p.t0 = name, size, r, time.Now()
+	p.mu.Unlock()
+}
+
+func (p *progress) done() {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	p.r = nil
+	p.mu.Unlock()
+}
+
+func (p *progress) loop() {
+	defer close(p.exited)
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-p.ticker.C:
+			p.mu.Lock()
+			r, name, size, t0 := p.r, p.name, p.size, p.t0
+			p.mu.Unlock()
+			if r == nil || time.Since(t0) < time.Second {
+				continue
+			}
+			read := r.BytesRead()
+			el := time.Since(t0).Seconds()
+			rate := float64(read) / el
+			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
+			if size > 0 && rate > 0 && read <= size {
+				eta := time.Duration(float64(size-read)/rate) * time.Second
+				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))
+			}
+			fmt.Fprintf(p.env.Stderr, "\r\x1b[K%s", line)
+			p.shown.Store(true)
+		}
+	}
+}
+
+func (p *progress) stop() {
+	if !p.enabled {
+		return
+	}
+	p.once.Do(func() {
+		p.ticker.Stop()
+		close(p.quit)
+		<-p.exited
+		if p.shown.Load() {
+			fmt.Fprint(p.env.Stderr, "\r\x1b[K")
+		}
+	})
+}
+
+func humanBytes(b float64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	div, exp := float64(unit), 0
+	for n := b / unit; n >= unit && exp < 4; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", b/div, "KMGTP"[exp])
 }

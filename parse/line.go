@@ -104,6 +104,16 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	return true, ""
 }
 
+// lineTime returns the time logged on a well-formed line.
+func (p *lineParser) lineTime(line []byte) time.Time {
+	keepAll := p.keepAll
+	p.keepAll = true
+	var rec Record
+	p.parse(line, &rec)
+	p.keepAll = keepAll
+	return rec.Time
+}
+
 func clip(b []byte) string {
 	if len(b) > 60 {
 		return string(b[:60]) + "…"

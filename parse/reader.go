@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Limits of the reader.
@@ -94,6 +95,9 @@ type Stats struct {
 	Malformed int64
 	Bytes     int64 // bytes of log text (after decompression)
 	Gzip      bool
+	// FirstTime is the time logged on the first well-formed line: how far
+	// back the input reaches (zero when no line was well formed).
+	FirstTime time.Time
 }
 
 // Reader reads access log lines and yields the records of interest, like
@@ -225,6 +229,9 @@ func (r *Reader) Scan() bool {
 		r.stats.Lines += res.lines
 		r.stats.Malformed += res.malformed
 		r.stats.Bytes += res.bytes
+		if r.stats.FirstTime.IsZero() {
+			r.stats.FirstTime = res.firstTime
+		}
 		for _, e := range res.examples {
 			if len(r.examples) >= r.opts.MaxExamples {
 				break
@@ -241,6 +248,7 @@ func (r *Reader) Scan() bool {
 // relative to the chunk.
 type chunkResult struct {
 	lines, malformed, bytes int64
+	firstTime               time.Time // of the first well-formed line
 	recs                    []Record
 	examples                []*LineError
 }
@@ -477,6 +485,13 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 		if keep {
 			rec.Line = n
 			res.recs = append(res.recs, rec)
+		}
+		if res.firstTime.IsZero() {
+			if keep {
+				res.firstTime = rec.Time
+			} else {
+				res.firstTime = lp.lineTime(line)
+			}
 		}
 	}
 	res.lines = n

@@ -62,7 +62,7 @@ type Summary struct {
 
 	// Extensions beyond SPEC §5.
 	Bytes        int64 `json:"bytes" yaml:"bytes"`
-	FilteredOut  int64 `json:"filtered_out" yaml:"filtered_out"`   // claimed hits outside --since/--until
+	FilteredOut  int64 `json:"filtered_out" yaml:"filtered_out"` // claimed hits outside --since/--until
 	UnclaimedHit int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
 	Incomplete   bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
 }
@@ -122,5 +122,7 @@ type InputReport struct {
 	Malformed int64  `json:"malformed" yaml:"malformed"`
 	Bytes     int64  `json:"bytes" yaml:"bytes"`
 	Gzip      bool   `json:"gzip,omitempty" yaml:"gzip,omitempty"`
-	Error     string `json:"error,omitempty" yaml:"error,omitempty"`
+	// FirstTime is the time on the input's first well-formed line.
+	FirstTime time.Time `json:"first_time" yaml:"first_time"`
+	Error     string    `json:"error,omitempty" yaml:"error,omitempty"`
 }
