@@ -69,7 +69,22 @@ type item struct {
 	field  field
 	quoted bool // the field sits between '"' literals: its end is the first unescaped '"'
 	pos    int  // position in the format string, for errors
+
+	// Set by finish, for the line parser:
+	step  uint8 // how to match this item (step*)
+	delim byte  // stepUntil: the first byte of the next literal
+	check bool  // the field's text must be validated
 }
+
+// How the line parser matches an item.
+const (
+	stepLit1       = iota // a one-byte literal
+	stepLit               // a longer literal
+	stepLastQuoted        // a quoted field followed only by its closing literal
+	stepQuoted            // a quoted field: up to the first unescaped '"'
+	stepUntil             // an unquoted field: up to the next literal's first byte
+	stepRest              // the last item: a field running to the end of the line
+)
 
 // Format is a compiled log format: a plan of literals and fields that a
 // line is matched against from left to right. The zero Format is not
@@ -586,6 +601,29 @@ func (f *Format) finish(src string) error {
 		if i > 0 && i+1 < len(f.items) {
 			prev, next := f.items[i-1].lit, f.items[i+1].lit
 			it.quoted = strings.HasSuffix(prev, `"`) && strings.HasPrefix(next, `"`)
+		}
+	}
+	for i := range f.items {
+		it := &f.items[i]
+		switch {
+		case it.isLit && len(it.lit) == 1:
+			it.step = stepLit1
+		case it.isLit:
+			it.step = stepLit
+		case i+1 == len(f.items):
+			it.step = stepRest
+		case it.quoted && i+2 == len(f.items):
+			it.step = stepLastQuoted
+		case it.quoted:
+			it.step = stepQuoted
+		default:
+			it.step, it.delim = stepUntil, f.items[i+1].lit[0]
+		}
+		if !it.isLit {
+			switch it.field {
+			case fAddr, fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt, fStatus, fBytes, fDurSec, fDurMsec, fDurUsec:
+				it.check = true
+			}
 		}
 	}
 	f.uaItem, f.addrItem = -1, -1

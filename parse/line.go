@@ -21,6 +21,7 @@ type lineParser struct {
 	trustXFF bool
 	keepAll  bool // build a record for every valid line (tests, small inputs)
 	zones    map[int]*time.Location
+	spans    [maxItems]span // where the fields of the current line are
 }
 
 func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
@@ -35,43 +36,45 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	if p.f.json {
 		return p.parseJSON(line, rec)
 	}
-	var spans [maxItems]span
+	spans := &p.spans
 	items := p.f.items
 	pos := 0
 	for i := range items {
 		it := &items[i]
-		if it.isLit {
+		end := len(line)
+		switch it.step {
+		case stepLit1:
+			if pos >= len(line) || line[pos] != it.lit[0] {
+				return false, "expected " + strconv.Quote(it.lit) + " at byte " + strconv.Itoa(pos+1)
+			}
+			pos++
+			continue
+		case stepLit:
 			if len(line)-pos < len(it.lit) || string(line[pos:pos+len(it.lit)]) != it.lit {
 				return false, "expected " + strconv.Quote(it.lit) + " at byte " + strconv.Itoa(pos+1)
 			}
 			pos += len(it.lit)
 			continue
-		}
-		end := len(line)
-		if i+1 < len(items) {
+		case stepLastQuoted:
+			// The last quoted field: its end is the closing quote at the
+			// end of the line, even if a logger left a bare quote inside.
 			next := items[i+1].lit
-			switch {
-			case it.quoted && i+2 == len(items):
-				// The last quoted field: its end is the closing quote at
-				// the end of the line, even if a logger left a bare quote
-				// inside.
-				if !bytes.HasSuffix(line[pos:], []byte(next)) {
-					return false, "line does not end with " + strconv.Quote(next)
-				}
-				end = len(line) - len(next)
-			case it.quoted:
-				end = findQuote(line, pos)
-			default:
-				// An unquoted field ends where the next literal starts:
-				// it cannot hold that literal's first byte, so a line is
-				// never split two ways.
-				end = indexByteFrom(line, pos, next[0])
+			if len(line)-pos < len(next) || string(line[len(line)-len(next):]) != next {
+				return false, "line does not end with " + strconv.Quote(next)
 			}
-			if end < 0 {
-				return false, "no " + strconv.Quote(next) + " after the " + fieldNames[it.field] + " field"
-			}
+			end = len(line) - len(next)
+		case stepQuoted:
+			end = findQuote(line, pos)
+		case stepUntil:
+			// An unquoted field ends where the next literal starts: it
+			// cannot hold that literal's first byte, so a line is never
+			// split two ways.
+			end = indexByteFrom(line, pos, it.delim)
 		}
-		if !validField(it.field, line[pos:end]) {
+		if end < 0 {
+			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
+		}
+		if it.check && !validField(it.field, line[pos:end]) {
 			return false, "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(line[pos:end]))
 		}
 		spans[i] = span{int32(pos), int32(end)}
@@ -84,7 +87,10 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	claimed, listed := false, false
 	if i := p.f.uaItem; i >= 0 {
 		ua := line[spans[i].s:spans[i].e]
-		claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeLog(ua))))
+		// Servers never escape letters, and no escape decodes to one, so
+		// the token is in the logged text exactly when it is in the
+		// User-Agent sent.
+		claimed = ContainsToken(ua)
 	}
 	if i := p.f.addrItem; i >= 0 && p.listed != nil {
 		listed = p.listed.containsText(line[spans[i].s:spans[i].e])
@@ -92,7 +98,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	if !claimed && !listed && !p.keepAll {
 		return false, ""
 	}
-	p.fillText(line, &spans, rec)
+	p.fillText(line, spans, rec)
 	rec.Claimed = claimed
 	if !claimed && p.trustXFF && !p.keepAll {
 		// The client came from X-Forwarded-For: only keep it when that
@@ -125,7 +131,7 @@ func clip(b []byte) string {
 // Fields are mostly short, so the first bytes are looked at one by one
 // before the vectorised search is worth its setup.
 func indexByteFrom(b []byte, from int, c byte) int {
-	end := min(from+16, len(b))
+	end := min(from+32, len(b))
 	for i := from; i < end; i++ {
 		if b[i] == c {
 			return i

@@ -5,35 +5,46 @@ import (
 	"strings"
 )
 
-// tokenLower is the product token in lower case; tokenShift is its
-// Boyer-Moore-Horspool shift table over case-folded bytes.
+// tokenLower is the product token in lower case. tokenShift is a
+// Horspool shift table over pairs of case-folded bytes (a 2-gram variant
+// of Boyer-Moore-Horspool): most pairs in a User-Agent do not occur in the
+// token, so the search mostly jumps ten bytes at a time.
 var (
 	tokenLower = strings.ToLower(Token)
-	tokenShift = func() (t [256]uint8) {
+	tokenShift = func() *[1 << 16]uint8 {
+		var t [1 << 16]uint8
 		n := len(tokenLower)
 		for i := range t {
-			t[i] = uint8(n)
+			t[i] = uint8(n - 1)
 		}
-		for i := 0; i < n-1; i++ {
-			c := tokenLower[i]
-			t[c] = uint8(n - 1 - i)
-			if c >= 'a' && c <= 'z' {
-				t[c-32] = uint8(n - 1 - i)
+		// the pair ending at pattern position i (1 ≤ i ≤ n-2) shifts n-1-i
+		for i := 1; i < n-1; i++ {
+			a, b := tokenLower[i-1], tokenLower[i]
+			for _, x := range caseVariants(a) {
+				for _, y := range caseVariants(b) {
+					t[uint16(x)<<8|uint16(y)] = uint8(n - 1 - i)
+				}
 			}
 		}
-		return t
+		return &t
 	}()
 )
+
+func caseVariants(c byte) []byte {
+	if c >= 'a' && c <= 'z' {
+		return []byte{c, c - 32}
+	}
+	return []byte{c}
+}
 
 // ContainsToken reports whether b contains the product token LohiSoftBot in
 // any mix of upper and lower case. It does not allocate.
 func ContainsToken(b []byte) bool {
 	n := len(tokenLower)
+	shift := tokenShift
 	for i := n - 1; i < len(b); {
-		c := b[i]
-		if c|0x20 == tokenLower[n-1] {
-			j := n - 1
-			k := i
+		if lowerASCII(b[i]) == tokenLower[n-1] && lowerASCII(b[i-1]) == tokenLower[n-2] {
+			j, k := n-3, i-2
 			for j >= 0 && lowerASCII(b[k]) == tokenLower[j] {
 				j--
 				k--
@@ -42,7 +53,7 @@ func ContainsToken(b []byte) bool {
 				return true
 			}
 		}
-		i += int(tokenShift[c])
+		i += int(shift[uint16(b[i-1])<<8|uint16(b[i])])
 	}
 	return false
 }
@@ -59,6 +70,11 @@ func lowerASCII(c byte) byte {
 // empty.
 type AddrSet struct {
 	v4, v6 []netip.Prefix
+	// exact4 holds the single IPv4 addresses (/32) as text, and netted4
+	// says whether wider IPv4 prefixes exist: the usual list of a few
+	// addresses is then matched by comparing bytes.
+	exact4  []string
+	netted4 bool
 }
 
 // NewAddrSet returns a set of the valid prefixes given.
@@ -71,6 +87,11 @@ func NewAddrSet(prefixes []netip.Prefix) *AddrSet {
 		p = p.Masked()
 		if p.Addr().Is4() {
 			s.v4 = append(s.v4, p)
+			if p.Bits() == 32 {
+				s.exact4 = append(s.exact4, p.Addr().String())
+			} else {
+				s.netted4 = true
+			}
 		} else {
 			s.v6 = append(s.v6, p)
 		}
@@ -99,6 +120,16 @@ func (s *AddrSet) Contains(a netip.Addr) bool {
 // containsText reports whether the address written in b is in the set.
 func (s *AddrSet) containsText(b []byte) bool {
 	if s == nil {
+		return false
+	}
+	for _, e := range s.exact4 {
+		if string(b) == e {
+			return true
+		}
+	}
+	if !s.netted4 && len(s.v6) == 0 {
+		// A dotted quad written another way (leading zeros) is no
+		// address: parseIPv4 rejects those too.
 		return false
 	}
 	if a, ok := parseIPv4(b); ok {
