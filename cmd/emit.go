@@ -1,18 +1,554 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+	"time"
 
+	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
 
-// newEmitCmd is a placeholder until the command is built.
+// emitOptions holds the flags of `emit`.
+type emitOptions struct {
+	auditOptions
+	Mode             string
+	Output           string
+	Report           string
+	TTL              string
+	NeverBlock       []string
+	CloudflareOutput string
+	CloudflareList   string
+	NFTHook          string
+	NFTPriority      string
+	NFTTable         string
+	SetOnly          bool
+	ModSecIDBase     int
+	ChangedExit      int
+}
+
+// emitTargets are the TARGET arguments of `emit`.
+var emitTargets = []string{"nftables", "cloudflare", "modsecurity"}
+
+// emitMaxReport bounds the size of a --report file.
+const emitMaxReport = 256 << 20
+
+// errRulesChanged is returned, with the --changed-exit code, when -o FILE
+// got new rules. It is not a failure: Run should exit with the code
+// without printing an error.
+var errRulesChanged = errors.New("the rules changed")
+
+// emitTargetFlags are the flags that apply to one target only.
+var emitTargetFlags = map[string][]string{
+	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
+	"cloudflare":  {"cloudflare-output", "cloudflare-list-name"},
+	"modsecurity": {"modsec-id-base"},
+}
+
 func newEmitCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "emit",
-		Hidden: true,
-		RunE: func(c *cobra.Command, _ []string) error {
-			return errors.New("emit: not available in this build")
+	o := &emitOptions{}
+	c := &cobra.Command{
+		Use:   "emit TARGET [FILE...]",
+		Short: "Write firewall and WAF rules: nftables, Cloudflare or ModSecurity",
+		Long: `emit writes rules for TARGET (nftables, cloudflare or modsecurity) from access
+logs, read and verified as 'logs' does, or from --report, a JSON report an
+earlier 'logs --format json' run wrote (so DNS is not asked twice).
+
+Modes (--mode):
+  block-spoofed  (default) block the addresses seen claiming to be LohiSoftBot
+                 without being it. The Cloudflare and ModSecurity rules also
+                 block the LohiSoftBot User-Agent token (any case) from every
+                 address but the crawler's, which stops impostors not seen yet.
+  block-bot      block the crawler's own addresses (genuine ones seen, and the
+                 IP list).
+  allow-bot      let the crawler's addresses past other rules.
+
+Targets:
+  nftables     an nft -f file: table inet lohibot with IPv4 and IPv6 sets
+               (flags interval,timeout, auto-merge), every element timing out
+               after --ttl, and a chain on --nft-hook. Loading it replaces the
+               table in one transaction, so it can be loaded again and again,
+               and each load starts every timeout anew. --set-only writes only
+               the sets (into --nft-table), for your own chains to refer to.
+               In allow-bot mode an accept ends only this table's chain: use
+               --set-only --nft-table 'inet filter' and refer to @crawler_v4
+               and @crawler_v6 from the chain that drops.
+  cloudflare   --cloudflare-output ruleset (default): the JSON body for PUT
+               /zones/{zone_id}/rulesets/phases/http_request_firewall_custom/entrypoint;
+               list: Lists API items for the block (or allow) set; expression:
+               the bare expression. Addresses that do not fit in 4,096
+               characters move to a list ($lohibot_spoofed, or
+               --cloudflare-list-name). IPv6 addresses are blocked by their /64.
+  modsecurity  SecRule rules (phase 1, t:none, deny with 403) for ModSecurity 2
+               (Apache) and libmodsecurity 3 (nginx); include the file after
+               SecRuleEngine On (allow-bot: before your other rules).
+
+Safety: no rule ever blocks loopback, private, link-local, multicast,
+unspecified, carrier-grade NAT or reserved addresses, nor anything in
+--never-block; block-spoofed never blocks a genuine address or one in the IP
+list; unverified addresses are never blocked. Put your own networks, proxies
+and CDN ranges in --never-block: behind a proxy the log shows the proxy's
+address unless you use --trust-xff.
+
+-o FILE writes atomically and leaves FILE untouched when only the time in
+its header would change; --changed-exit N exits N when FILE did change.
+The output is sorted and starts with a header saying what made it, from
+which inputs, and when (--fail-on has no effect here).`,
+		Example: `  lohibot-audit emit nftables /var/log/nginx/access.log -o /etc/nftables.d/lohibot.nft && nft -f /etc/nftables.d/lohibot.nft
+  lohibot-audit logs --format json access.log > audit.json
+  lohibot-audit emit cloudflare --report audit.json > ruleset.json
+  lohibot-audit emit cloudflare --report audit.json --cloudflare-output list > items.json
+  lohibot-audit emit modsecurity --report audit.json -o /etc/modsecurity/lohibot.conf --changed-exit 10
+  lohibot-audit emit nftables --mode allow-bot --set-only --nft-table 'inet filter' --report audit.json`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &exitError{code: ExitUsage, err: withHint(
+					errors.New("emit needs a TARGET: nftables, cloudflare or modsecurity"),
+					"lohibot-audit emit nftables /var/log/nginx/access.log")}
+			}
+			return nil
+		},
+		ValidArgs: emitTargets,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := loadConfig(env, c, o.Config); err != nil {
+				return err
+			}
+			return runEmit(c, env, o, args[0], args[1:])
 		},
 	}
+	f := c.Flags()
+	f.StringVar(&o.Mode, "mode", string(emit.BlockSpoofed), "what the rules do: block-spoofed, block-bot or allow-bot")
+	f.StringVarP(&o.Output, "output", "o", "", "write the rules to `FILE` (atomically; untouched when unchanged) instead of stdout")
+	f.StringVar(&o.Report, "report", "", "read addresses and verdicts from a JSON report of 'logs --format json' (`FILE`, or - for stdin) instead of logs")
+	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long set elements live unless the file is loaded again (7d, 36h, 1d12h; at most 365d)")
+	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address that no rule may block (repeatable, or comma separated)")
+	f.StringVar(&o.CloudflareOutput, "cloudflare-output", string(emit.CloudflareRuleset), "cloudflare: ruleset (custom rules JSON), list (Lists API items) or expression")
+	f.StringVar(&o.CloudflareList, "cloudflare-list-name", "", "cloudflare: match the address set with $`NAME` (an IP list you upload with --cloudflare-output list) instead of inline")
+	f.StringVar(&o.NFTHook, "nft-hook", emit.DefaultNFTHook, "nftables: the chain's hook: input, prerouting or forward")
+	f.StringVar(&o.NFTPriority, "nft-priority", emit.DefaultNFTPriority, "nftables: the chain's priority: a number, or raw, mangle, filter or security with an optional + N or - N")
+	f.StringVar(&o.NFTTable, "nft-table", emit.DefaultNFTTable, "nftables: the table, as 'FAMILY NAME' (with --set-only, the table your chains live in)")
+	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: write only the sets (created when missing, elements replaced), no chain")
+	f.IntVar(&o.ModSecIDBase, "modsec-id-base", emit.DefaultModSecIDBase, "modsecurity: the first rule ID; the rules use consecutive IDs from it (1-99999 is ModSecurity's range for local rules)")
+	f.IntVar(&o.ChangedExit, "changed-exit", 0, "with -o: exit with this code (1-125) when the file changed, 0 when it did not")
+	addLogFlags(f, &o.auditOptions)
+	addIdentityFlags(f, &o.auditOptions)
+	addConfigFlag(f, &o.auditOptions)
+	_ = f.MarkHidden("fail-on")
+	return c
+}
+
+// runEmit gathers the input, writes the rules and reports what it did.
+func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []string) error {
+	ctx := c.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !emitValidTarget(target) {
+		return &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("unknown emit target %q", target),
+			"use nftables, cloudflare or modsecurity")}
+	}
+	for t, names := range emitTargetFlags {
+		if t == target {
+			continue
+		}
+		for _, n := range names {
+			if c.Flags().Changed(n) {
+				return usageError("--%s is for the %s target, not %s", n, t, target)
+			}
+		}
+	}
+	mode, err := emit.ParseMode(o.Mode)
+	if err != nil {
+		return usageError("--mode %q: use block-spoofed, block-bot or allow-bot", o.Mode)
+	}
+	never, err := emitParseNeverBlock(o.NeverBlock)
+	if err != nil {
+		return err
+	}
+	if o.ChangedExit != 0 && (o.Output == "" || o.Output == "-") {
+		return usageError("--changed-exit needs -o FILE: it says whether that file changed")
+	}
+	if o.ChangedExit < 0 || o.ChangedExit > 125 {
+		return usageError("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
+	}
+	write, err := emitWriter(target, o)
+	if err != nil {
+		return err
+	}
+
+	in := emit.Input{
+		Mode:       mode,
+		NeverBlock: never,
+		Generated:  env.Now().UTC().Truncate(time.Second),
+		Version:    Version,
+	}
+	var incomplete bool
+	if o.Report != "" {
+		if len(files) > 0 {
+			return usageError("give log files or --report, not both")
+		}
+		if err := emitFromReport(ctx, env, o, &in); err != nil {
+			return err
+		}
+	} else {
+		rep, id, err := runAudit(ctx, env, &o.auditOptions, files)
+		if err != nil && !errors.Is(err, errIncomplete) {
+			return err
+		}
+		incomplete = err != nil
+		in.Sources = emitLogSources(files)
+		in.IPListSource = rep.Summary.IPListSource
+		if id != nil && id.List != nil {
+			in.Listed = append(in.Listed, id.List.Prefixes...)
+		}
+		emitAddReport(env, rep, "", &in)
+		emitWarnReport(env, rep)
+	}
+
+	var buf bytes.Buffer
+	plan, err := write(&buf, in)
+	if err != nil {
+		return emitError(err)
+	}
+	emitWarnPlan(env, plan)
+
+	if o.Output == "" || o.Output == "-" {
+		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("cannot write the rules: %w", err)
+		}
+		if incomplete {
+			return errIncomplete
+		}
+		return nil
+	}
+	changed, err := emit.WriteFileAtomic(o.Output, buf.Bytes(), emit.SameIgnoringGenerated)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: withHint(err, "check the directory exists and is writable; the old file, if any, is as it was")}
+	}
+	if env.StderrTTY {
+		state := "unchanged"
+		if changed {
+			state = "written"
+		}
+		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, emitCount(plan))
+	}
+	if incomplete {
+		return errIncomplete
+	}
+	if changed && o.ChangedExit != 0 {
+		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
+	}
+	return nil
+}
+
+// emitWriter checks the target's flags and returns the emitter to run.
+func emitWriter(target string, o *emitOptions) (func(io.Writer, emit.Input) (*emit.Plan, error), error) {
+	switch target {
+	case "nftables":
+		ttl, err := emit.ParseTTL(o.TTL)
+		if err == nil {
+			_, err = emit.FormatNFTDuration(ttl)
+		}
+		if err != nil {
+			return nil, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+		}
+		opts := emit.NFTOptions{TTL: ttl, Hook: o.NFTHook, Priority: o.NFTPriority, Table: o.NFTTable, SetOnly: o.SetOnly}
+		// Check the options now, so a bad flag is a usage error before any
+		// log is read.
+		if _, err := emit.NFTables(io.Discard, emit.Input{}, opts); err != nil {
+			return nil, usageError("%s", emitOptionMessage(err))
+		}
+		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.NFTables(w, in, opts) }, nil
+	case "cloudflare":
+		out, err := emit.ParseCloudflareOutput(o.CloudflareOutput)
+		if err != nil {
+			return nil, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
+		}
+		opts := emit.CloudflareOptions{Output: out, ListName: o.CloudflareList}
+		if _, err := emit.Cloudflare(io.Discard, emit.Input{Mode: emit.BlockBot}, opts); errors.Is(err, emit.ErrBadOption) {
+			return nil, usageError("%s", emitOptionMessage(err))
+		}
+		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.Cloudflare(w, in, opts) }, nil
+	case "modsecurity":
+		opts := emit.ModSecOptions{IDBase: o.ModSecIDBase}
+		if o.ModSecIDBase < 1 || o.ModSecIDBase > emit.ModSecMaxID-1000 {
+			return nil, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)
+		}
+		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.ModSecurity(w, in, opts) }, nil
+	}
+	return nil, usageError("unknown emit target %q", target)
+}
+
+// emitOptionMessage strips the package's sentinel from an option error.
+func emitOptionMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), emit.ErrBadOption.Error()+": ")
+}
+
+// emitError turns an emitter's error into the program's voice, with what
+// to do next.
+func emitError(err error) error {
+	switch {
+	case errors.Is(err, emit.ErrNoCrawlerAddresses):
+		return &exitError{code: ExitUsage, err: withHint(err, "give the crawler's IP list with --ip-list, or use the nftables target, which blocks only the addresses seen spoofing")}
+	case errors.Is(err, emit.ErrListTooLong):
+		return &exitError{code: ExitUsage, err: withHint(err, "block fewer addresses (--since 7d), or use the nftables or modsecurity target")}
+	case errors.Is(err, emit.ErrExpressionTooLong):
+		return &exitError{code: ExitUsage, err: withHint(err, "the crawler's addresses alone do not fit in a Cloudflare expression; check the IP list")}
+	case errors.Is(err, emit.ErrBadOption):
+		return usageError("%s", emitOptionMessage(err))
+	}
+	return fmt.Errorf("cannot write the rules: %w", err)
+}
+
+func emitValidTarget(t string) bool {
+	for _, x := range emitTargets {
+		if t == x {
+			return true
+		}
+	}
+	return false
+}
+
+// emitParseNeverBlock parses --never-block values: CIDRs or addresses,
+// each flag value possibly a comma-separated list.
+func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if p, err := netip.ParsePrefix(s); err == nil {
+				out = append(out, p.Masked())
+				continue
+			}
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", s)
+			}
+			a = a.WithZone("")
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out, nil
+}
+
+// emitLogSources names the log inputs for the rules' header.
+func emitLogSources(files []string) []string {
+	if len(files) == 0 {
+		return []string{"stdin"}
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		if f == "-" {
+			f = "stdin"
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// emitFromReport fills in from a --report file and the IP list in force.
+func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Input) error {
+	rep, err := emitReadReport(env, o.Report)
+	if err != nil {
+		return err
+	}
+	name := o.Report
+	if name == "-" {
+		name = "stdin"
+	}
+	in.Sources = []string{"report " + name}
+	listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		warnf(env, "%s", w)
+	}
+	in.Listed = append(in.Listed, listed...)
+	in.IPListSource = source
+	emitAddReport(env, rep, name, in)
+	return nil
+}
+
+// emitIPList loads the crawler's IP list as --ip-list, --offline,
+// --cache-dir and --no-cache say, without asking DNS anything.
+func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix, string, []string, error) {
+	dir, warn := identityCacheDir(env, o)
+	mode := ipListAuto
+	if o.Offline {
+		mode = ipListNoFetch
+	}
+	ll, err := loadIPList(ctx, env, o, dir, mode)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	warnings := ll.Warnings
+	if warn != "" {
+		warnings = append([]string{warn}, warnings...)
+	}
+	return ll.List.Prefixes, ll.List.Source, warnings, nil
+}
+
+// emitReadReport reads and parses a JSON report; "-" is stdin.
+func emitReadReport(env *Env, name string) (*verify.Report, error) {
+	var r io.Reader = env.Stdin
+	if name != "-" {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, usageError("cannot read report %s: %v", name, unwrapPathError(err))
+		}
+		defer fh.Close()
+		r = fh
+	}
+	data, err := io.ReadAll(io.LimitReader(r, emitMaxReport+1))
+	if err != nil {
+		return nil, usageError("cannot read report %s: %v", name, err)
+	}
+	if len(data) > emitMaxReport {
+		return nil, usageError("report %s is larger than %d MiB: is it a report?", name, emitMaxReport>>20)
+	}
+	var rep verify.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("report %s is not valid JSON: %s", name, firstLine(err.Error())),
+			"give the output of 'lohibot-audit logs --format json'")}
+	}
+	if rep.Tool != "lohibot-audit" {
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("%s is not a lohibot-audit report (it has no \"tool\": \"lohibot-audit\")", name),
+			"give the output of 'lohibot-audit logs --format json'")}
+	}
+	return &rep, nil
+}
+
+// emitAddReport adds a report's addresses to in: spoofed ones to block,
+// genuine ones to spare, listed ones to the IP list; unverified ones are
+// never blocked. An address that does not parse is skipped with a warning
+// naming the report (name, empty for a report made in this run).
+func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
+	if rep == nil {
+		return
+	}
+	for _, r := range rep.IPs {
+		a, err := netip.ParseAddr(r.IP)
+		if err != nil {
+			if name != "" {
+				warnf(env, "report %s: skipping %q: not an IP address", name, r.IP)
+			}
+			continue
+		}
+		if r.InIPList {
+			a := a.Unmap().WithZone("")
+			in.Listed = append(in.Listed, netip.PrefixFrom(a, a.BitLen()))
+		}
+		switch r.Verdict {
+		case verify.Spoofed:
+			in.Spoofed = append(in.Spoofed, a)
+		case verify.Genuine:
+			in.Genuine = append(in.Genuine, a)
+		case verify.Unverified:
+		default:
+			if name != "" {
+				warnf(env, "report %s: %s has the unknown verdict %q; it is not blocked", name, r.IP, r.Verdict)
+			}
+		}
+	}
+}
+
+// emitWarnReport prints the audit's warnings that were not printed while
+// the logs were read.
+func emitWarnReport(env *Env, rep *verify.Report) {
+	if rep == nil {
+		return
+	}
+	said := map[string]bool{}
+	for _, in := range rep.Inputs {
+		if in.Error != "" {
+			said[in.Error] = true
+		}
+	}
+	for _, w := range rep.Warnings {
+		if !said[w] {
+			said[w] = true
+			warnf(env, "%s", w)
+		}
+	}
+}
+
+// emitWarnPlan says what the safety rules kept out of the rules, and the
+// emitter's notes. Addresses left out because of --never-block are what
+// the user asked for: they are said only on a terminal.
+func emitWarnPlan(env *Env, p *emit.Plan) {
+	byReason := map[emit.SkipReason][]string{}
+	for _, s := range p.Skipped {
+		byReason[s.Reason] = append(byReason[s.Reason], emitPrefixString(s.Prefix))
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, string(r))
+	}
+	sort.Strings(reasons)
+	var special []string
+	for _, rs := range reasons {
+		r := emit.SkipReason(rs)
+		list := emitShortList(byReason[r])
+		switch {
+		case r == emit.SkipNeverBlock:
+			if env.StderrTTY {
+				fmt.Fprintf(env.Stderr, "lohibot-audit: not blocked, as --never-block asks: %s\n", list)
+			}
+		case r == emit.SkipGenuine || r == emit.SkipListed:
+			warnf(env, "not blocked, though reported as spoofing: %s (%s: the report contradicts itself or the IP list changed)", list, r)
+		case r == emit.SkipTooWide:
+			warnf(env, "left out, wider than the target accepts: %s", list)
+		default:
+			special = append(special, fmt.Sprintf("%s (%s)", list, r))
+		}
+	}
+	if len(special) > 0 {
+		warnf(env, "left out, as no rule ever matches such addresses: %s; if the server is behind a proxy, its log shows the proxy's address (see --trust-xff)", strings.Join(special, ", "))
+	}
+	for _, n := range p.Notes {
+		warnf(env, "%s", n)
+	}
+}
+
+// emitPrefixString prints a single-address prefix as the bare address.
+func emitPrefixString(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+// emitShortList joins at most five items and counts the rest.
+func emitShortList(items []string) string {
+	if len(items) <= 5 {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
+}
+
+// emitCount says how many addresses the rules hold.
+func emitCount(p *emit.Plan) string {
+	switch p.Mode {
+	case emit.AllowBot:
+		return fmt.Sprintf("%d addresses allowed", len(p.Allow))
+	case emit.BlockSpoofed:
+		return fmt.Sprintf("%d addresses blocked, %d spared from the token rule", len(p.Block), len(p.Exempt))
+	}
+	return fmt.Sprintf("%d addresses blocked", len(p.Block))
 }

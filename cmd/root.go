@@ -106,7 +106,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee != errFindings && ee != errIncomplete {
+		if ee != errFindings && ee != errIncomplete && !errors.Is(ee.err, errRulesChanged) {
 			printError(env, ee.err)
 		}
 		return ee.code

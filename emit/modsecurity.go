@@ -1,0 +1,213 @@
+package emit
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+)
+
+// Defaults and limits of the ModSecurity output.
+const (
+	// DefaultModSecIDBase is the first rule ID. ModSecurity reserves IDs
+	// 1 to 99,999 for local rules; this block is unlikely to clash with
+	// hand-written ones.
+	DefaultModSecIDBase = 42000
+	// ModSecLocalIDMax is the last ID of the range ModSecurity reserves for
+	// local rules.
+	ModSecLocalIDMax = 99999
+	// ModSecMaxID is the largest rule ID accepted.
+	ModSecMaxID = 1<<31 - 1
+	// ModSecChunk is the most addresses one @ipMatch carries; longer lists
+	// are split over several rules (or chained rules), each line staying
+	// far below any configuration parser's line limit.
+	ModSecChunk = 500
+)
+
+// ModSecOptions shape the ModSecurity output. The zero value gives the
+// defaults.
+type ModSecOptions struct {
+	// IDBase is the first rule ID; zero means DefaultModSecIDBase. The
+	// rules use consecutive IDs from it, as many as the header says.
+	IDBase int
+}
+
+// ModSecurity writes a ModSecurity rules file (SecRule directives, to be
+// included after SecRuleEngine On) that loads under ModSecurity 2 (Apache)
+// and libmodsecurity 3 (nginx), and returns the Plan it wrote. Every rule
+// runs in phase 1 and carries t:none first, chained rules included; deny
+// rules answer 403 and log.
+//
+// In BlockSpoofed mode a chained rule denies requests whose User-Agent
+// contains the product token (t:lowercase) unless REMOTE_ADDR matches the
+// crawler's addresses, and further rules deny the spoofing addresses
+// outright. In BlockBot mode rules deny the crawler's addresses. In
+// AllowBot mode rules let the crawler's addresses past every later rule
+// (pass with ctl:ruleEngine=Off): include the file before other rules.
+func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
+	base := o.IDBase
+	if base == 0 {
+		base = DefaultModSecIDBase
+	}
+	if base < 1 || base > ModSecMaxID {
+		return nil, fmt.Errorf("%w: modsecurity rule id base %d: use 1 to %d (1 to %d is the range for local rules)", ErrBadOption, base, ModSecMaxID, ModSecLocalIDMax)
+	}
+	p, err := NewPlan(in)
+	if err != nil {
+		return nil, err
+	}
+	set := p.crawlerSet()
+	chunks := chunkPrefixes(set, ModSecChunk)
+	if p.Mode == BlockSpoofed && len(p.Exempt) == 0 {
+		return nil, fmt.Errorf("%w: no genuine address and an empty IP list: a rule denying %s to every other address would deny the crawler itself", ErrNoCrawlerAddresses, Token)
+	}
+	if p.Mode != BlockSpoofed && len(set) == 0 {
+		return nil, fmt.Errorf("%w: no crawler address left to match", ErrNoCrawlerAddresses)
+	}
+	n := len(chunks)
+	if p.Mode == BlockSpoofed {
+		n++
+	}
+	if base > ModSecMaxID-n+1 {
+		return nil, fmt.Errorf("%w: modsecurity rule id base %d leaves no room for %d rules", ErrBadOption, base, n)
+	}
+	last := base + n - 1
+
+	tag := "tag:" + msQuote("lohibot-audit") + ",tag:" + msQuote("lohibot-audit/"+string(p.Mode))
+	var what string
+	switch p.Mode {
+	case BlockSpoofed:
+		what = fmt.Sprintf("This file denies %s claims from addresses that are not the crawler's, and all requests from %s seen spoofing it.", Token, plural(len(set), "address", "addresses"))
+	case BlockBot:
+		what = fmt.Sprintf("This file denies all requests from the %s crawler's %s.", Token, plural(len(set), "address", "addresses"))
+	case AllowBot:
+		what = fmt.Sprintf("This file lets the %s crawler's %s past every later rule: include it before other rules.", Token, plural(len(set), "address", "addresses"))
+	}
+	ids := fmt.Sprintf("Rule IDs: %d", base)
+	if last != base {
+		ids = fmt.Sprintf("Rule IDs: %d to %d", base, last)
+	}
+	if last > ModSecLocalIDMax || base > ModSecLocalIDMax {
+		ids += " (outside 1 to 99999, the range ModSecurity reserves for local rules)"
+	}
+
+	bw := bufio.NewWriter(w)
+	bw.WriteString(hashComment(
+		fmt.Sprintf("lohibot-audit %s: ModSecurity rules (ModSecurity 2 and libmodsecurity 3), mode %s.", in.versionString(), p.Mode),
+		what,
+		"Inputs: "+in.sourcesString(0)+"; IP list: "+in.ipListString()+".",
+		in.generatedString(),
+		ids+". Include this file after SecRuleEngine On; regenerate it rather than editing it.",
+	))
+	bw.WriteString("\n")
+
+	id := base
+	switch p.Mode {
+	case BlockSpoofed:
+		msg := msQuote(fmt.Sprintf("lohibot-audit: User-Agent claims %s from an address that is not the crawler", Token))
+		exempt := chunkPrefixes(p.Exempt, ModSecChunk)
+		fmt.Fprintf(bw, "SecRule REQUEST_HEADERS:User-Agent %s \"id:%d,phase:1,deny,status:403,log,t:none,t:lowercase,msg:%s,%s,chain\"\n",
+			msOperator("@contains", tokenLower), id, msg, tag)
+		for i, c := range exempt {
+			chain := ""
+			if i < len(exempt)-1 {
+				chain = ",chain"
+			}
+			fmt.Fprintf(bw, "    SecRule REMOTE_ADDR %s \"t:none%s\"\n", msOperator("!@ipMatch", msIPList(c)), chain)
+		}
+		id++
+		if len(chunks) > 0 {
+			bw.WriteString("\n")
+		}
+		msg = msQuote(fmt.Sprintf("lohibot-audit: address seen claiming to be %s without being it", Token))
+		for _, c := range chunks {
+			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,deny,status:403,log,t:none,msg:%s,%s\"\n",
+				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
+			id++
+		}
+	case BlockBot:
+		msg := msQuote(fmt.Sprintf("lohibot-audit: %s crawler address", Token))
+		for _, c := range chunks {
+			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,deny,status:403,log,t:none,msg:%s,%s\"\n",
+				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
+			id++
+		}
+	case AllowBot:
+		msg := msQuote(fmt.Sprintf("lohibot-audit: %s crawler address, later rules skipped", Token))
+		for _, c := range chunks {
+			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,pass,log,t:none,ctl:ruleEngine=Off,msg:%s,%s\"\n",
+				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
+			id++
+		}
+	}
+	return p, bw.Flush()
+}
+
+// chunkPrefixes splits ps into runs of at most n.
+func chunkPrefixes(ps []netip.Prefix, n int) [][]netip.Prefix {
+	var out [][]netip.Prefix
+	for len(ps) > n {
+		out = append(out, ps[:n])
+		ps = ps[n:]
+	}
+	if len(ps) > 0 {
+		out = append(out, ps)
+	}
+	return out
+}
+
+// msIPList writes prefixes as an @ipMatch argument: comma separated, no
+// spaces.
+func msIPList(ps []netip.Prefix) string {
+	parts := make([]string, len(ps))
+	for i, q := range ps {
+		parts[i] = prefixString(q)
+	}
+	return strings.Join(parts, ",")
+}
+
+// msOperator writes an operator and its argument as the double-quoted
+// second field of a SecRule: double quotes and backslashes escaped, control
+// bytes left out.
+func msOperator(op, arg string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	b.WriteString(op)
+	b.WriteByte(' ')
+	for i := 0; i < len(arg); i++ {
+		c := arg[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// msQuote writes s as a single-quoted action argument (msg:'...', tag:'...')
+// that sits inside the double-quoted action list: only printable ASCII
+// other than quotes and backslashes is kept as it is; quotes and
+// backslashes become spaces, and anything else is left out, so the text
+// can end neither the argument nor the action list.
+func msQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"' || c == '\\':
+			b.WriteByte(' ')
+		case c < 0x20 || c >= 0x7f:
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}

@@ -1,0 +1,363 @@
+package emit
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// Plan is what a set of rules does, after the safety rules: every emitter
+// builds one from its Input and writes it out.
+type Plan struct {
+	// Mode is the Input's mode.
+	Mode Mode
+	// Block are the prefixes the rules block: the spoofing addresses in
+	// BlockSpoofed mode, the crawler's addresses in BlockBot mode, none in
+	// AllowBot mode. Sorted (IPv4 first), without overlaps.
+	Block []netip.Prefix
+	// Exempt are the crawler's addresses (genuine ones and the IP list):
+	// in BlockSpoofed mode the WAF token rule spares them. Sorted, without
+	// overlaps; empty in the other modes.
+	Exempt []netip.Prefix
+	// Allow are the crawler's addresses that AllowBot rules let through.
+	// Sorted, without overlaps; empty in the other modes.
+	Allow []netip.Prefix
+	// Skipped are the addresses the safety rules kept out of Block (or
+	// Allow), each with the reason, sorted by prefix.
+	Skipped []Skipped
+	// Notes are things the user should know about the output (such as a
+	// Cloudflare list the expression refers to); the emitter fills them.
+	Notes []string
+}
+
+// Skipped is an address kept out of a rule, and why.
+type Skipped struct {
+	Prefix netip.Prefix
+	Reason SkipReason
+}
+
+// SkipReason says why an address was kept out of a rule.
+type SkipReason string
+
+// The reasons an address is kept out of a block (or allow) set.
+const (
+	SkipGenuine     SkipReason = "genuine"     // verified to be the crawler
+	SkipListed      SkipReason = "listed"      // in the crawler's IP list
+	SkipNeverBlock  SkipReason = "never-block" // in --never-block
+	SkipUnspecified SkipReason = "unspecified" // 0.0.0.0/8, ::
+	SkipLoopback    SkipReason = "loopback"    // 127.0.0.0/8, ::1
+	SkipPrivate     SkipReason = "private"     // RFC 1918, fc00::/7
+	SkipLinkLocal   SkipReason = "link-local"  // 169.254.0.0/16, fe80::/10
+	SkipMulticast   SkipReason = "multicast"   // 224.0.0.0/4, ff00::/8
+	SkipShared      SkipReason = "shared"      // 100.64.0.0/10 (carrier-grade NAT)
+	SkipReserved    SkipReason = "reserved"    // 240.0.0.0/4 and broadcast
+	SkipTooWide     SkipReason = "too-wide"    // wider than the target accepts (Cloudflare lists: /8)
+)
+
+// Special reports whether r is one of the address ranges that no rule of
+// this package ever blocks whatever the input (as opposed to genuine,
+// listed and never-block, which depend on the input).
+func (r SkipReason) Special() bool {
+	switch r {
+	case SkipGenuine, SkipListed, SkipNeverBlock, SkipTooWide:
+		return false
+	}
+	return true
+}
+
+// specialRange is an address range no rule blocks (or allows).
+type specialRange struct {
+	prefix netip.Prefix
+	reason SkipReason
+}
+
+// specialRanges are checked in order; the first that overlaps names the
+// reason.
+var specialRanges = []specialRange{
+	{netip.MustParsePrefix("0.0.0.0/8"), SkipUnspecified},
+	{netip.MustParsePrefix("::/128"), SkipUnspecified},
+	{netip.MustParsePrefix("127.0.0.0/8"), SkipLoopback},
+	{netip.MustParsePrefix("::1/128"), SkipLoopback},
+	{netip.MustParsePrefix("10.0.0.0/8"), SkipPrivate},
+	{netip.MustParsePrefix("172.16.0.0/12"), SkipPrivate},
+	{netip.MustParsePrefix("192.168.0.0/16"), SkipPrivate},
+	{netip.MustParsePrefix("fc00::/7"), SkipPrivate},
+	{netip.MustParsePrefix("169.254.0.0/16"), SkipLinkLocal},
+	{netip.MustParsePrefix("fe80::/10"), SkipLinkLocal},
+	{netip.MustParsePrefix("224.0.0.0/4"), SkipMulticast},
+	{netip.MustParsePrefix("ff00::/8"), SkipMulticast},
+	{netip.MustParsePrefix("100.64.0.0/10"), SkipShared},
+	{netip.MustParsePrefix("240.0.0.0/4"), SkipReserved},
+	// IPv4-mapped IPv6: unmapped before the check, so only a prefix wider
+	// than /96 can still reach here; it stands for IPv4 space at large.
+	{netip.MustParsePrefix("::ffff:0:0/96"), SkipReserved},
+}
+
+// specialReason returns why p may never be in a rule, or "" when it may.
+func specialReason(p netip.Prefix) SkipReason {
+	for _, s := range specialRanges {
+		if s.prefix.Overlaps(p) {
+			return s.reason
+		}
+	}
+	return ""
+}
+
+// NewPlan applies the safety rules to in and returns what the rules do. It
+// fails only on an unknown mode.
+func NewPlan(in Input) (*Plan, error) {
+	return newPlan(in, planLimits{v6Bits: 128})
+}
+
+// planLimits adapt a Plan to what a target accepts.
+type planLimits struct {
+	// v6Bits widens IPv6 block entries to a /v6Bits prefix (Cloudflare
+	// lists take IPv6 ranges up to /64 only). A widened prefix is checked
+	// whole, so it is dropped when any part of it is protected.
+	v6Bits int
+	// minBits4 and minBits6 are the widest prefixes the target takes in a
+	// block or allow set; wider ones are skipped as too wide. Zero means no
+	// limit.
+	minBits4, minBits6 int
+}
+
+// tooWide reports whether q is wider than the limits allow.
+func (l planLimits) tooWide(q netip.Prefix) bool {
+	if q.Addr().Is4() {
+		return q.Bits() < l.minBits4
+	}
+	return q.Bits() < l.minBits6
+}
+
+// newPlan is NewPlan within a target's limits.
+func newPlan(in Input, lim planLimits) (*Plan, error) {
+	mode, err := ParseMode(string(in.Mode))
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Mode: mode}
+	listed := normPrefixes(in.Listed)
+	genuine := make([]netip.Prefix, 0, len(in.Genuine))
+	for _, a := range in.Genuine {
+		if a = normAddr(a); a.IsValid() {
+			genuine = append(genuine, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	genuine = collapse(genuine)
+	never := normPrefixes(in.NeverBlock)
+	// crawler is every prefix as given: each is checked on its own before
+	// the survivors are collapsed, so that one bad prefix cannot swallow
+	// good ones it happens to hold.
+	crawler := append(slices.Clone(listed), genuine...)
+	slices.SortFunc(crawler, comparePrefix)
+	crawler = slices.Compact(crawler)
+
+	var skipped []Skipped
+	skip := func(q netip.Prefix, r SkipReason) { skipped = append(skipped, Skipped{q, r}) }
+	blockable := func(q netip.Prefix) bool {
+		if r := specialReason(q); r != "" {
+			skip(q, r)
+			return false
+		}
+		if lim.tooWide(q) {
+			skip(q, SkipTooWide)
+			return false
+		}
+		if overlapsAny(q, never) {
+			skip(q, SkipNeverBlock)
+			return false
+		}
+		return true
+	}
+
+	switch mode {
+	case BlockSpoofed:
+		p.Exempt = collapse(crawler)
+		var block []netip.Prefix
+		for _, a := range in.Spoofed {
+			a = normAddr(a)
+			if !a.IsValid() {
+				continue
+			}
+			q := widen(netip.PrefixFrom(a, a.BitLen()), lim.v6Bits)
+			switch {
+			case overlapsAny(q, listed):
+				skip(q, SkipListed)
+			case overlapsAny(q, genuine):
+				skip(q, SkipGenuine)
+			case blockable(q):
+				block = append(block, q)
+			}
+		}
+		p.Block = collapse(block)
+	case BlockBot:
+		var block []netip.Prefix
+		for _, q := range crawler {
+			if q = widen(q, lim.v6Bits); blockable(q) {
+				block = append(block, q)
+			}
+		}
+		p.Block = collapse(block)
+	case AllowBot:
+		var allow []netip.Prefix
+		for _, q := range crawler {
+			if r := specialReason(q); r != "" {
+				skip(q, r)
+				continue
+			}
+			if lim.tooWide(q) {
+				skip(q, SkipTooWide)
+				continue
+			}
+			allow = append(allow, q)
+		}
+		p.Allow = collapse(allow)
+	}
+	slices.SortFunc(skipped, func(a, b Skipped) int {
+		if c := comparePrefix(a.Prefix, b.Prefix); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Reason, b.Reason)
+	})
+	p.Skipped = slices.Compact(skipped)
+	return p, nil
+}
+
+// crawlerSet is the set the mode's rules match on the address alone: Block,
+// or Allow in AllowBot mode.
+func (p *Plan) crawlerSet() []netip.Prefix {
+	if p.Mode == AllowBot {
+		return p.Allow
+	}
+	return p.Block
+}
+
+// normAddr unmaps IPv4-mapped IPv6 addresses and drops zones; the zero
+// Addr stays invalid.
+func normAddr(a netip.Addr) netip.Addr {
+	if !a.IsValid() {
+		return a
+	}
+	return a.Unmap().WithZone("")
+}
+
+// normPrefix masks p and turns an IPv4-mapped IPv6 prefix of /96 or longer
+// into the IPv4 prefix it stands for. An invalid prefix stays invalid.
+func normPrefix(p netip.Prefix) netip.Prefix {
+	if !p.IsValid() {
+		return netip.Prefix{}
+	}
+	a := p.Addr().WithZone("")
+	bits := p.Bits()
+	if a.Is4In6() && bits >= 96 {
+		a, bits = a.Unmap(), bits-96
+	}
+	q, err := a.Prefix(bits)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return q
+}
+
+// normPrefixes normalises and sorts ps, dropping invalid ones and
+// duplicates; prefixes that hold others are kept alongside them.
+func normPrefixes(ps []netip.Prefix) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(ps))
+	for _, p := range ps {
+		if q := normPrefix(p); q.IsValid() {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, comparePrefix)
+	return slices.Compact(out)
+}
+
+// widen turns an IPv6 prefix longer than /bits into the /bits prefix that
+// holds it. IPv4 prefixes and bits >= 128 leave p as it is.
+func widen(p netip.Prefix, bits int) netip.Prefix {
+	if !p.Addr().Is6() || bits >= 128 || p.Bits() <= bits {
+		return p
+	}
+	q, err := p.Addr().Prefix(bits)
+	if err != nil {
+		return p
+	}
+	return q
+}
+
+// overlapsAny reports whether p overlaps one of set.
+func overlapsAny(p netip.Prefix, set []netip.Prefix) bool {
+	for _, q := range set {
+		if q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// comparePrefix orders prefixes by address (IPv4 first), then by length,
+// shorter first.
+func comparePrefix(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Bits(), b.Bits())
+}
+
+// collapse sorts ps and drops every prefix that another one holds. CIDR
+// prefixes are nested or disjoint, so after sorting a prefix is held by
+// another only if the last one kept holds it.
+func collapse(ps []netip.Prefix) []netip.Prefix {
+	if len(ps) == 0 {
+		return nil
+	}
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, comparePrefix)
+	out := ps[:0]
+	for _, p := range ps {
+		if n := len(out); n > 0 {
+			last := out[n-1]
+			if last.Addr().BitLen() == p.Addr().BitLen() && last.Bits() <= p.Bits() && last.Contains(p.Addr()) {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// prefixString prints a single-address prefix as the bare address.
+func prefixString(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+// split4and6 splits sorted prefixes into IPv4 and IPv6 ones.
+func split4and6(ps []netip.Prefix) (v4, v6 []netip.Prefix) {
+	for _, p := range ps {
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	return v4, v6
+}
+
+// String describes a skip for a warning.
+func (s Skipped) String() string {
+	switch s.Reason {
+	case SkipGenuine:
+		return fmt.Sprintf("%s is not blocked: it holds a genuine crawler address", prefixString(s.Prefix))
+	case SkipListed:
+		return fmt.Sprintf("%s is not blocked: it overlaps the crawler's IP list", prefixString(s.Prefix))
+	case SkipNeverBlock:
+		return fmt.Sprintf("%s is not blocked: it overlaps --never-block", prefixString(s.Prefix))
+	case SkipTooWide:
+		return fmt.Sprintf("%s is left out of the rules: the range is wider than the target accepts", prefixString(s.Prefix))
+	}
+	return fmt.Sprintf("%s is left out of the rules: it is (or overlaps) %s address space", prefixString(s.Prefix), s.Reason)
+}
