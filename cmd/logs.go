@@ -126,6 +126,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	prog.stop()
 
+	for _, w := range robots.Warnings() {
+		audit.Warn(w)
+	}
 	results := id.classify(ctx, audit.Addresses())
 	for _, w := range id.Warnings {
 		audit.Warn(w)
