@@ -282,6 +282,15 @@ func cfInline(ps []netip.Prefix) string {
 func cfQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
+	writeBackslashEscaped(&b, s)
+	b.WriteByte('"')
+	return b.String()
+}
+
+// writeBackslashEscaped writes s with '"' and '\\' escaped by a backslash
+// and control bytes left out: the quoting that Cloudflare's Rules language
+// and ModSecurity's SecRule arguments share.
+func writeBackslashEscaped(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -293,8 +302,6 @@ func cfQuote(s string) string {
 			b.WriteByte(c)
 		}
 	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // writeJSON writes v as indented JSON and a newline.

@@ -175,17 +175,7 @@ func msOperator(op, arg string) string {
 	b.WriteByte('"')
 	b.WriteString(op)
 	b.WriteByte(' ')
-	for i := 0; i < len(arg); i++ {
-		c := arg[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-		default:
-			b.WriteByte(c)
-		}
-	}
+	writeBackslashEscaped(&b, arg)
 	b.WriteByte('"')
 	return b.String()
 }

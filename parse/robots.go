@@ -539,8 +539,8 @@ func robotsNormalize(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '%' {
-			if i+2 < len(s) && robotsIsHex(s[i+1]) && robotsIsHex(s[i+2]) {
-				v := robotsUnhex(s[i+1])<<4 | robotsUnhex(s[i+2])
+			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+				v := unhex(s[i+1])<<4 | unhex(s[i+2])
 				i += 2
 				if robotsUnreserved(v) || inQuery && robotsQueryData(v) {
 					b.WriteByte(v)
@@ -603,18 +603,4 @@ func robotsQueryData(c byte) bool {
 func robotsUnreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func robotsIsHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func robotsUnhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }
