@@ -294,14 +294,18 @@ func (r *Reader) produce() {
 		// Large reads bypass this buffer, so it costs nothing after the
 		// sample has been looked at.
 		sb := bufio.NewReaderSize(src, detectSample)
-		sample, _ := sb.Peek(detectSample)
-		if len(sample) > 0 {
-			f, derr := Detect(sample)
-			if derr != nil {
-				r.prodErr = fmt.Errorf("%s: %w", r.opts.Name, derr)
-				return
+		sample, perr := sb.Peek(detectSample)
+		if perr == nil {
+			// Only whole lines tell the format; when the first line is
+			// longer than the sample, the first chunk decides below.
+			if cut := bytes.LastIndexByte(sample, '\n'); cut >= 0 {
+				sample = sample[:cut+1]
+			} else {
+				sample = nil
 			}
-			r.format.Store(f)
+		}
+		if len(sample) > 0 && !r.detect(sample) {
+			return
 		}
 		src = sb
 	}
@@ -374,6 +378,9 @@ func (r *Reader) produce() {
 			}
 		}
 		if len(buf) > 0 {
+			if r.format.Load() == nil && !r.detect(buf) {
+				return
+			}
 			if !send(job{buf: buf, pooled: pooled}) {
 				return
 			}
@@ -395,6 +402,18 @@ func (r *Reader) setReadErr(err error) {
 		err = fmt.Errorf("%w: %v", ErrTruncated, err)
 	}
 	r.prodErr = &ReadError{File: r.opts.Name, Offset: r.counted.n.Load(), Err: err}
+}
+
+// detect sets the format from the whole lines in sample, or records why it
+// cannot and returns false.
+func (r *Reader) detect(sample []byte) bool {
+	f, err := Detect(sample)
+	if err != nil {
+		r.prodErr = fmt.Errorf("%s: %w", r.opts.Name, err)
+		return false
+	}
+	r.format.Store(f)
+	return true
 }
 
 // readFull reads until p is full or the input ends. It returns io.EOF (or

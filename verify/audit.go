@@ -72,7 +72,20 @@ func (a *Audit) Add(rec *parse.Record) {
 	}
 	a.summary.ClaimedHits++
 	a.sites[rec.Host]++
-	a.hits = append(a.hits, rec)
+	a.hits = append(a.hits, conductCopy(rec))
+}
+
+// conductCopy keeps what the conduct checks read of a record, so that the
+// audit holds a few dozen bytes per claimed hit rather than whole lines.
+func conductCopy(rec *parse.Record) *parse.Record {
+	return &parse.Record{
+		File: rec.File, Line: rec.Line,
+		Client: rec.Client, ClientRaw: rec.ClientRaw,
+		Time: rec.Time, Start: rec.Start, End: rec.End,
+		Duration: rec.Duration, HasDuration: rec.HasDuration, Resolution: rec.Resolution,
+		RemoteUser: rec.RemoteUser, Target: rec.Target, Status: rec.Status,
+		Host: rec.Host, RetryAfter: rec.RetryAfter, Claimed: rec.Claimed,
+	}
 }
 
 // AddInput records the counts of one input once it has been read, with
