@@ -71,9 +71,9 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			switch format {
 			case "":
 				format = "table"
-			case "table", "json", "yaml":
+			case "table", "json", "yaml", "csv", "markdown":
 			default:
-				return usageError("unknown --format %q for ips show: use table, json or yaml", o.Format)
+				return usageError("unknown --format %q for ips show: use table, json, yaml, csv or markdown", o.Format)
 			}
 			dir, warn := identityCacheDir(env, o)
 			ll, err := loadIPList(c.Context(), env, o, dir, ipListNoFetch)
@@ -90,7 +90,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 		},
 	}
 	addIPsFlags(c.Flags(), o)
-	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json or yaml (default table)")
+	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
 	return c
 }
 
@@ -128,6 +128,12 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		return writeJSON(w, out)
 	case "yaml":
 		return writeYAML(w, out)
+	case "csv":
+		fmt.Fprintln(w, "prefix")
+		for _, p := range out.Prefixes {
+			fmt.Fprintln(w, p)
+		}
+		return nil
 	}
 	src := l.Source
 	switch {

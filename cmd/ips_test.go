@@ -111,7 +111,8 @@ func TestIPsUpdateAndShow(t *testing.T) {
 			stderr: []string{"error: rejected:", "too large"}},
 		{name: "offline update", args: []string{"ips", "update", "--offline"}, wantCode: 2, stderr: []string{"cannot run with --offline"}},
 		{name: "file update", args: []string{"ips", "update", "--ip-list", "/etc/hosts"}, wantCode: 2, stderr: []string{"is a file"}},
-		{name: "bad format", args: []string{"ips", "show", "--format", "csv"}, wantCode: 2, stderr: []string{"unknown --format"}},
+		{name: "bad format", args: []string{"ips", "show", "--format", "xml"}, wantCode: 2, stderr: []string{"unknown --format"}},
+		{name: "csv lists the prefixes", args: []string{"ips", "show", "--format", "csv"}, stdout: []string{"prefix\n79.139.58.98\n79.139.58.121\n"}},
 		{name: "unknown subcommand", args: []string{"ips", "delete"}, wantCode: 2, stderr: []string{"unknown command"}},
 	}
 	for _, st := range steps {
