@@ -198,9 +198,14 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 	}
 	prog.done()
 	st := r.Stats()
-	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip, FirstTime: st.FirstTime.UTC()}
+	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
+		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: site}
+	if st.MalformedClaims > 0 {
+		audit.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", name, st.MalformedClaims))
+	}
 	if rf := r.Format(); rf != nil {
 		in.LogFormat = rf.Name()
+		in.HostLogged = rf.HasHost()
 		if !rf.HasUserAgent() {
 			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
 		}

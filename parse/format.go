@@ -82,7 +82,8 @@ const (
 	stepLit               // a longer literal
 	stepLastQuoted        // a quoted field followed only by its closing literal
 	stepQuoted            // a quoted field: up to the first unescaped '"'
-	stepUntil             // an unquoted field: up to the next literal's first byte
+	stepUntil             // an unquoted field: up to the next literal, one byte long
+	stepUntilLit          // an unquoted field: up to the next literal, longer than a byte
 	stepRest              // the last item: a field running to the end of the line
 )
 
@@ -218,7 +219,9 @@ func LookupFormat(name string) *Format {
 // nginxVars maps nginx variables to fields; other variables are read and
 // ignored.
 var nginxVars = map[string]field{
-	"remote_addr": fAddr, "realip_remote_addr": fAddr,
+	// $realip_remote_addr is the proxy's address when the realip module
+	// rewrote $remote_addr to the client's: it is read and ignored.
+	"remote_addr": fAddr,
 	"remote_user": fUser,
 	"time_local":  fTimeCLF, "time_iso8601": fTimeISO, "msec": fTimeMsec,
 	"request": fRequest, "request_method": fMethod, "request_uri": fURI,
@@ -397,7 +400,6 @@ func CompileApache(s string) (*Format, error) {
 		}
 		lit.WriteByte(c)
 	}
-	timeEndSet := false
 	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '%' {
@@ -440,9 +442,7 @@ func CompileApache(s string) (*Format, error) {
 		if d == 't' && hasArg {
 			a := arg
 			if strings.HasPrefix(a, "end:") {
-				f.timeIsEnd, timeEndSet = true, true
-			} else if strings.HasPrefix(a, "begin:") {
-				timeEndSet = true
+				f.timeIsEnd = true
 			}
 		}
 		// Plain %t writes its own brackets: [10/Oct/2000:13:55:36 -0700].
@@ -457,7 +457,6 @@ func CompileApache(s string) (*Format, error) {
 		}
 	}
 	flush()
-	_ = timeEndSet
 	if err := f.finish(src); err != nil {
 		return nil, err
 	}
@@ -616,8 +615,10 @@ func (f *Format) finish(src string) error {
 			it.step = stepLastQuoted
 		case it.quoted:
 			it.step = stepQuoted
-		default:
+		case len(f.items[i+1].lit) == 1:
 			it.step, it.delim = stepUntil, f.items[i+1].lit[0]
+		default:
+			it.step = stepUntilLit
 		}
 		if !it.isLit {
 			switch it.field {
@@ -638,7 +639,11 @@ func (f *Format) finish(src string) error {
 	}
 	// With both a virtual host and a Host header, the virtual host wins.
 	if !f.has[fAddr] {
-		return &FormatError{Format: src, Pos: 0, Msg: "no client address field ($remote_addr or %h)"}
+		msg := "no client address field ($remote_addr or %h)"
+		if f.has[fXFF] {
+			msg += "; a format that logs the client only in X-Forwarded-For is not supported: log $remote_addr or %h (or %a) as well, and use --trust-xff"
+		}
+		return &FormatError{Format: src, Pos: 0, Msg: msg}
 	}
 	if !(f.has[fTimeCLF] || f.has[fTimeISO] || f.has[fTimeSec] || f.has[fTimeMsec] || f.has[fTimeMsecInt] || f.has[fTimeUsecInt]) {
 		return &FormatError{Format: src, Pos: 0, Msg: "no time field ($time_local, $time_iso8601, $msec or %t)"}

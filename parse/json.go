@@ -15,7 +15,7 @@ func jsonKeyField(k []byte) field {
 		k = k[1:]
 	}
 	switch string(k) {
-	case "remote_addr", "realip_remote_addr", "client_ip", "remote_ip", "clientip":
+	case "remote_addr", "client_ip", "remote_ip", "clientip":
 		return fAddr
 	case "remote_user":
 		return fUser

@@ -67,9 +67,16 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			end = findQuote(line, pos)
 		case stepUntil:
 			// An unquoted field ends where the next literal starts: it
-			// cannot hold that literal's first byte, so a line is never
-			// split two ways.
+			// cannot hold that literal (one byte here), so a line is
+			// never split two ways.
 			end = indexByteFrom(line, pos, it.delim)
+		case stepUntilLit:
+			// A longer literal such as " [" after the remote user: the
+			// field may hold spaces (nginx logs any Basic user name).
+			end = bytes.Index(line[pos:], []byte(items[i+1].lit))
+			if end >= 0 {
+				end += pos
+			}
 		}
 		if end < 0 {
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
@@ -122,7 +129,11 @@ func (p *lineParser) lineTime(line []byte) time.Time {
 
 func clip(b []byte) string {
 	if len(b) > 60 {
-		return string(b[:60]) + "…"
+		cut := 60
+		for cut > 0 && b[cut]&0xc0 == 0x80 {
+			cut-- // not inside a UTF-8 sequence
+		}
+		return string(b[:cut]) + "…"
 	}
 	return string(b)
 }
@@ -171,7 +182,7 @@ func findQuote(b []byte, from int) int {
 func validField(f field, b []byte) bool {
 	switch f {
 	case fAddr:
-		return len(b) > 0
+		return validAddrText(b)
 	case fTimeCLF:
 		return validCLFTime(b)
 	case fTimeISO:
@@ -187,6 +198,35 @@ func validField(f field, b []byte) bool {
 		return len(b) > 0 && (allDigits(b) || (len(b) == 1 && b[0] == '-'))
 	case fDurSec, fDurMsec, fDurUsec:
 		return (len(b) == 1 && b[0] == '-') || validDecimal(b)
+	}
+	return true
+}
+
+// validAddrText accepts what servers log as the client: an IPv4 or IPv6
+// address (hex digits, ':' and '.', a zone after '%'), or a host name
+// when name lookups are on. A host with a port ("example.com:443") is not
+// a client, which keeps a vhost_combined line from passing for combined.
+func validAddrText(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	colon := false
+	for _, c := range b {
+		if c == ':' {
+			colon = true
+			break
+		}
+	}
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9', c == '.', c == ':' && colon:
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		case c == '%' && colon && i > 0:
+			return true // the zone of a scoped IPv6 address
+		case !colon && (c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z' || c == '-' || c == '_'):
+		default:
+			return false
+		}
 	}
 	return true
 }

@@ -38,6 +38,8 @@ var (
 	// ErrTruncated means an input ended early or was damaged (a
 	// truncated or corrupt gzip file); everything before is read.
 	ErrTruncated = errors.New("input is truncated or damaged")
+	// ErrStopped means Stop was called before the input ended.
+	ErrStopped = errors.New("reading stopped")
 )
 
 // LineError is a line that did not match the log format.
@@ -95,9 +97,13 @@ type Stats struct {
 	Malformed int64
 	Bytes     int64 // bytes of log text (after decompression)
 	Gzip      bool
-	// FirstTime is the time logged on the first well-formed line: how far
-	// back the input reaches (zero when no line was well formed).
-	FirstTime time.Time
+	// FirstTime and LastTime are the times logged on the first and the
+	// last well-formed lines: the span the input covers (zero when no
+	// line was well formed).
+	FirstTime, LastTime time.Time
+	// MalformedClaims counts the malformed lines that carry the product
+	// token somewhere: claims that could not be read as requests.
+	MalformedClaims int64
 }
 
 // Reader reads access log lines and yields the records of interest, like
@@ -182,6 +188,13 @@ func (r *Reader) BytesRead() int64 { return r.counted.n.Load() }
 // called from any goroutine.
 func (r *Reader) LinesRead() int64 { return r.lines.Load() }
 
+// Stop makes the reader stop early: Scan soon returns false and Err
+// returns ErrStopped. Unlike Close it may be called from any goroutine,
+// for example when the run is interrupted.
+func (r *Reader) Stop() {
+	r.stopped.Do(func() { close(r.stop) })
+}
+
 // Close stops the reader's goroutines early. It is not needed after Scan
 // has returned false.
 func (r *Reader) Close() {
@@ -215,10 +228,22 @@ func (r *Reader) Scan() bool {
 			r.baseLine += r.cur.lines
 			r.cur = nil
 		}
-		ch, ok := <-r.queue
+		var ch chan *chunkResult
+		ok := false
+		select {
+		case ch, ok = <-r.queue:
+		case <-r.stop:
+		}
 		if !ok {
 			r.done = true
-			if r.prodErr != nil {
+			select {
+			case <-r.stop:
+				r.err = ErrStopped
+				go func() { // let the producer and workers end
+					for range r.queue {
+					}
+				}()
+			default:
 				r.err = r.prodErr
 			}
 			r.stopped.Do(func() { close(r.stop) })
@@ -229,8 +254,12 @@ func (r *Reader) Scan() bool {
 		r.stats.Lines += res.lines
 		r.stats.Malformed += res.malformed
 		r.stats.Bytes += res.bytes
+		r.stats.MalformedClaims += res.malformedClaims
 		if r.stats.FirstTime.IsZero() {
 			r.stats.FirstTime = res.firstTime
+		}
+		if !res.lastTime.IsZero() {
+			r.stats.LastTime = res.lastTime
 		}
 		for _, e := range res.examples {
 			if len(r.examples) >= r.opts.MaxExamples {
@@ -248,7 +277,8 @@ func (r *Reader) Scan() bool {
 // relative to the chunk.
 type chunkResult struct {
 	lines, malformed, bytes int64
-	firstTime               time.Time // of the first well-formed line
+	malformedClaims         int64
+	firstTime, lastTime     time.Time // of the first and last well-formed lines
 	recs                    []Record
 	examples                []*LineError
 }
@@ -256,7 +286,8 @@ type chunkResult struct {
 type job struct {
 	buf      []byte
 	pooled   bool
-	oversize bool // buf holds the start of a line longer than MaxLineLength
+	oversize bool  // buf holds the start of a line longer than MaxLineLength
+	size     int64 // oversize: the length of the whole line
 	out      chan *chunkResult
 }
 
@@ -362,10 +393,10 @@ func (r *Reader) produce() {
 			default:
 				// Longer than any line we parse: count it, keep its start
 				// as the example, skip to its end.
-				if !send(job{buf: buf[:200], oversize: true}) {
+				rest, skipped, serr := skipLine(src)
+				if !send(job{buf: buf[:200], oversize: true, size: int64(len(buf)) + skipped}) {
 					return
 				}
-				rest, serr := skipLine(src)
 				carry = rest
 				if serr == nil {
 					continue
@@ -431,16 +462,17 @@ func readFull(r io.Reader, p []byte) (int, error) {
 }
 
 // skipLine discards input up to and including the next '\n' and returns
-// what followed it in the last read.
-func skipLine(r io.Reader) ([]byte, error) {
+// what followed it in the last read, and how many bytes it discarded.
+func skipLine(r io.Reader) (rest []byte, skipped int64, err error) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
-			return append([]byte(nil), buf[i+1:n]...), err
+			return append([]byte(nil), buf[i+1:n]...), skipped + int64(i+1), err
 		}
+		skipped += int64(n)
 		if err != nil {
-			return nil, err
+			return nil, skipped, err
 		}
 	}
 }
@@ -458,7 +490,10 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 		}
 		res := &chunkResult{bytes: int64(len(j.buf))}
 		if j.oversize {
-			res.lines, res.malformed = 1, 1
+			res.lines, res.malformed, res.bytes = 1, 1, j.size
+			if ContainsToken(j.buf) {
+				res.malformedClaims = 1
+			}
 			res.examples = []*LineError{{Line: 1, Text: string(j.buf), Reason: "line longer than " + strconv.Itoa(MaxLineLength>>20) + " MiB"}}
 			j.out <- res
 			continue
@@ -478,6 +513,7 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 	var rec Record
 	var n int64
+	var lastGood []byte
 	for len(buf) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
@@ -492,6 +528,9 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 		keep, reason := lp.parse(line, &rec)
 		if reason != "" {
 			res.malformed++
+			if ContainsToken(line) {
+				res.malformedClaims++
+			}
 			if len(res.examples) < r.opts.MaxExamples {
 				t := line
 				if len(t) > 200 {
@@ -512,8 +551,12 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 				res.firstTime = lp.lineTime(line)
 			}
 		}
+		lastGood = line
 	}
 	res.lines = n
+	if lastGood != nil {
+		res.lastTime = lp.lineTime(lastGood)
+	}
 }
 
 // Detect returns the built-in format that most of the first lines of

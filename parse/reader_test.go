@@ -146,6 +146,7 @@ func TestLineFormats(t *testing.T) {
 		{name: "bad month", format: Combined, line: `1.2.3.4 - - [10/Foo/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-"`, reason: "bad time"},
 		{name: "bad status", format: Combined, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 2x0 1 "-" "-"`, reason: "bad status"},
 		{name: "combined line under common", format: Common, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-"`, reason: "bad bytes"},
+		{name: "vhost line is not combined", format: Combined, line: `www.example.com:443 203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5 "-" "-"`, reason: "bad client address"},
 		{name: "trailing garbage", format: Combined, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-" extra`, reason: "does not end"},
 		{name: "empty line", format: Combined, line: ``, reason: "no"},
 		{name: "json not an object", format: JSON, line: `["a"]`, reason: "not a JSON object"},
@@ -560,3 +561,49 @@ func TestEscapeControl(t *testing.T) {
 }
 
 var _ io.Reader = (*failingReader)(nil)
+
+func TestReaderStop(t *testing.T) {
+	line := `192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 1 "-" "Mozilla/5.0"` + "\n"
+	pr, pw := io.Pipe()
+	go func() {
+		for i := 0; i < 1000; i++ {
+			if _, err := pw.Write([]byte(line)); err != nil {
+				return
+			}
+		}
+		// then nothing more: the input never ends by itself
+	}()
+	r := NewReader(pr, Options{Name: "-", Format: Combined, ChunkSize: 4096})
+	done := make(chan bool)
+	go func() { done <- r.Scan() }()
+	time.Sleep(50 * time.Millisecond)
+	r.Stop()
+	select {
+	case more := <-done:
+		if more || !errors.Is(r.Err(), ErrStopped) {
+			t.Errorf("Scan = %v, Err = %v; want false, ErrStopped", more, r.Err())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Scan did not return after Stop")
+	}
+	pw.Close()
+}
+
+func TestReaderCounts(t *testing.T) {
+	in := `192.0.2.1 - a b [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot/1.0"
+garbage LohiSoftBot garbage
+192.0.2.2 - - [10/Oct/2026:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "Mozilla/5.0"
+` + strings.Repeat("x", MaxLineLength+10) + "\n"
+	r := NewReader(strings.NewReader(in), Options{Name: "c", Format: Combined, ChunkSize: 1 << 16})
+	recs := readAll(t, r)
+	st := r.Stats()
+	if len(recs) != 1 || recs[0].RemoteUser != "a b" {
+		t.Fatalf("a remote user with a space must not hide the claimed hit: %d records", len(recs))
+	}
+	if st.Malformed != 2 || st.MalformedClaims != 1 || st.Bytes != int64(len(in)) {
+		t.Errorf("stats %+v, want 2 malformed (1 claiming), %d bytes", st, len(in))
+	}
+	if !st.FirstTime.Equal(time.Date(2026, 10, 10, 13, 55, 36, 0, time.UTC)) || !st.LastTime.Equal(time.Date(2026, 10, 10, 13, 55, 40, 0, time.UTC)) {
+		t.Errorf("covers %v .. %v", st.FirstTime, st.LastTime)
+	}
+}

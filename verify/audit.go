@@ -96,6 +96,7 @@ func (a *Audit) AddInput(in InputReport, examples []*parse.LineError) {
 	a.summary.Lines += in.Lines
 	a.summary.Malformed += in.Malformed
 	a.summary.Bytes += in.Bytes
+	a.summary.MalformedClaims += in.MalformedClaims
 	if in.Error != "" {
 		a.summary.Incomplete = true
 	}
@@ -112,7 +113,7 @@ func (a *Audit) AddInput(in InputReport, examples []*parse.LineError) {
 		if len(a.examples) >= parse.DefaultMaxExamples {
 			break
 		}
-		a.examples = append(a.examples, Malformed{File: e.File, Line: e.Line, Text: e.Text})
+		a.examples = append(a.examples, Malformed{File: e.File, Line: e.Line, Text: e.Text, Reason: e.Reason})
 	}
 }
 

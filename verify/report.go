@@ -61,10 +61,13 @@ type Summary struct {
 	IPListSource   string `json:"ip_list_source" yaml:"ip_list_source"`
 
 	// Extensions beyond SPEC §5.
-	Bytes        int64 `json:"bytes" yaml:"bytes"`
-	FilteredOut  int64 `json:"filtered_out" yaml:"filtered_out"` // claimed hits outside --since/--until
-	UnclaimedHit int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
-	Incomplete   bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+	Bytes       int64 `json:"bytes" yaml:"bytes"`
+	FilteredOut int64 `json:"filtered_out" yaml:"filtered_out"` // claimed hits outside --since/--until
+	// MalformedClaims counts malformed lines that carry the product token:
+	// claims that could not be read as requests (no verdict, no rule).
+	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
+	UnclaimedHit    int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
+	Incomplete      bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
 }
 
 // IPReport is one address that claimed to be the crawler.
@@ -112,6 +115,9 @@ type Malformed struct {
 	File string `json:"file" yaml:"file"`
 	Line int64  `json:"line" yaml:"line"`
 	Text string `json:"text" yaml:"text"`
+	// Reason says where the line left the format (an extension: it is
+	// how an operator sees that --log-format is wrong).
+	Reason string `json:"reason" yaml:"reason"`
 }
 
 // InputReport describes one input file.
@@ -122,7 +128,16 @@ type InputReport struct {
 	Malformed int64  `json:"malformed" yaml:"malformed"`
 	Bytes     int64  `json:"bytes" yaml:"bytes"`
 	Gzip      bool   `json:"gzip,omitempty" yaml:"gzip,omitempty"`
-	// FirstTime is the time on the input's first well-formed line.
+	// FirstTime and LastTime are the times on the input's first and last
+	// well-formed lines.
 	FirstTime time.Time `json:"first_time" yaml:"first_time"`
-	Error     string    `json:"error,omitempty" yaml:"error,omitempty"`
+	LastTime  time.Time `json:"last_time" yaml:"last_time"`
+	// MalformedClaims counts malformed lines carrying the product token.
+	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
+	// Site is the site of lines without a virtual host, and HostLogged
+	// says whether the format records the virtual host; together they
+	// say which sites the input covers.
+	Site       string `json:"-" yaml:"-"`
+	HostLogged bool   `json:"-" yaml:"-"`
+	Error      string `json:"error,omitempty" yaml:"error,omitempty"`
 }
