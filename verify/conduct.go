@@ -90,6 +90,12 @@ type ConductConfig struct {
 	// robots-not-fetched. Without it the first crawler hit in the file
 	// marks where the log begins.
 	LogStart func(file string) time.Time
+	// Covered, when set, reports whether the logs of site cover all of
+	// [from, to] (no input missing, cut short or left out by --since):
+	// a crawl is judged for robots-not-fetched only when the 24 h before
+	// it are covered. Without it, the logs are taken to run without gaps
+	// from the earliest LogStart (or crawler hit) of the site's files.
+	Covered func(site string, from, to time.Time) bool
 }
 
 // CheckConduct checks what the genuine crawler did against the promises of
@@ -797,7 +803,12 @@ func (c *conductSite) judgeCrawl(crawl []*conductHit) {
 			minHi = h.sHi
 		}
 	}
-	if !c.coverSet || c.coverHi.After(minLo.Add(-conductRobotsMaxAge)) {
+	if c.cfg.Covered != nil {
+		if !c.cfg.Covered(c.site, minLo.Add(-conductRobotsMaxAge), minHi) {
+			c.skip(KindRobotsNotFetched) // the logs do not cover the day before
+			return
+		}
+	} else if !c.coverSet || c.coverHi.After(minLo.Add(-conductRobotsMaxAge)) {
 		c.skip(KindRobotsNotFetched) // the logs do not reach back far enough
 		return
 	}

@@ -205,6 +205,28 @@ const (
 	fcrdnsNoAnswer                      // DNS could not answer
 )
 
+// Settled returns the verdict of a valid address when it needs no DNS: an
+// IPv6 address the IP list does not cover (the crawler makes no IPv6
+// requests), or any address with Offline set. ok is false when FCrDNS has
+// to decide.
+func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
+	v.init()
+	r = Result{Addr: a, PTR: []string{}, Forward: []string{}, InIPList: v.list.Contains(a)}
+	switch {
+	case !a.IsValid():
+		return r, false
+	case a.Unmap().Is6() && !r.InIPList:
+		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonIPv6
+	case v.Offline && r.InIPList:
+		r.Verdict, r.Method = Genuine, MethodIPList
+	case v.Offline:
+		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonNotInIPList
+	default:
+		return r, false
+	}
+	return r, true
+}
+
 // verifyOne applies the table of SPEC §3 to one address.
 func (v *Verifier) verifyOne(ctx context.Context, a netip.Addr) Result {
 	r := Result{Addr: a, PTR: []string{}, Forward: []string{}}
@@ -212,19 +234,10 @@ func (v *Verifier) verifyOne(ctx context.Context, a netip.Addr) Result {
 		r.Verdict, r.Reason = Unverified, ReasonInvalidAddress
 		return r
 	}
-	r.InIPList = v.list.Contains(a)
-	switch {
-	case a.Is6() && !r.InIPList:
-		// The crawler makes no requests over IPv6.
-		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonIPv6
-		return r
-	case v.Offline && r.InIPList:
-		r.Verdict, r.Method = Genuine, MethodIPList
-		return r
-	case v.Offline:
-		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonNotInIPList
-		return r
+	if s, ok := v.Settled(a); ok {
+		return s
 	}
+	r.InIPList = v.list.Contains(a)
 
 	outcome, reason := v.fcrdns(ctx, a, &r)
 	switch {
