@@ -73,10 +73,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		case stepUntilLit:
 			// A longer literal such as " [" after the remote user: the
 			// field may hold spaces (nginx logs any Basic user name).
-			end = bytes.Index(line[pos:], []byte(items[i+1].lit))
-			if end >= 0 {
-				end += pos
-			}
+			end = indexLitFrom(line, pos, items[i+1].lit)
 		}
 		if end < 0 {
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
@@ -155,6 +152,21 @@ func indexByteFrom(b []byte, from int, c byte) int {
 		return end + j
 	}
 	return -1
+}
+
+// indexLitFrom returns the index of the first lit at or after from, or
+// -1. The literals of a format are short and usually found at once.
+func indexLitFrom(b []byte, from int, lit string) int {
+	for {
+		i := indexByteFrom(b, from, lit[0])
+		if i < 0 || len(b)-i < len(lit) {
+			return -1
+		}
+		if string(b[i:i+len(lit)]) == lit {
+			return i
+		}
+		from = i + 1
+	}
 }
 
 // findQuote returns the index of the first '"' at or after from that is

@@ -542,6 +542,9 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 		}
 		if keep {
 			rec.Line = n
+			if res.recs == nil {
+				res.recs = make([]Record, 0, 32)
+			}
 			res.recs = append(res.recs, rec)
 		}
 		if res.firstTime.IsZero() {

@@ -607,3 +607,22 @@ garbage LohiSoftBot garbage
 		t.Errorf("covers %v .. %v", st.FirstTime, st.LastTime)
 	}
 }
+
+// TestContainsTokenEverywhere puts the token at every offset of texts of
+// every length, in several cases, and near-misses too.
+func TestContainsTokenEverywhere(t *testing.T) {
+	for _, tok := range []string{"LohiSoftBot", "lohisoftbot", "LOHISOFTBOT", "lOhIsOfTbOt"} {
+		for size := len(tok); size < 40; size++ {
+			for at := 0; at+len(tok) <= size; at++ {
+				b := []byte(strings.Repeat("f", at) + tok + strings.Repeat("F", size-at-len(tok)))
+				if !ContainsToken(b) {
+					t.Fatalf("missed %q", b)
+				}
+				miss := []byte(strings.Repeat("x", at) + tok[:len(tok)-1] + "x" + strings.Repeat("f", size-at-len(tok)))
+				if ContainsToken(miss) {
+					t.Fatalf("false match in %q", miss)
+				}
+			}
+		}
+	}
+}

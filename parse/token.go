@@ -1,61 +1,64 @@
 package parse
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"strings"
 )
 
-// tokenLower is the product token in lower case. tokenShift is a
-// Horspool shift table over pairs of case-folded bytes (a 2-gram variant
-// of Boyer-Moore-Horspool): most pairs in a User-Agent do not occur in the
-// token, so the search mostly jumps ten bytes at a time.
-var (
-	tokenLower = strings.ToLower(Token)
-	tokenShift = func() *[1 << 16]uint8 {
-		var t [1 << 16]uint8
-		n := len(tokenLower)
-		for i := range t {
-			t[i] = uint8(n - 1)
-		}
-		// the pair ending at pattern position i (1 ≤ i ≤ n-2) shifts n-1-i
-		for i := 1; i < n-1; i++ {
-			a, b := tokenLower[i-1], tokenLower[i]
-			for _, x := range caseVariants(a) {
-				for _, y := range caseVariants(b) {
-					t[uint16(x)<<8|uint16(y)] = uint8(n - 1 - i)
-				}
-			}
-		}
-		return &t
-	}()
+// tokenLower is the product token in lower case.
+var tokenLower = strings.ToLower(Token)
+
+// Constants of the search for the token's 'f' (its 7th byte) eight bytes
+// at a time: a byte b is 'f' or 'F' exactly when b|0x20 is 'f'.
+const (
+	tokenF     = 6 // index of 'f' in "lohisoftbot"
+	swarOnes   = 0x0101010101010101
+	swarHighs  = 0x8080808080808080
+	swarSpaces = 0x2020202020202020
+	swarF      = 0x6666666666666666
 )
 
-func caseVariants(c byte) []byte {
-	if c >= 'a' && c <= 'z' {
-		return []byte{c, c - 32}
-	}
-	return []byte{c}
-}
-
 // ContainsToken reports whether b contains the product token LohiSoftBot in
-// any mix of upper and lower case. It does not allocate.
+// any mix of upper and lower case. It does not allocate. It looks at eight
+// bytes at a time for an 'f' in either case (rare in a User-Agent) and
+// compares the token only around one.
 func ContainsToken(b []byte) bool {
 	n := len(tokenLower)
-	shift := tokenShift
-	for i := n - 1; i < len(b); {
-		if lowerASCII(b[i]) == tokenLower[n-1] && lowerASCII(b[i-1]) == tokenLower[n-2] {
-			j, k := n-3, i-2
-			for j >= 0 && lowerASCII(b[k]) == tokenLower[j] {
-				j--
-				k--
-			}
-			if j < 0 {
+	if len(b) < n {
+		return false
+	}
+	// An 'f' at i can start a token at i-6 when the token fits.
+	lo, hi := tokenF, len(b)-(n-tokenF) // i in [lo, hi]
+	i := lo
+	for ; i+8 <= hi+1; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		v := (w | swarSpaces) ^ swarF
+		if (v-swarOnes)&^v&swarHighs == 0 {
+			continue // no 'f' in these eight bytes
+		}
+		for j := i; j < i+8; j++ {
+			if b[j]|0x20 == 'f' && tokenAt(b, j-tokenF) {
 				return true
 			}
 		}
-		i += int(shift[uint16(b[i-1])<<8|uint16(b[i])])
+	}
+	for ; i <= hi; i++ {
+		if b[i]|0x20 == 'f' && tokenAt(b, i-tokenF) {
+			return true
+		}
 	}
 	return false
+}
+
+// tokenAt reports whether the token starts at b[p], in any case.
+func tokenAt(b []byte, p int) bool {
+	for k := 0; k < len(tokenLower); k++ {
+		if lowerASCII(b[p+k]) != tokenLower[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func lowerASCII(c byte) byte {

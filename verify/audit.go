@@ -267,7 +267,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 		}
 		r.IPs = append(r.IPs, ip)
 	}
-	sort.Slice(r.IPs, func(i, j int) bool { return ipLess(r.IPs[i].IP, r.IPs[j].IP) })
+	sortIPReports(r.IPs)
 
 	if conduct.LogStart == nil {
 		starts := map[string]time.Time{}
@@ -371,18 +371,26 @@ func validUTF8(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// ipLess orders addresses numerically, IPv4 first, and anything that is
-// not an address after them as text.
-func ipLess(a, b string) bool {
-	pa, ea := netip.ParseAddr(a)
-	pb, eb := netip.ParseAddr(b)
-	switch {
-	case ea == nil && eb == nil:
-		return pa.Less(pb)
-	case ea == nil:
-		return true
-	case eb == nil:
-		return false
+// sortIPReports orders addresses numerically, IPv4 first, and anything
+// that is not an address after them as text.
+func sortIPReports(ips []IPReport) {
+	keys := make(map[string]netip.Addr, len(ips))
+	for _, ip := range ips {
+		if a, err := netip.ParseAddr(ip.IP); err == nil {
+			keys[ip.IP] = a
+		}
 	}
-	return a < b
+	slices.SortFunc(ips, func(x, y IPReport) int {
+		ax, okx := keys[x.IP]
+		ay, oky := keys[y.IP]
+		switch {
+		case okx && oky:
+			return ax.Compare(ay)
+		case okx:
+			return -1
+		case oky:
+			return 1
+		}
+		return strings.Compare(x.IP, y.IP)
+	})
 }
