@@ -73,6 +73,7 @@ type item struct {
 	// Set by finish, for the line parser:
 	step  uint8 // how to match this item (step*)
 	delim byte  // stepUntil: the first byte of the next literal
+	width int   // stepUntil: the field's usual width, or 0
 	check bool  // the field's text must be validated
 }
 
@@ -617,6 +618,12 @@ func (f *Format) finish(src string) error {
 			it.step = stepQuoted
 		case len(f.items[i+1].lit) == 1:
 			it.step, it.delim = stepUntil, f.items[i+1].lit[0]
+			switch it.field {
+			case fTimeCLF:
+				it.width = len("02/Jan/2006:15:04:05 -0700")
+			case fStatus:
+				it.width = 3
+			}
 		default:
 			it.step = stepUntilLit
 		}

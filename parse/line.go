@@ -68,8 +68,14 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		case stepUntil:
 			// An unquoted field ends where the next literal starts: it
 			// cannot hold that literal (one byte here), so a line is
-			// never split two ways.
-			end = indexByteFrom(line, pos, it.delim)
+			// never split two ways. A field of fixed width (a CLF time,
+			// a status) is tried at its width first: when that text is
+			// not a valid field, nothing shorter would have been either.
+			if w := it.width; w > 0 && pos+w < len(line) && line[pos+w] == it.delim {
+				end = pos + w
+			} else {
+				end = indexByteFrom(line, pos, it.delim)
+			}
 		case stepUntilLit:
 			// A longer literal such as " [" after the remote user: the
 			// field may hold spaces (nginx logs any Basic user name).
@@ -222,26 +228,41 @@ func validAddrText(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
-	colon := false
-	for _, c := range b {
-		if c == ':' {
-			colon = true
-			break
-		}
-	}
+	var seen uint8
 	for i, c := range b {
-		switch {
-		case c >= '0' && c <= '9', c == '.', c == ':' && colon:
-		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-		case c == '%' && colon && i > 0:
-			return true // the zone of a scoped IPv6 address
-		case !colon && (c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z' || c == '-' || c == '_'):
-		default:
+		k := addrClass[c]
+		if k == 0 {
+			if c == '%' && i > 0 && seen&classColon != 0 {
+				return true // the zone of a scoped IPv6 address
+			}
 			return false
 		}
+		seen |= k
 	}
-	return true
+	// An address with ':' is IPv6: hex digits only. A name has no ':'.
+	return seen&classColon == 0 || seen&className == 0
 }
+
+// Classes of the bytes of a client field.
+const (
+	classHex   = 1 << iota // 0-9 a-f A-F .
+	classColon             // :
+	className              // other letters, '-', '_': host names only
+)
+
+var addrClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = classHex
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-32] = className, className
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c], t[c-32] = classHex, classHex
+	}
+	t['.'], t[':'], t['-'], t['_'] = classHex, classColon, className, className
+	return t
+}()
 
 func allDigits(b []byte) bool {
 	for _, c := range b {
