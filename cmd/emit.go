@@ -215,6 +215,11 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		emitWarnReport(env, rep)
 	}
 
+	// An IP list fetch cut short by Ctrl-C leaves a fallback list in
+	// force: write no rules from it.
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
 	var buf bytes.Buffer
 	plan, err := write(&buf, in)
 	if err != nil {
@@ -224,7 +229,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 
 	if o.Output == "" || o.Output == "-" {
 		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
-			return fmt.Errorf("cannot write the rules: %w", err)
+			return writeFailed("the rules", err)
 		}
 		if incomplete {
 			return errIncomplete
@@ -468,24 +473,13 @@ func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
 	}
 }
 
-// emitWarnReport prints the audit's warnings that were not printed while
-// the logs were read.
+// emitWarnReport prints each of the audit's warnings once: runAudit
+// prints none of them itself.
 func emitWarnReport(env *Env, rep *verify.Report) {
 	if rep == nil {
 		return
 	}
-	said := map[string]bool{}
-	for _, in := range rep.Inputs {
-		if in.Error != "" {
-			said[in.Error] = true
-		}
-	}
-	for _, w := range rep.Warnings {
-		if !said[w] {
-			said[w] = true
-			warnf(env, "%s", w)
-		}
-	}
+	warnAll(env, rep.Warnings)
 }
 
 // emitWarnPlan says what the safety rules kept out of the rules, and the
@@ -494,7 +488,7 @@ func emitWarnReport(env *Env, rep *verify.Report) {
 func emitWarnPlan(env *Env, p *emit.Plan) {
 	byReason := map[emit.SkipReason][]string{}
 	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], emitPrefixString(s.Prefix))
+		byReason[s.Reason] = append(byReason[s.Reason], prefixString(s.Prefix))
 	}
 	reasons := make([]string, 0, len(byReason))
 	for r := range byReason {
@@ -524,14 +518,6 @@ func emitWarnPlan(env *Env, p *emit.Plan) {
 	for _, n := range p.Notes {
 		warnf(env, "%s", n)
 	}
-}
-
-// emitPrefixString prints a single-address prefix as the bare address.
-func emitPrefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
 }
 
 // emitShortList joins at most five items and counts the rest.

@@ -440,3 +440,24 @@ func FuzzEmitReadReport(f *testing.F) {
 		}
 	})
 }
+
+// TestEmitWarningsOnce checks that emit from logs says each of the audit's
+// warnings (a log it cannot read, a rejected IP list) exactly once.
+func TestEmitWarningsOnce(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "access.log")
+	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
+	badList := filepath.Join(dir, "ips.json")
+	os.WriteFile(badList, []byte("not a list"), 0o644)
+	missing := filepath.Join(dir, "missing.log")
+	env, _, errb := emitTestEnv(t, "", emitNow)
+	args := []string{"emit", "nftables", logFile, missing, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
+	if code := Run(context.Background(), env, args); code != ExitIncomplete {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
+	}
+	for _, w := range []string{"cannot read " + missing, "ip list " + badList} {
+		if n := strings.Count(errb.String(), w); n != 1 {
+			t.Errorf("%q is said %d times, want once:\n%s", w, n, errb)
+		}
+	}
+}

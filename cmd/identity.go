@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,26 +109,17 @@ func (id *identity) classify(ctx context.Context, addrs []netip.Addr) map[netip.
 		out[results[i].Addr] = results[i]
 	}
 	for _, w := range id.Verifier.Warnings() {
-		if !id.quiet[w] && !identityHas(id.Warnings, w) {
+		if !id.quiet[w] && !slices.Contains(id.Warnings, w) {
 			id.Warnings = append(id.Warnings, w)
 		}
 	}
 	if err := id.cache.Save(); err != nil {
 		w := fmt.Sprintf("dns cache: %v; answers were not kept for the next run", err)
-		if !identityHas(id.Warnings, w) {
+		if !slices.Contains(id.Warnings, w) {
 			id.Warnings = append(id.Warnings, w)
 		}
 	}
 	return out
-}
-
-func identityHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // identityCheckFlags rejects flag values that make no sense.
@@ -174,11 +166,7 @@ func identityServers(values []string) ([]string, error) {
 func identitySystemServers() ([]string, error) {
 	conf, err := dns.ClientConfigFromFile(identityResolvConf)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", identityResolvConf, err)
+		return nil, fmt.Errorf("cannot read %s: %w", identityResolvConf, unwrapPathError(err))
 	}
 	var out []string
 	for _, s := range conf.Servers {
@@ -370,12 +358,8 @@ func ipListFallback(dir, source string) (*verify.IPList, string) {
 func ipListReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("cannot read --ip-list %s: %w", path, err),
+			fmt.Errorf("cannot read --ip-list %s: %w", path, unwrapPathError(err)),
 			"give a file, or an https:// URL")}
 	}
 	defer f.Close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"time"
 
@@ -86,7 +87,10 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			for _, w := range ll.Warnings {
 				warnf(env, "%s", w)
 			}
-			return ipsShow(env.Stdout, format, o, ll, env.Now())
+			if err := ipsShow(env.Stdout, format, o, ll, env.Now()); err != nil {
+				return writeFailed("the list", err)
+			}
+			return nil
 		},
 	}
 	addIPsFlags(c.Flags(), o)
@@ -95,6 +99,8 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 }
 
 func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now time.Time) error {
+	sw := &stickyWriter{w: w}
+	w = sw
 	l := ll.List
 	out := ipsShowOutput{Source: l.Source, Cached: ll.Cached, Stale: ll.Stale, Prefixes: []string{}, Warnings: ll.Warnings}
 	var since time.Time
@@ -117,11 +123,7 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		out.CreationTime = &t
 	}
 	for _, p := range l.Prefixes {
-		if p.IsSingleIP() {
-			out.Prefixes = append(out.Prefixes, p.Addr().String())
-		} else {
-			out.Prefixes = append(out.Prefixes, p.String())
-		}
+		out.Prefixes = append(out.Prefixes, prefixString(p))
 	}
 	switch format {
 	case "json":
@@ -133,7 +135,7 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		for _, p := range out.Prefixes {
 			fmt.Fprintln(w, p)
 		}
-		return nil
+		return sw.err
 	}
 	src := l.Source
 	switch {
@@ -168,7 +170,16 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	for _, p := range out.Prefixes {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
-	return nil
+	return sw.err
+}
+
+// prefixString prints a single-address prefix as the bare address
+// (79.139.58.98, not 79.139.58.98/32), any other prefix in CIDR form.
+func prefixString(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
 }
 
 func newIPsUpdateCmd(env *Env) *cobra.Command {

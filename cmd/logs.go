@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,8 +60,15 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil && !errors.Is(err, errIncomplete) {
 		return err
 	}
-	if werr := writeReport(env.Stdout, rep, format); werr != nil {
-		return fmt.Errorf("cannot write the report: %w", werr)
+	werr := writeReport(env.Stdout, rep, format)
+	// The report shows its warnings only in table and markdown on a
+	// terminal; everywhere else (a cron job with csv or json) stderr must
+	// say them too.
+	if !(env.StdoutTTY && (format == "table" || format == "markdown")) {
+		warnAll(env, rep.Warnings)
+	}
+	if werr != nil {
+		return writeFailed("the report", werr)
 	}
 	if err != nil {
 		return err
@@ -70,6 +78,17 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return errFindings
 	}
 	return nil
+}
+
+// warnAll prints each distinct warning once on stderr, in order.
+func warnAll(env *Env, warnings []string) {
+	said := make(map[string]bool, len(warnings))
+	for _, w := range warnings {
+		if !said[w] {
+			said[w] = true
+			warnf(env, "%s", w)
+		}
+	}
 }
 
 // runAudit reads the logs, verifies the claimed addresses and checks the
@@ -89,14 +108,21 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.Budget < 1 || o.BudgetWindow <= 0 || o.MinPause < 0 || o.MinBackoff < 0 {
-		return nil, nil, usageError("--budget must be at least 1, --budget-window positive, --min-pause and --min-backoff not negative")
+	if err := checkConductFlags(o); err != nil {
+		return nil, nil, err
 	}
 	if len(files) == 0 {
 		if env.StdinTTY() {
 			return nil, nil, &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name files, or pipe a log and give '-': zcat access.log.*.gz | lohibot-audit logs -")}
 		}
 		files = []string{"-"}
+	}
+	if o.Offline {
+		for _, v := range o.Robots {
+			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
+			}
+		}
 	}
 	robots, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
@@ -108,28 +134,32 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	listed := parse.NewAddrSet(id.List.Prefixes)
 
-	audit := &verify.Audit{Since: since, Until: until}
+	audit := &verify.Audit{Since: since, Until: until, Settled: id.Verifier.Settled}
 	incomplete := false
 	prog := newProgress(env, o)
 	defer prog.stop()
 	for _, name := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+		if ctx.Err() != nil {
+			return nil, nil, errInterrupted
 		}
-		in, ok := readLog(ctx, env, o, name, logFormat, listed, audit, prog)
-		if !ok {
+		if !readLog(ctx, env, o, name, logFormat, listed, audit, prog) {
 			incomplete = true
-		}
-		if in.err != nil {
-			return nil, nil, in.err
 		}
 	}
 	prog.stop()
+	if ctx.Err() != nil {
+		return nil, nil, errInterrupted
+	}
 
 	for _, w := range robots.Warnings() {
 		audit.Warn(w)
 	}
 	results := id.classify(ctx, audit.Addresses())
+	// A cancelled lookup is unverified for want of an answer, not for
+	// want of DNS: such results must not be reported as if complete.
+	if ctx.Err() != nil {
+		return nil, nil, errInterrupted
+	}
 	for _, w := range id.Warnings {
 		audit.Warn(w)
 	}
@@ -149,34 +179,45 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	return rep, id, nil
 }
 
-type readResult struct {
-	err error // fatal: stop the run
+// checkConductFlags rejects conduct flag values that make no sense, naming
+// the flag, its value and what is allowed.
+func checkConductFlags(o *auditOptions) error {
+	switch {
+	case o.Budget < 1:
+		return usageError("--budget %d: give a number of pages of 1 or more, such as 20", o.Budget)
+	case o.BudgetWindow <= 0:
+		return usageError("--budget-window %s: give a duration above 0, such as 24h", o.BudgetWindow)
+	case o.MinPause < 0:
+		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
+	case o.MinBackoff < 0:
+		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
+	}
+	return nil
 }
 
 // readLog reads one input into the audit. It returns false when the input
-// could not be read whole (the audit keeps what was read).
-func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) (readResult, bool) {
+// could not be read whole, or its format could not be detected (the audit
+// keeps what was read, and the reason is a warning and the input's
+// Error), or when ctx was cancelled while reading (the caller checks ctx).
+func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) bool {
 	var src io.Reader
 	var size int64 = -1
+	failed := func(msg string) bool {
+		audit.Warn(msg)
+		audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
+		return false
+	}
 	if name == "-" {
 		src = env.Stdin
 	} else {
 		fh, err := os.Open(name)
 		if err != nil {
-			msg := fmt.Sprintf("cannot read %s: %v", name, unwrapPathError(err))
-			warnf(env, "%s", msg)
-			audit.Warn(msg)
-			audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
-			return readResult{}, false
+			return failed(fmt.Sprintf("cannot read %s: %v", name, unwrapPathError(err)))
 		}
 		defer fh.Close()
 		if st, err := fh.Stat(); err == nil {
 			if st.IsDir() {
-				msg := fmt.Sprintf("cannot read %s: it is a directory", name)
-				warnf(env, "%s", msg)
-				audit.Warn(msg)
-				audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
-				return readResult{}, false
+				return failed(fmt.Sprintf("cannot read %s: it is a directory", name))
 			}
 			size = st.Size()
 		}
@@ -187,16 +228,19 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 		site = siteFromFile(name)
 	}
 	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed})
+	// Stop, unlike a check between records, ends a read that finds
+	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
+	stop := context.AfterFunc(ctx, r.Stop)
+	defer stop()
 	prog.start(name, size, r)
-	n := 0
 	for r.Scan() {
 		audit.Add(r.Record())
-		if n++; n%4096 == 0 && ctx.Err() != nil {
-			r.Close()
-			return readResult{err: ctx.Err()}, false
-		}
 	}
 	prog.done()
+	err := r.Err()
+	if errors.Is(err, parse.ErrStopped) {
+		return false
+	}
 	st := r.Stats()
 	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
 		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: site}
@@ -210,28 +254,30 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
 		}
 	}
-	err := r.Err()
 	switch {
 	case err == nil:
 	case errors.Is(err, parse.ErrUnknownFormat):
-		return readResult{err: &exitError{code: ExitUsage, err: withHint(err,
-			"give the format: --log-format combined|common|vhost_combined|json, or --log-format 'nginx:<your log_format>' / 'apache:<your LogFormat>'")}}, false
+		// Like an unreadable file: error.log among access logs, or a
+		// compression it cannot read, must not discard the other inputs.
+		in.Error = fmt.Sprintf("%v; none of it was read; give its format with --log-format (combined, common, vhost_combined, json, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err)
+		audit.Warn(in.Error)
 	default:
 		var re *parse.ReadError
 		msg := err.Error()
 		if errors.As(err, &re) {
 			msg = fmt.Sprintf("%s: %v at byte %d; the %d lines before it were read", re.File, re.Err, re.Offset, st.Lines)
 		}
-		warnf(env, "%s", msg)
 		audit.Warn(msg)
 		in.Error = msg
 	}
 	audit.AddInput(in, r.Examples())
-	return readResult{}, err == nil
+	return err == nil
 }
 
+// unwrapPathError returns the cause of a *fs.PathError (the operation and
+// the path are said by the caller), or err itself.
 func unwrapPathError(err error) error {
-	var pe *os.PathError
+	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
 	}

@@ -225,6 +225,14 @@ func TestLogsExitCodes(t *testing.T) {
 	if err := os.WriteFile(truncated, gzb.Bytes()[:gzb.Len()/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	errorLog := filepath.Join(dir, "error.log")
+	if err := os.WriteFile(errorLog, []byte("[Tue Dec 01 06:25:14.123456 2026] [core:error] [pid 1234] AH00037: Symbolic link not allowed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(dir, "access.log.3.xz")
+	if err := os.WriteFile(junk, bytes.Repeat([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\x02\x00!\x01\x16\x00\x00\x00t/\xe5\xa3\n"), 20), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -243,7 +251,15 @@ func TestLogsExitCodes(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.log"), good}, "", 3, "cannot read"},
 		{"truncated gzip", []string{truncated}, "", 3, "truncated"},
 		{"stdin", []string{"-"}, string(data), 0, ""},
-		{"undetectable", []string{"-"}, "hello\nworld\n", 2, "cannot detect the log format"},
+		{"undetectable", []string{"-"}, "hello\nworld\n", 3, "cannot detect the log format"},
+		{"good and error.log", []string{good, errorLog}, "", 3, "error.log: cannot detect the log format"},
+		{"good and binary junk", []string{junk, good}, "", 3, "access.log.3.xz: cannot detect the log format"},
+		{"offline robots url", []string{"--robots", "http://127.0.0.1:9/robots.txt", good}, "", 2, "--offline forbids fetching --robots URL http://127.0.0.1:9/robots.txt; give a file"},
+		{"offline robots url for a site", []string{"--robots", "www.example.org=https://127.0.0.1:9/robots.txt", good}, "", 2, "--offline forbids fetching --robots URL https://127.0.0.1:9/robots.txt"},
+		{"bad budget", []string{"--budget", "0", good}, "", 2, "--budget 0: give a number of pages of 1 or more"},
+		{"bad budget window", []string{"--budget-window", "0s", good}, "", 2, "--budget-window 0s: give a duration above 0"},
+		{"bad min-pause", []string{"--min-pause", "-1s", good}, "", 2, "--min-pause -1s: give a duration of 0 or more"},
+		{"bad min-backoff", []string{"--min-backoff", "-30s", good}, "", 2, "--min-backoff -30s: give a duration of 0 or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,6 +289,20 @@ func TestLogsExitCodes(t *testing.T) {
 				}
 				if tt.name == "truncated gzip" && rep.Summary.ClaimedHits == 0 {
 					t.Errorf("nothing kept from before the damage")
+				}
+				if strings.HasPrefix(tt.name, "good and") {
+					if rep.Summary.ClaimedHits == 0 || rep.Summary.Files != 2 {
+						t.Errorf("the readable log was not reported: %+v", rep.Summary)
+					}
+					failed := 0
+					for _, in := range rep.Inputs {
+						if strings.Contains(in.Error, "cannot detect the log format") {
+							failed++
+						}
+					}
+					if failed != 1 {
+						t.Errorf("want one input with the error, got %+v", rep.Inputs)
+					}
 				}
 			}
 		})

@@ -1,8 +1,8 @@
 package cmd
 
 import (
+	"encoding/base64"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -18,21 +18,55 @@ import (
 )
 
 // writeJSON prints v as indented JSON, without HTML escaping.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return writeJSONStream(w, v) }
 
-// writeYAML prints v as YAML with the same field names as the JSON.
+// writeYAML prints v as YAML with the same field names as the JSON. A
+// string that is not valid UTF-8 (a User-Agent logged as \xff\xfe) is
+// written with each bad byte as U+FFFD, as the JSON has it, not as
+// !!binary: a string field keeps its type.
 func writeYAML(w io.Writer, v any) error {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return err
+	}
+	yamlValidUTF8(&n)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(&n); err != nil {
 		return err
 	}
 	return enc.Close()
+}
+
+// yamlValidUTF8 turns the !!binary scalars that yaml.v3 makes of invalid
+// UTF-8 strings back into strings, each bad byte replaced by U+FFFD.
+// Nothing in the reports is binary data.
+func yamlValidUTF8(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!binary" {
+		if b, err := base64.StdEncoding.DecodeString(n.Value); err == nil {
+			n.Value = string([]rune(string(b)))
+			n.Tag, n.Style = "!!str", 0
+		}
+	}
+	for _, c := range n.Content {
+		yamlValidUTF8(c)
+	}
+}
+
+// stickyWriter remembers the first write error, so that text printed in
+// many small writes (tables, lines) can be checked once at the end.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
 
 // writeReport prints a logs report in the chosen format.
@@ -44,11 +78,12 @@ func writeReport(w io.Writer, r *verify.Report, format string) error {
 		return writeYAML(w, r)
 	case "csv":
 		return writeIPsCSV(w, r.IPs)
-	case "markdown":
-		return writeReportText(w, r, true)
-	default:
-		return writeReportText(w, r, false)
 	}
+	sw := &stickyWriter{w: w}
+	if err := writeReportText(sw, r, format == "markdown"); err != nil {
+		return err
+	}
+	return sw.err
 }
 
 // csvHeader is the header of the csv output: one row per address.
@@ -109,6 +144,49 @@ func cell(s string, max int) string {
 	return s
 }
 
+// mdEscaper backslash-escapes the characters that Markdown (GitHub's
+// included) would read as markup: emphasis, code, links and images, HTML,
+// headings and table cells.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`<`, `\<`, `>`, `\>`, `#`, `\#`, `!`, `\!`, `|`, `\|`,
+)
+
+// mdText makes text from strangers (a log, DNS, a robots.txt) safe for
+// Markdown: control characters escaped as sanitize does, so it stays on
+// one line, then markup characters escaped.
+func mdText(s string) string { return mdEscaper.Replace(sanitize(s)) }
+
+// textCell is cell, escaped for Markdown too when md is set.
+func textCell(s string, max int, md bool) string {
+	s = cell(s, max)
+	if md {
+		s = mdEscaper.Replace(s)
+	}
+	return s
+}
+
+// textLine is sanitize, escaped for Markdown too when md is set.
+func textLine(s string, md bool) string {
+	if md {
+		return mdText(s)
+	}
+	return sanitize(s)
+}
+
+// whyText is a verdict's method and reason for people, with its warnings:
+// "fcrdns: ptr-mismatch", "ip-list (fcrdns-failed)".
+func whyText(method, reason string, warnings []string) string {
+	why := method
+	if reason != "" {
+		why = strings.TrimPrefix(why+": "+reason, ": ")
+	}
+	if len(warnings) > 0 {
+		why += " (" + strings.Join(warnings, ", ") + ")"
+	}
+	return why
+}
+
 func newTable(w io.Writer, markdown bool, header ...string) *tablewriter.Table {
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -132,13 +210,14 @@ func heading(w io.Writer, markdown bool, title string) {
 }
 
 // writeReportText prints the report for people, as a terminal table or
-// as Markdown.
+// as Markdown. Text from logs, DNS and files is escaped for the terminal
+// and, in Markdown, for Markdown.
 func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 	s := r.Summary
 	if md {
 		fmt.Fprintf(w, "# lohibot-audit report\n\n")
 	}
-	fmt.Fprintf(w, "%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, orDash(s.LogFormat))
+	fmt.Fprintf(w, "%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, textLine(orDash(s.LogFormat), md))
 	fmt.Fprintf(w, "%d claimed LohiSoftBot hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
 		s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
 	if s.FilteredOut > 0 {
@@ -147,21 +226,14 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 	if s.UnclaimedHit > 0 {
 		fmt.Fprintf(w, "%d requests from the crawler's listed addresses did not carry its User-Agent\n", s.UnclaimedHit)
 	}
-	fmt.Fprintf(w, "IP list: %s\n", orDash(s.IPListSource))
+	fmt.Fprintf(w, "IP list: %s\n", textLine(orDash(s.IPListSource), md))
 
 	if len(r.IPs) > 0 {
 		heading(w, md, "Addresses claiming to be LohiSoftBot")
 		t := newTable(w, md, "IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN")
 		for _, ip := range r.IPs {
-			why := ip.Method
-			if ip.Reason != "" {
-				why = strings.TrimPrefix(why+": "+ip.Reason, ": ")
-			}
-			if len(ip.Warnings) > 0 {
-				why += " (" + strings.Join(ip.Warnings, ", ") + ")"
-			}
-			if err := t.Append([]string{cell(ip.IP, 45), string(ip.Verdict), cell(why, 60), strconv.FormatInt(ip.Hits, 10),
-				cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)}); err != nil {
+			if err := t.Append([]string{textCell(ip.IP, 45, md), textCell(string(ip.Verdict), 0, md), textCell(whyText(ip.Method, ip.Reason, ip.Warnings), 60, md),
+				strconv.FormatInt(ip.Hits, 10), textCell(strings.Join(ip.PTR, " "), 60, md), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)}); err != nil {
 				return err
 			}
 		}
@@ -174,8 +246,8 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 		heading(w, md, "Sites")
 		t := newTable(w, md, "SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED")
 		for _, site := range r.Sites {
-			if err := t.Append([]string{cell(site.Site, 60), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
-				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), orDash(strings.Join(site.ChecksSkipped, ", "))}); err != nil {
+			if err := t.Append([]string{textCell(site.Site, 60, md), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
+				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), textCell(orDash(strings.Join(site.ChecksSkipped, ", ")), 0, md)}); err != nil {
 				return err
 			}
 		}
@@ -206,15 +278,16 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 				counts = append(counts, fmt.Sprintf("%s %d", k, n))
 			}
 			sort.Strings(counts)
+			title := textCell(site, 80, md) + ": " + textLine(strings.Join(counts, ", "), md)
 			if md {
-				fmt.Fprintf(w, "### %s: %s\n\n", cell(site, 80), strings.Join(counts, ", "))
+				fmt.Fprintf(w, "### %s\n\n", title)
 			} else {
-				fmt.Fprintf(w, "%s: %s\n", cell(site, 80), strings.Join(counts, ", "))
+				fmt.Fprintf(w, "%s\n", title)
 			}
 			t := newTable(w, md, "KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL")
 			for _, v := range vs {
-				if err := t.Append([]string{v.Kind, tableTime(v.Time), cell(v.IP, 45), cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),
-					cell(v.Path, 60), cell(v.Detail, 120)}); err != nil {
+				if err := t.Append([]string{textCell(v.Kind, 0, md), tableTime(v.Time), textCell(v.IP, 45, md), textCell(fmt.Sprintf("%s:%d", v.File, v.Line), 60, md),
+					textCell(v.Path, 60, md), textCell(v.Detail, 120, md)}); err != nil {
 					return err
 				}
 			}
@@ -226,9 +299,9 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 
 	if len(r.MalformedExamples) > 0 {
 		heading(w, md, "Malformed lines (first examples)")
-		t := newTable(w, md, "WHERE", "LINE")
+		t := newTable(w, md, "WHERE", "REASON", "LINE")
 		for _, m := range r.MalformedExamples {
-			if err := t.Append([]string{cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), cell(m.Text, 100)}); err != nil {
+			if err := t.Append([]string{textCell(fmt.Sprintf("%s:%d", m.File, m.Line), 60, md), textCell(orDash(m.Reason), 60, md), textCell(m.Text, 100, md)}); err != nil {
 				return err
 			}
 		}
@@ -239,7 +312,7 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 	if len(r.Warnings) > 0 {
 		heading(w, md, "Warnings")
 		for _, wn := range r.Warnings {
-			fmt.Fprintf(w, "- %s\n", sanitize(wn))
+			fmt.Fprintf(w, "- %s\n", textLine(wn, md))
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
 )
 
@@ -22,12 +23,15 @@ import (
 // -ldflags "-X github.com/lohisoft/lohibot-audit/cmd.Version=v1.2.3".
 var Version = "dev"
 
-// Exit codes (SPEC §8).
+// Exit codes (SPEC §8, and ExitInterrupted in addition to it).
 const (
 	ExitOK         = 0
 	ExitFindings   = 1 // robots check failed, or --fail-on matched
 	ExitUsage      = 2 // usage or configuration error
-	ExitIncomplete = 3 // an input could not be read whole
+	ExitIncomplete = 3 // an input could not be read whole, or the output could not be written
+	// ExitInterrupted is for a run ended by Ctrl-C or SIGTERM (128 + SIGINT,
+	// as shells report it): nothing that looks complete was printed.
+	ExitInterrupted = 130
 )
 
 // Env is what a command may touch outside itself. Tests build one with
@@ -62,6 +66,16 @@ func usageError(format string, a ...any) error {
 // errFindings is returned when a command finished and its findings call for
 // exit 1 (the command has already said why).
 var errFindings = &exitError{code: ExitFindings, err: errors.New("findings")}
+
+// errInterrupted is returned when the run's context was cancelled (Ctrl-C,
+// SIGTERM) before the command finished: its results are not printed.
+var errInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+
+// writeFailed is the error for output that could not be written (disk
+// full, a closed pipe): an I/O failure, not a usage error.
+func writeFailed(what string, err error) error {
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot write %s: %w", what, err)}
+}
 
 // errIncomplete is returned when an input could not be read whole; what was
 // read has been reported and the reason warned about.
@@ -104,6 +118,10 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	if interrupted(err) {
+		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
+		return ExitInterrupted
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee != errFindings && ee != errIncomplete && !errors.Is(ee.err, errRulesChanged) {
@@ -114,6 +132,12 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	// cobra's own errors (unknown flag, bad argument count) are usage errors.
 	printError(env, err)
 	return ExitUsage
+}
+
+// interrupted reports whether err means the run was cancelled (Ctrl-C,
+// SIGTERM) rather than failed.
+func interrupted(err error) bool {
+	return errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, parse.ErrStopped)
 }
 
 // printError prints err in the program's voice: one line, lowercase, with an

@@ -71,6 +71,11 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 				return err
 			}
 			results := id.classify(c.Context(), addrs)
+			// A cancelled lookup is unverified for want of an answer:
+			// never print such results as the verdicts.
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
 			out := verifyOutput{IPs: make([]verify.IPReport, 0, len(addrs)), Warnings: id.Warnings}
 			var spoofed int64
 			for _, a := range addrs {
@@ -84,7 +89,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 				warnf(env, "%s", w)
 			}
 			if err := verifyWrite(env.Stdout, format, out, addrs, results, id.List, env.Now()); err != nil {
-				return err
+				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
 			// values are those of logs, so one config file serves both.
@@ -133,6 +138,8 @@ func verifyWrite(w io.Writer, format string, out verifyOutput, addrs []netip.Add
 		return writeIPsCSV(w, out.IPs)
 	}
 	md := format == "markdown"
+	sw := &stickyWriter{w: w}
+	w = sw
 	t := newTable(w, md, "IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST")
 	for _, a := range addrs {
 		r := results[a]
@@ -140,28 +147,22 @@ func verifyWrite(w io.Writer, format string, out verifyOutput, addrs []netip.Add
 		if r.InIPList {
 			inList = "yes"
 		}
-		if err := t.Append([]string{cell(a.String(), 45), string(r.Verdict), cell(verifyWhy(r), 100),
-			cell(orDash(strings.Join(r.PTR, " ")), 100), cell(orDash(strings.Join(r.Forward, " ")), 100), inList}); err != nil {
+		if err := t.Append([]string{textCell(a.String(), 45, md), string(r.Verdict), textCell(verifyWhy(r), 100, md),
+			textCell(orDash(strings.Join(r.PTR, " ")), 100, md), textCell(orDash(strings.Join(r.Forward, " ")), 100, md), inList}); err != nil {
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nIP list: %s\n", ipListDescribe(list, now))
-	return nil
+	fmt.Fprintf(w, "\nIP list: %s\n", textLine(ipListDescribe(list, now), md))
+	return sw.err
 }
 
 // verifyWhy is the method and reason for people, with the warnings and
 // the DNS error, if any.
 func verifyWhy(r verify.Result) string {
-	why := r.Method
-	if r.Reason != "" {
-		why = strings.TrimPrefix(why+": "+r.Reason, ": ")
-	}
-	if len(r.Warnings) > 0 {
-		why += " (" + strings.Join(r.Warnings, ", ") + ")"
-	}
+	why := whyText(r.Method, r.Reason, r.Warnings)
 	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
 		why += " [" + r.DNSError + "]"
 	}

@@ -1,0 +1,280 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/miekg/dns"
+	"gopkg.in/yaml.v3"
+)
+
+// mdUnescaped counts the occurrences of c in line that no backslash
+// escapes.
+func mdUnescaped(line string, c byte) int {
+	n := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case c:
+			n++
+		}
+	}
+	return n
+}
+
+// mdCheck fails the test when Markdown output lets text from strangers act
+// as markup: a table row with more cells than its header, HTML, a link or
+// image, a heading that the program did not write.
+func mdCheck(t *testing.T, out string, headings []string) {
+	t.Helper()
+	cols := -1
+	for i, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "|"):
+			n := mdUnescaped(line, '|')
+			if cols < 0 {
+				cols = n
+			} else if n != cols {
+				t.Errorf("line %d has %d cell separators, its table %d: %q", i+1, n, cols, line)
+			}
+		case line == "":
+			cols = -1
+		case strings.HasPrefix(line, "#"):
+			ok := false
+			for _, h := range headings {
+				ok = ok || strings.HasPrefix(line, h)
+			}
+			if !ok {
+				t.Errorf("line %d is a heading the program did not write: %q", i+1, line)
+			}
+		}
+		for _, c := range []byte{'<', '>', '[', ']', '`', '*', '_', '!'} {
+			if n := mdUnescaped(line, c); n > 0 {
+				t.Errorf("line %d has %d unescaped %q: %q", i+1, n, c, line)
+			}
+		}
+	}
+}
+
+// TestLogsMarkdownEscaped reads the sample, which holds a crawled path and
+// a malformed line full of Markdown and HTML, and checks that the
+// Markdown report renders them as text.
+func TestLogsMarkdownEscaped(t *testing.T) {
+	args := append([]string{"logs", "--format", "markdown", "--cache-dir", t.TempDir()}, sampleArgs...)
+	code, out, errOut := runInMemory(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`| /search/\|\<script\>\[x\](javascript:1)\\x1b\]0;owned\\x07 `,
+		`| \\x1b\]0;owned\\x07 \| \<script\>alert(1)\</script\> \[x\](javascript:0) \# \_em\_ \*em\* \` + "`code\\`" + ` \!\[img\](x) \\ `,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+	mdCheck(t, out, []string{"# lohibot-audit report", "## Addresses", "## Sites", "## Violations", "### www.example.org: ", "## Malformed", "## Warnings"})
+}
+
+// TestVerifyMarkdownEscaped gives verify a PTR name full of Markdown.
+func TestVerifyMarkdownEscaped(t *testing.T) {
+	hostile := "a|b<script>x</script>[y]`z`*_#!.evil.example."
+	resolver := e2eServeDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Qtype == dns.TypePTR {
+			m.Answer = append(m.Answer, &dns.PTR{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypePTR, Class: dns.ClassINET, Ttl: 60}, Ptr: hostile})
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+		w.WriteMsg(m)
+	}))
+	code, out, errOut := identityRun(t, &Env{}, "verify", "--format", "markdown", "--resolver", resolver, "--no-cache",
+		"--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`), "203.0.113.7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `a\|b\<script\>x\</script\>\[y\]\`+"`z\\`"+`\*\_\#\!.evil.example`) {
+		t.Errorf("the PTR name is not escaped:\n%s", out)
+	}
+	mdCheck(t, out, nil)
+}
+
+// TestLogsWarningsOnStderr checks that run-level warnings reach stderr
+// once each whatever the format, except where a terminal shows them in
+// the report.
+func TestLogsWarningsOnStderr(t *testing.T) {
+	dir := t.TempDir()
+	badList := filepath.Join(dir, "ips.json")
+	if err := os.WriteFile(badList, []byte("not a list"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "rotated.log")
+	good := filepath.Join("..", "testdata", "logs", "combined.log")
+	warnings := []string{"ips.json: ", "cannot read " + missing}
+	tests := []struct {
+		format string
+		tty    bool
+		said   int // how often each warning is on stderr
+	}{
+		{"csv", false, 1},
+		{"json", false, 1},
+		{"yaml", false, 1},
+		{"table", false, 1},
+		{"markdown", false, 1},
+		{"json", true, 1},
+		{"csv", true, 1},
+		{"table", true, 0},
+		{"markdown", true, 0},
+	}
+	for _, tc := range tests {
+		name := tc.format
+		if tc.tty {
+			name += " on a terminal"
+		}
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tc.tty, Now: func() time.Time { return fixedNow }}
+			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, missing})
+			if code != ExitIncomplete {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
+			}
+			for _, w := range warnings {
+				if n := strings.Count(errb.String(), w); n != tc.said {
+					t.Errorf("%q is said %d times on stderr, want %d:\n%s", w, n, tc.said, errb.String())
+				}
+			}
+			for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+				if line != "" && !strings.HasPrefix(line, "lohibot-audit: warning: ") {
+					t.Errorf("stderr line %q is not a warning", line)
+				}
+			}
+		})
+	}
+}
+
+// failWriter fails every write, as a full disk or a closed pipe does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestWriteFailureExit checks that output that cannot be written is an I/O
+// failure (exit 3) said in one line, not a usage error.
+func TestWriteFailureExit(t *testing.T) {
+	good := filepath.Join("..", "testdata", "logs", "combined.log")
+	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"logs json", []string{"logs", "--format", "json", good}, "cannot write the report: no space left on device"},
+		{"logs table", []string{"logs", "--format", "table", good}, "cannot write the report: no space left on device"},
+		{"verify json", []string{"verify", "--format", "json", "79.139.58.98"}, "cannot write the verdicts: no space left on device"},
+		{"verify table", []string{"verify", "--format", "table", "79.139.58.98"}, "cannot write the verdicts: no space left on device"},
+		{"emit", []string{"emit", "nftables", good}, "cannot write the rules: no space left on device"},
+		{"ips show json", []string{"ips", "show", "--format", "json"}, "cannot write the list: no space left on device"},
+		{"ips show table", []string{"ips", "show"}, "cannot write the list: no space left on device"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			env := &Env{Stdout: failWriter{}, Stderr: &errb, Now: func() time.Time { return fixedNow }}
+			code := Run(context.Background(), env, append(tc.args, "--offline", "--no-cache", "--ip-list", list))
+			if code != ExitIncomplete {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
+			}
+			if !strings.Contains(errb.String(), "lohibot-audit: error: "+tc.want+"\n") {
+				t.Errorf("stderr %q, want the error %q", errb.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestLogsOfflineRobotsURL checks that --offline never fetches a
+// robots.txt URL.
+func TestLogsOfflineRobotsURL(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("User-agent: *\nDisallow: /\n"))
+	}))
+	defer srv.Close()
+	good := filepath.Join("..", "testdata", "logs", "combined.log")
+	for _, v := range []string{srv.URL + "/robots.txt", "www.example.org=" + srv.URL + "/robots.txt"} {
+		var errb bytes.Buffer
+		env := &Env{Stdout: &bytes.Buffer{}, Stderr: &errb, HTTPClient: srv.Client()}
+		code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", "json", "--robots", v, good})
+		if code != ExitUsage || !strings.Contains(errb.String(), "--offline forbids fetching --robots URL "+srv.URL+"/robots.txt; give a file") {
+			t.Errorf("--robots %s: exit %d, stderr %q", v, code, errb.String())
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("--offline fetched robots.txt %d times", n)
+	}
+}
+
+// TestWriteYAML checks that YAML keeps the fields' order and that a
+// string holding invalid UTF-8 stays a string, its bad bytes U+FFFD as in
+// the JSON.
+func TestWriteYAML(t *testing.T) {
+	type inner struct {
+		UA   []string `yaml:"user_agents"`
+		Zero string   `yaml:"zero,omitempty"`
+	}
+	v := struct {
+		Zeta  string    `yaml:"zeta"`
+		Alpha inner     `yaml:"alpha"`
+		Time  time.Time `yaml:"time"`
+		Count int       `yaml:"count"`
+		Bool  string    `yaml:"bool"`
+		Map   map[string]string
+	}{
+		Zeta:  "LohiSoftBot/1.0 \xff\xfe",
+		Alpha: inner{UA: []string{"ok", "\xc3(" + strings.Repeat("x", 80) + "\x80"}},
+		Time:  time.Date(2026, 12, 1, 7, 0, 6, 0, time.UTC),
+		Count: 3,
+		Bool:  "true",
+		Map:   map[string]string{"b\xffkey": "1", "a": "\xe2\x82"},
+	}
+	var buf bytes.Buffer
+	if err := writeYAML(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	want := "zeta: LohiSoftBot/1.0 \ufffd\ufffd\n" +
+		"alpha:\n" +
+		"  user_agents:\n" +
+		"    - ok\n" +
+		"    - \ufffd(" + strings.Repeat("x", 80) + "\ufffd\n" +
+		"time: 2026-12-01T07:00:06Z\n" +
+		"count: 3\n" +
+		"bool: \"true\"\n" +
+		"map:\n" +
+		"  a: \ufffd\ufffd\n" +
+		"  b\ufffdkey: \"1\"\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !utf8.ValidString(got) || strings.Contains(got, "!!binary") {
+		t.Errorf("not plain UTF-8 YAML: %q", got)
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
+		t.Errorf("zeta read back as %#v", back["zeta"])
+	}
+}
