@@ -150,9 +150,18 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
+// keptHits counts the hits kept for the conduct checks.
+func (a *Audit) keptHits() int {
+	n := 0
+	for _, g := range a.ips {
+		n += len(g.kept)
+	}
+	return n
+}
+
 // record rebuilds the record the conduct checks read.
-func (a *Audit) record(g *ipAgg, h *auditHit) *parse.Record {
-	return &parse.Record{
+func (a *Audit) record(g *ipAgg, h *auditHit) parse.Record {
+	return parse.Record{
 		File: a.files[h.file], Line: h.line,
 		Client: g.addr, ClientRaw: g.raw,
 		Time: fromUnixNano(h.logged), Start: fromUnixNano(h.start), End: fromUnixNano(h.end),
@@ -208,7 +217,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	r := &Report{
 		Tool:              "lohibot-audit",
 		Summary:           a.summary,
-		IPs:               []IPReport{},
+		IPs:               make([]IPReport, 0, len(a.ips)),
 		Sites:             []SiteReport{},
 		Violations:        []Violation{},
 		MalformedExamples: append([]Malformed{}, a.examples...),
@@ -218,6 +227,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	r.Summary.LogFormat = strings.Join(a.formats, ",")
 
 	var genuine []*parse.Record
+	pool := make([]parse.Record, 0, a.keptHits())
 	for key, g := range a.ips {
 		ip := IPReport{
 			IP:         validUTF8(key),
@@ -258,7 +268,8 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 		case Genuine:
 			r.Summary.GenuineHits += g.hits
 			for i := range g.kept {
-				genuine = append(genuine, a.record(g, &g.kept[i]))
+				pool = append(pool, a.record(g, &g.kept[i]))
+				genuine = append(genuine, &pool[len(pool)-1])
 			}
 		case Spoofed:
 			r.Summary.SpoofedHits += g.hits

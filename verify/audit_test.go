@@ -163,6 +163,9 @@ func TestAuditRecordRoundTrip(t *testing.T) {
 	a.Add(rec)
 	g := a.ips["79.139.58.98"]
 	got := a.record(g, &g.kept[0])
+	if got.Line == 0 {
+		t.Fatal("no record")
+	}
 	if got.File != rec.File || got.Line != rec.Line || got.Client != rec.Client || !got.Time.Equal(rec.Time) ||
 		!got.Start.Equal(rec.Start) || !got.End.Equal(rec.End) || got.Duration != rec.Duration || !got.HasDuration ||
 		got.Resolution != rec.Resolution || got.RemoteUser != "bob" || got.Path() != "/a?b" || got.Status != 503 ||
