@@ -12,7 +12,6 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -89,35 +88,6 @@ func (z *e2eZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	m.Answer = append(m.Answer, z.extra[name]...)
 	w.WriteMsg(m)
-}
-
-// e2eServeDNS serves h on 127.0.0.1, UDP and TCP on one port, until the test
-// ends, and returns the HOST:PORT.
-func e2eServeDNS(t *testing.T, h dns.Handler) string {
-	t.Helper()
-	mux := dns.NewServeMux()
-	mux.Handle(".", h)
-	var pc net.PacketConn
-	var l net.Listener
-	for try := 0; ; try++ {
-		var err error
-		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		if l, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
-			break
-		}
-		pc.Close()
-		if try == 10 {
-			t.Fatal(err)
-		}
-	}
-	udp := &dns.Server{PacketConn: pc, Handler: mux}
-	tcp := &dns.Server{Listener: l, Handler: mux}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return pc.LocalAddr().String()
 }
 
 // e2eStartZone starts the crawler zone of the test and returns it with its
@@ -198,7 +168,7 @@ func e2eStartZone(t *testing.T) (*e2eZone, string) {
 	// IPv6 with a PTR and AAAA that would confirm it
 	ptr("2001:db8::bad", "crawler9.bot.lohisoft.com.")
 	add("crawler9.bot.lohisoft.com. 3600 IN AAAA 2001:db8::bad")
-	return z, e2eServeDNS(t, z)
+	return z, serveDNS(t, z)
 }
 
 // e2eWantIP is what SPEC §3 says about one address of the zone.
@@ -909,7 +879,7 @@ func TestE2EVerify(t *testing.T) {
 // addresses are genuine by the IP list, the rest unverified, never spoofed
 // for want of an answer; the IPv6 impostor needs no DNS.
 func TestE2EResolverNeverAnswers(t *testing.T) {
-	resolver := e2eServeDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
+	resolver := serveDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
 	files := e2eLogFiles(t)
 	start := time.Now()
 	code, out, errOut := runInMemory(t, "", e2eLogsArgs(t, resolver, files)...)
@@ -972,7 +942,7 @@ func TestE2EResolverNeverAnswers(t *testing.T) {
 // one.
 func TestE2ESecondResolver(t *testing.T) {
 	_, good := e2eStartZone(t)
-	silent := e2eServeDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
+	silent := serveDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
 	code, out, errOut := runInMemory(t, "", e2eLogsArgs(t, silent, e2eLogFiles(t), "--resolver", good)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

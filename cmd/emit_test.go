@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -316,22 +315,7 @@ func startEmitDNS(t *testing.T, servfail []string, lines ...string) string {
 		name := strings.ToLower(rr.Header().Name)
 		z.records[name] = append(z.records[name], rr)
 	}
-	mux := dns.NewServeMux()
-	mux.Handle(".", z)
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp := &dns.Server{PacketConn: pc, Handler: mux}
-	tcp := &dns.Server{Listener: l, Handler: mux}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return pc.LocalAddr().String()
+	return serveDNS(t, z)
 }
 
 // emitTestLog is a combined log with the genuine crawler, impostors of

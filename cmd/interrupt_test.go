@@ -105,7 +105,7 @@ func TestLogsInterruptedWhileReading(t *testing.T) {
 // resolver that never answers: the cancelled lookups must not come out as
 // unverified verdicts of a complete run.
 func TestInterruptedDuringDNS(t *testing.T) {
-	silent := e2eServeDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
+	silent := serveDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
 	log := filepath.Join("..", "testdata", "logs", "combined.log")
 	tests := []struct {
 		name string

@@ -90,7 +90,7 @@ func TestLogsMarkdownEscaped(t *testing.T) {
 // TestVerifyMarkdownEscaped gives verify a PTR name full of Markdown.
 func TestVerifyMarkdownEscaped(t *testing.T) {
 	hostile := "a|b<script>x</script>[y]`z`*_#!.evil.example."
-	resolver := e2eServeDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+	resolver := serveDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		if q := r.Question[0]; q.Qtype == dns.TypePTR {

@@ -81,27 +81,7 @@ func startIdentityDNS(t *testing.T) (*identityTestDNS, string) {
 		z.records[name] = append(z.records[name], rr)
 	}
 	z.servfail["9.113.0.203.in-addr.arpa."] = true
-	var pc net.PacketConn
-	var l net.Listener
-	for try := 0; ; try++ {
-		var err error
-		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		if l, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
-			break
-		}
-		pc.Close()
-		if try == 10 {
-			t.Fatal(err)
-		}
-	}
-	udp := &dns.Server{PacketConn: pc, Handler: z}
-	tcp := &dns.Server{Listener: l, Handler: z}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return z, pc.LocalAddr().String()
+	return z, serveDNS(t, z)
 }
 
 // identityRun runs the command line in memory and returns the exit code,
