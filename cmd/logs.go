@@ -370,7 +370,7 @@ func (p *progress) loop() {
 			rate := float64(read) / el
 			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
 			if size > 0 && rate > 0 && read <= size {
-				eta := time.Duration(float64(size-read)/rate) * time.Second
+				eta := time.Duration(float64(size-read) / rate * float64(time.Second))
 				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))
 			}
 			fmt.Fprintf(p.env.Stderr, "\r\x1b[K%s", line)
