@@ -253,13 +253,7 @@ func robotsSplitValue(v string) (site, src string) {
 
 // robotsSiteName puts a site name in the form log records use: lower case,
 // without a port or a final dot.
-func robotsSiteName(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if h, _, err := net.SplitHostPort(s); err == nil {
-		s = h
-	}
-	return strings.TrimSuffix(s, ".")
-}
+func robotsSiteName(s string) string { return parse.NormalizeSite(s) }
 
 // For returns the robots.txt that applies to site (a log record's site:
 // lower case, no port), or nil when none does.

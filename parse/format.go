@@ -50,7 +50,6 @@ var fieldNames = [numFields]string{
 }
 
 func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
-func (f field) isDur() bool  { return f >= fDurSec && f <= fDurUsec }
 
 // isText reports whether the field is free text (kept as a string) rather
 // than a number or a time.
@@ -109,15 +108,6 @@ type Format struct {
 // "nginx:<string>" and so on.
 func (f *Format) Name() string { return f.name }
 
-// HasDuration reports whether lines in this format record how long the
-// request took (needed to see overlapping requests).
-func (f *Format) HasDuration() bool {
-	if f.json {
-		return true // decided per line
-	}
-	return f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec]
-}
-
 // HasHost reports whether lines in this format record the site.
 func (f *Format) HasHost() bool {
 	return f.json || f.has[fHost] || f.has[fHostHeader]
@@ -126,9 +116,6 @@ func (f *Format) HasHost() bool {
 // HasUserAgent reports whether lines record the User-Agent; without it no
 // request can be seen claiming to be the crawler.
 func (f *Format) HasUserAgent() bool { return f.json || f.has[fUA] }
-
-// HasRetryAfter reports whether lines record the Retry-After header sent.
-func (f *Format) HasRetryAfter() bool { return f.json || f.has[fRetryAfter] }
 
 // Built-in formats (the names accepted by --log-format).
 const (

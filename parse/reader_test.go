@@ -626,3 +626,31 @@ func TestContainsTokenEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestLineNoAllocations: a line that is not of interest is checked without
+// allocating, whatever the client (IPv4 or IPv6) and the listed set.
+func TestLineNoAllocations(t *testing.T) {
+	sets := map[string]*AddrSet{
+		"no list":     nil,
+		"addresses":   NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")}),
+		"ipv4 ranges": NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.0/24")}),
+	}
+	lines := []string{
+		`203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET /a HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"`,
+		`2001:db8::10 - bob smith [01/Dec/2026:06:25:01 +0100] "GET /a HTTP/1.1" 200 5120 "-" "Mozilla/5.0"`,
+	}
+	for name, set := range sets {
+		lp := newLineParser(Combined, set, "s", false)
+		var rec Record
+		for _, l := range lines {
+			line := []byte(l)
+			if n := testing.AllocsPerRun(100, func() {
+				if _, reason := lp.parse(line, &rec); reason != "" {
+					t.Fatal(reason)
+				}
+			}); n != 0 {
+				t.Errorf("%s: %v allocations per line for %.30q", name, n, l)
+			}
+		}
+	}
+}

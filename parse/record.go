@@ -23,8 +23,9 @@ type Record struct {
 	File string
 	Line int64
 
-	// Client is the client address the server logged (or the first
-	// X-Forwarded-For address when the reader trusts it). It is the zero
+	// Client is the client address the server logged (or, when the
+	// reader trusts X-Forwarded-For, its last address: the one the
+	// operator's proxy added; the ones before it are the client's word). It is the zero
 	// Addr when the field did not hold an IP address; ClientRaw then keeps
 	// what was logged.
 	Client    netip.Addr

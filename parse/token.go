@@ -138,8 +138,8 @@ func (s *AddrSet) containsText(b []byte) bool {
 	if a, ok := parseIPv4(b); ok {
 		return s.Contains(a)
 	}
-	if len(s.v6) == 0 && len(s.v4) == 0 {
-		return false
+	if len(s.v6) == 0 {
+		return false // an IPv6 client cannot be in an IPv4-only set
 	}
 	for _, c := range b {
 		if c == ':' {

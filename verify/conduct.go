@@ -146,11 +146,12 @@ type ConductConfig struct {
 //     longer pause must again rest on a robots.txt fetched within 24h).
 //     The crawl's first page is a violation when no /robots.txt request to
 //     the site (any status, any method) started before it and ended
-//     within the 24h before it. A crawl is judged only when the logs reach
-//     back 24h before it: the earliest hit in the files that hold this
-//     site's hits must be that old, because robots.txt may have been
-//     fetched before the logs begin. A crawl that cannot be judged is no
-//     violation, and the check is then listed as skipped for the site.
+//     within the 24h before it. A crawl is judged only when the logs
+//     cover the 24h before it (cfg.Covered; without it, the earliest
+//     LogStart or hit in the files that hold this site's hits must be that
+//     old), because robots.txt may have been fetched before the logs
+//     begin or in a part of them that is missing. A crawl that cannot be
+//     judged is no violation, and the check is then listed as skipped.
 //   - robots-unavailable: a page that started after a /robots.txt answer
 //     with a 5xx status ended, when every other /robots.txt answer (any
 //     status but 5xx, including an unlogged one) that may have ended before
