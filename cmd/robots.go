@@ -300,7 +300,7 @@ func robotsJSONEscape(b []byte) []byte {
 	need := false
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
-		if robotsJSONUnsafe(r) {
+		if parse.IsTerminalUnsafe(r) {
 			need = true
 			break
 		}
@@ -312,7 +312,7 @@ func robotsJSONEscape(b []byte) []byte {
 	out := make([]byte, 0, len(b)+32)
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
-		if robotsJSONUnsafe(r) {
+		if parse.IsTerminalUnsafe(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
 		} else {
 			out = append(out, b[i:i+n]...)
@@ -320,11 +320,6 @@ func robotsJSONEscape(b []byte) []byte {
 		i += n
 	}
 	return out
-}
-
-func robotsJSONUnsafe(r rune) bool {
-	return r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 ||
-		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 // ghaCommand formats a GitHub Actions workflow command such as

@@ -103,6 +103,15 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 	bw.WriteString("\n")
 
 	id := base
+	// ipRules writes one rule per chunk of the address set: action comes
+	// before log, actions after t:none.
+	ipRules := func(msg, action, actions string) {
+		for _, c := range chunks {
+			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,%s,log,t:none%s,msg:%s,%s\"\n",
+				msOperator("@ipMatch", msIPList(c)), id, action, actions, msg, tag)
+			id++
+		}
+	}
 	switch p.Mode {
 	case BlockSpoofed:
 		msg := msQuote(fmt.Sprintf("lohibot-audit: User-Agent claims %s from an address that is not the crawler", Token))
@@ -120,26 +129,11 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 		if len(chunks) > 0 {
 			bw.WriteString("\n")
 		}
-		msg = msQuote(fmt.Sprintf("lohibot-audit: address seen claiming to be %s without being it", Token))
-		for _, c := range chunks {
-			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,deny,status:403,log,t:none,msg:%s,%s\"\n",
-				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
-			id++
-		}
+		ipRules(msQuote(fmt.Sprintf("lohibot-audit: address seen claiming to be %s without being it", Token)), "deny,status:403", "")
 	case BlockBot:
-		msg := msQuote(fmt.Sprintf("lohibot-audit: %s crawler address", Token))
-		for _, c := range chunks {
-			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,deny,status:403,log,t:none,msg:%s,%s\"\n",
-				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
-			id++
-		}
+		ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address", Token)), "deny,status:403", "")
 	case AllowBot:
-		msg := msQuote(fmt.Sprintf("lohibot-audit: %s crawler address, later rules skipped", Token))
-		for _, c := range chunks {
-			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,pass,log,t:none,ctl:ruleEngine=Off,msg:%s,%s\"\n",
-				msOperator("@ipMatch", msIPList(c)), id, msg, tag)
-			id++
-		}
+		ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address, later rules skipped", Token)), "pass", ",ctl:ruleEngine=Off")
 	}
 	return p, bw.Flush()
 }

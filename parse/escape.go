@@ -42,7 +42,7 @@ func EscapeControl(s string) string {
 			b.WriteString(`\x`)
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&15])
-		case r >= 0x80 && r < 0xa0, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		case r >= 0x80 && IsTerminalUnsafe(r):
 			// C1 controls, line separators and bidi overrides
 			b.WriteString(`\u`)
 			for shift := 12; shift >= 0; shift -= 4 {
@@ -54,4 +54,12 @@ func EscapeControl(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// IsTerminalUnsafe reports whether a terminal could act on r beyond the
+// ASCII controls: DEL, the C1 controls, the line and paragraph separators,
+// and the bidi overrides and isolates that reorder what is shown.
+func IsTerminalUnsafe(r rune) bool {
+	return r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
