@@ -1,0 +1,232 @@
+package parse
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// letterRarity ranks the letters from rarest to commonest in the
+// User-Agent headers web servers log (browsers, libraries, crawlers). A
+// TokenSet looks for a rare letter of each token first.
+const letterRarity = "jqyvdufzxbghwrscnptkmaoeil"
+
+// maxClaimGroups is how many groups (crawlers) a TokenSet tells apart: the
+// bits of the mask Match returns.
+const maxClaimGroups = 64
+
+// TokenSet finds product tokens in a User-Agent, without regard to ASCII
+// case and without allocating. Tokens belong to groups (one per crawler);
+// Match says which groups' tokens appear. It looks at eight bytes at a
+// time for the tokens' anchor bytes — rare letters chosen so that few
+// anchors cover every token — and compares whole tokens only around one.
+//
+// The nil *TokenSet matches nothing. A TokenSet is safe for concurrent use.
+type TokenSet struct {
+	tokens  []setToken
+	anchors []anchor
+	byFold  [256][]int // tokens (indexes) by the folded byte of their anchor
+	minLen  int
+	// lo is the least offset of an anchor in its token and tail the least
+	// number of token bytes after an anchor: anchors are looked for in
+	// b[lo : len(b)-tail+1].
+	lo, tail int
+}
+
+type setToken struct {
+	lower string // the token in lower case
+	off   int    // where its anchor byte is
+	group uint   // its group's bit
+}
+
+type anchor struct {
+	b    byte   // the byte, lower case for a letter
+	fold bool   // a letter: compare with b|0x20
+	rep  uint64 // b in all eight bytes
+}
+
+// NewTokenSet builds the set of groups[i]'s tokens, reported as bit i of
+// Match. Empty tokens are ignored; at most 64 groups are used.
+func NewTokenSet(groups [][]string) *TokenSet {
+	s := &TokenSet{}
+	for g, toks := range groups {
+		if g >= maxClaimGroups {
+			break
+		}
+		for _, t := range toks {
+			if t == "" {
+				continue
+			}
+			s.tokens = append(s.tokens, setToken{lower: lowerASCIIString(t), group: uint(g)})
+		}
+	}
+	if len(s.tokens) == 0 {
+		return nil
+	}
+	s.chooseAnchors()
+	s.minLen, s.lo, s.tail = len(s.tokens[0].lower), s.tokens[0].off, len(s.tokens[0].lower)-s.tokens[0].off
+	for _, t := range s.tokens {
+		s.minLen = min(s.minLen, len(t.lower))
+		s.lo = min(s.lo, t.off)
+		s.tail = min(s.tail, len(t.lower)-t.off)
+	}
+	return s
+}
+
+// chooseAnchors picks anchor bytes greedily: each round takes the letter
+// that covers the most tokens not yet covered per unit of cost, where a
+// further anchor costs a pass over the text and a commoner letter costs
+// more false starts. A token without letters is anchored on its first
+// byte.
+func (s *TokenSet) chooseAnchors() {
+	covered := make([]bool, len(s.tokens))
+	left := len(s.tokens)
+	for left > 0 {
+		best, bestScore := byte(0), 0.0
+		for r := 0; r < len(letterRarity); r++ {
+			c := letterRarity[r]
+			n := 0
+			for i, t := range s.tokens {
+				if !covered[i] && strings.IndexByte(t.lower, c) >= 0 {
+					n++
+				}
+			}
+			// One pass costs as much as a letter of middling rarity.
+			score := float64(n) / float64(len(letterRarity)+r+1)
+			if score > bestScore {
+				best, bestScore = c, score
+			}
+		}
+		if best == 0 {
+			// Tokens without letters: anchor each on its first byte.
+			for i, t := range s.tokens {
+				if !covered[i] {
+					s.addAnchor(t.lower[0], false)
+					s.tokens[i].off = 0
+					s.byFold[t.lower[0]] = append(s.byFold[t.lower[0]], i)
+					covered[i] = true
+					left--
+				}
+			}
+			break
+		}
+		s.addAnchor(best, true)
+		for i, t := range s.tokens {
+			if !covered[i] {
+				if off := strings.IndexByte(t.lower, best); off >= 0 {
+					s.tokens[i].off = off
+					s.byFold[best] = append(s.byFold[best], i)
+					covered[i] = true
+					left--
+				}
+			}
+		}
+	}
+}
+
+func (s *TokenSet) addAnchor(b byte, fold bool) {
+	for _, a := range s.anchors {
+		if a.b == b && a.fold == fold {
+			return
+		}
+	}
+	s.anchors = append(s.anchors, anchor{b: b, fold: fold, rep: uint64(b) * swarOnes})
+}
+
+// Contains reports whether b carries any of the tokens.
+func (s *TokenSet) Contains(b []byte) bool { return s.Match(b) != 0 }
+
+// Match returns the groups whose tokens appear in b, as a bit mask (bit i
+// for groups[i] of NewTokenSet), or 0.
+func (s *TokenSet) Match(b []byte) uint64 {
+	if s == nil || len(b) < s.minLen {
+		return 0
+	}
+	// An anchor at j can start a token only when the token fits.
+	lo, hi := s.lo, len(b)-s.tail // j in [lo, hi]
+	var mask uint64
+	i := lo
+	if len(s.anchors) == 1 && s.anchors[0].fold {
+		a, rep := s.anchors[0].b, s.anchors[0].rep
+		for ; i+8 <= hi+1; i += 8 {
+			v := (binary.LittleEndian.Uint64(b[i:]) | swarSpaces) ^ rep
+			if (v-swarOnes)&^v&swarHighs == 0 {
+				continue // no anchor in these eight bytes
+			}
+			for j := i; j < i+8; j++ {
+				if b[j]|0x20 == a {
+					mask |= s.tokensAt(b, j, a)
+				}
+			}
+		}
+		for ; i <= hi; i++ {
+			if b[i]|0x20 == a {
+				mask |= s.tokensAt(b, i, a)
+			}
+		}
+		return mask
+	}
+	for ; i+8 <= hi+1; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		for _, a := range s.anchors {
+			v := w ^ a.rep
+			if a.fold {
+				v = (w | swarSpaces) ^ a.rep
+			}
+			if (v-swarOnes)&^v&swarHighs != 0 {
+				for j := i; j < i+8; j++ {
+					mask |= s.anyAt(b, j)
+				}
+				break
+			}
+		}
+	}
+	for ; i <= hi; i++ {
+		mask |= s.anyAt(b, i)
+	}
+	return mask
+}
+
+// anyAt checks the tokens of every anchor that b[j] is.
+func (s *TokenSet) anyAt(b []byte, j int) uint64 {
+	var mask uint64
+	for _, a := range s.anchors {
+		if b[j] == a.b || a.fold && b[j]|0x20 == a.b {
+			mask |= s.tokensAt(b, j, a.b)
+		}
+	}
+	return mask
+}
+
+// tokensAt checks the tokens anchored on byte a, with the anchor at b[j].
+func (s *TokenSet) tokensAt(b []byte, j int, a byte) uint64 {
+	var mask uint64
+	for _, ti := range s.byFold[a] {
+		t := &s.tokens[ti]
+		p := j - t.off
+		if p >= 0 && p+len(t.lower) <= len(b) && equalFoldLower(b[p:p+len(t.lower)], t.lower) {
+			mask |= 1 << t.group
+		}
+	}
+	return mask
+}
+
+// lowerASCIIString is s with ASCII letters in lower case and every other
+// byte as it is (strings.ToLower would replace invalid UTF-8).
+func lowerASCIIString(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerASCII(c)
+	}
+	return string(b)
+}
+
+// equalFoldLower reports whether b equals lower (already in lower case)
+// without regard to ASCII case.
+func equalFoldLower(b []byte, lower string) bool {
+	for k := 0; k < len(lower); k++ {
+		if lowerASCII(b[k]) != lower[k] {
+			return false
+		}
+	}
+	return true
+}
