@@ -339,9 +339,12 @@ func (f *Follower) Next() bool {
 				f.num++
 				return true
 			}
-			select {
-			case c.free <- c.data[:0]:
-			default:
+			// Buffers grown for a long line are left to the collector.
+			if cap(c.data) <= 2*readSize {
+				select {
+				case c.free <- c.data[:0]:
+				default:
+				}
 			}
 			f.cur = nil
 		}

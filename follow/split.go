@@ -8,7 +8,7 @@ import "bytes"
 type splitter struct {
 	f    *Follower
 	file string
-	free chan []byte // buffers Next is done with
+	free chan []byte // buffers Next is done with; room for all in flight
 
 	buf    []byte // the partial line, then what was read after it
 	bufOff int64  // offset in the file of buf[0]
@@ -19,7 +19,7 @@ type splitter struct {
 }
 
 func newSplitter(f *Follower, file string, off int64) *splitter {
-	s := &splitter{f: f, file: file, free: make(chan []byte, 2), bufOff: off}
+	s := &splitter{f: f, file: file, free: make(chan []byte, cap(f.items)+2), bufOff: off}
 	s.buf = s.getBuf(readSize)
 	return s
 }
