@@ -1,0 +1,388 @@
+package parse
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// readFixture reads a log of testdata/logs in the format given (nil:
+// detect) and returns the records of every well-formed line.
+func readFixture(t *testing.T, name string, f *Format) ([]*Record, *Reader) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "logs", name)
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r := NewReader(fh, Options{Name: name, Format: f, KeepAll: true, Site: "file.example", Workers: 2, ChunkSize: 256})
+	recs := readAll(t, r)
+	return recs, r
+}
+
+// TestServerOutputs reads logs written the way the servers and log
+// collectors write them: the detected format, every client and site, and
+// the malformed count must be right. A syslog host or a virtual host is
+// never a client.
+func TestServerOutputs(t *testing.T) {
+	const bot, other, v6 = "79.139.58.98", "198.51.100.23", "2001:db8:40::7"
+	tests := []struct {
+		file      string
+		format    string   // detected
+		clients   []string // of every well-formed line, in order
+		sites     []string // of every well-formed line, in order
+		malformed int64
+	}{
+		{"syslog_nginx_raw.log", "syslog+combined",
+			[]string{"203.0.113.10", bot, bot, other, v6}, nil, 0},
+		{"syslog_nginx_nohostname.log", "syslog+combined",
+			[]string{"203.0.113.10", "79.139.58.121", "192.0.2.200"}, nil, 0},
+		{"syslog_rsyslog_traditional.log", "syslog+combined",
+			[]string{"203.0.113.10", bot, bot, other}, nil, 0},
+		{"syslog_rsyslog_precise.log", "syslog+combined",
+			[]string{"203.0.113.10", bot, bot, other}, nil, 0},
+		{"syslog_rfc5424.log", "syslog+combined",
+			[]string{"203.0.113.10", bot, bot, other}, nil, 0},
+		{"journal_short.log", "syslog+combined",
+			[]string{"203.0.113.10", bot, bot, other}, nil, 1},
+		{"vhost_common.log", "vhost_common",
+			[]string{"203.0.113.10", bot, bot, other, other},
+			[]string{"www.example.com", "www.example.com", "shop.example.com", "192.0.2.80", "192.0.2.80"}, 0},
+		{"vhost_combined_noport.log", "vhost_combined",
+			[]string{"203.0.113.10", bot, bot, other},
+			[]string{"www.example.com", "www.example.com", "shop.example.com", "192.0.2.80"}, 0},
+		{"vhost_combined.log", "vhost_combined",
+			[]string{"203.0.113.10", bot, bot, bot, other, "2001:db8::99", "192.0.2.44"},
+			[]string{"www.example.com", "www.example.com", "shop.example.com", "www.example.com", "shop.example.com", "www.example.com", "www.example.com"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			recs, r := readFixture(t, tt.file, nil)
+			if r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			if got := r.Format().Name(); got != tt.format {
+				t.Errorf("detected %s, want %s", got, tt.format)
+			}
+			var clients, sites []string
+			for _, rec := range recs {
+				clients = append(clients, rec.Client.String())
+				sites = append(sites, rec.Host)
+			}
+			if !slices.Equal(clients, tt.clients) {
+				t.Errorf("clients %v, want %v", clients, tt.clients)
+			}
+			wantSites := tt.sites
+			if wantSites == nil {
+				for range tt.clients {
+					wantSites = append(wantSites, "file.example")
+				}
+			}
+			if !slices.Equal(sites, wantSites) {
+				t.Errorf("sites %v, want %v", sites, wantSites)
+			}
+			if st := r.Stats(); st.Malformed != tt.malformed {
+				t.Errorf("%d malformed, want %d: %v", st.Malformed, tt.malformed, r.Examples())
+			}
+
+			// Given the plain format by name, the reader finds the syslog
+			// header by itself; given a vhost format's plain sibling, no
+			// line is taken.
+			base := strings.TrimPrefix(tt.format, syslogPrefix)
+			plain := map[string]*Format{"vhost_common": Common, "vhost_combined": Combined}[base]
+			if plain == nil {
+				plain = LookupFormat(base)
+			}
+			recs, r = readFixture(t, tt.file, plain)
+			if plain.Name() != base {
+				// A vhost log read as the format without the virtual host
+				// gives only its lines without one.
+				if len(recs) != int(tt.malformed) {
+					t.Errorf("%s took %d lines of a %s log, first client %q", plain.Name(), len(recs), base, recs[0].ClientRaw)
+				}
+				return
+			}
+			if got := r.Format().Name(); got != tt.format || len(recs) != len(tt.clients) {
+				t.Errorf("given %s: read as %s, %d records; want %s, %d", base, got, len(recs), tt.format, len(tt.clients))
+			}
+		})
+	}
+}
+
+// TestPlainFormatsRefuseShiftedLines: a line with a virtual host or a
+// syslog header in front is not a line of a format without them, even
+// when the first word is an address or a name and the remote user field
+// could take in the shifted words.
+func TestPlainFormatsRefuseShiftedLines(t *testing.T) {
+	rest := ` - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5120 "-" "LohiSoftBot/1.0"`
+	restCommon := ` - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5120`
+	prefixes := []string{
+		"192.0.2.80 203.0.113.10",
+		"192.0.2.80:443 203.0.113.10",
+		"www.example.com 203.0.113.10",
+		"www.example.com:80 203.0.113.10",
+		"[2001:db8::80]:443 203.0.113.10",
+		"192.0.2.80 203.0.113.10 ident",
+		"<190>Dec  1 06:25:01 192.0.2.50 nginx: 203.0.113.10",
+		"Dec  1 06:25:01 192.0.2.50 nginx: 203.0.113.10",
+		"Dec 12 06:25:01 web1.example.com nginx[1]: 203.0.113.10",
+		"Dec 12 06:25:01 192.0.2.50 203.0.113.10",
+		"2026-12-01T06:25:01.123456+01:00 192.0.2.50 nginx: 203.0.113.10",
+		"<190>1 2026-12-01T06:25:01+01:00 192.0.2.50 nginx - - - 203.0.113.10",
+		"1 2026-12-01T06:25:01+01:00 192.0.2.50 nginx - - - 203.0.113.10",
+		"Tue 2026-12-01 06:25:01 CET 192.0.2.50 nginx[1]: 203.0.113.10",
+	}
+	for _, pre := range prefixes {
+		for _, f := range []*Format{Combined, Common, NginxMain} {
+			line := pre + rest
+			if f == Common {
+				line = pre + restCommon
+			}
+			for _, ipOnly := range []bool{true, false} {
+				lp := newLineParser(f, nil, "s", false)
+				lp.keepAll, lp.ipOnly = true, ipOnly
+				var rec Record
+				if _, reason := lp.parse([]byte(line), &rec); reason == "" {
+					t.Errorf("%s (ipOnly %v) took %q with client %q", f.Name(), ipOnly, line, rec.ClientRaw)
+				}
+			}
+		}
+	}
+	// and the line itself, without the prefix, is fine
+	if _, reason := parseOne(t, Combined, "203.0.113.10"+rest); reason != "" {
+		t.Fatal(reason)
+	}
+}
+
+// TestClientField: only an IP address literal is a client; with a given
+// format a host name is accepted and flagged, anything else is malformed.
+func TestClientField(t *testing.T) {
+	tests := []struct {
+		field  string
+		client string // Client.String(), "" for a host name
+		reason string // "" when accepted with a given format
+		strict string // reason when the format was detected ("": same)
+	}{
+		{"192.0.2.1", "192.0.2.1", "", ""},
+		{"2001:db8::1", "2001:db8::1", "", ""},
+		{"::ffff:192.0.2.1", "192.0.2.1", "", ""},
+		{"::", "::", "", ""},
+		{"fe80::1%eth0", "fe80::1%eth0", "", ""},
+		{"crawl-1.bot.lohisoft.com", "", "", "is a host name"},
+		{"Crawl-1.Example.NET.", "", "", "is a host name"},
+		{"localhost", "", "", "is a host name"},
+		{"192.0.2.1:80", "", "has a port", ""},
+		{"example.com:80", "", "has a port", ""},
+		{"[2001:db8::1]:443", "", "has a port", ""},
+		{"[2001:db8::1]", "", "bad client address", ""},
+		{"192.0.2.01", "", "bad client address", ""},
+		{"1.2.3", "", "bad client address", ""},
+		{"1.2.3.4.5", "", "bad client address", ""},
+		{"2001:db8::1::2", "", "bad client address", ""},
+		{"Dec", "", "bad client address", ""},
+		{"web1", "", "bad client address", ""},
+		{"-", "", "bad client address", ""},
+		{"exa mple.com", "", "", ""}, // the space is taken as the end of the field: fails later
+		{"-bad-.example.com", "", "bad client address", ""},
+		{"fe80::1%", "", "bad client address", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field, func(t *testing.T) {
+			line := tt.field + ` - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot/1.0"`
+			rec, reason := parseOne(t, Combined, line)
+			if strings.Contains(tt.field, " ") {
+				if rec != nil {
+					t.Fatalf("took a client with a space: %+v", rec)
+				}
+				return
+			}
+			switch {
+			case tt.reason != "":
+				if rec != nil || !strings.Contains(reason, tt.reason) {
+					t.Fatalf("reason %q, want %q (record %+v)", reason, tt.reason, rec)
+				}
+			case rec == nil:
+				t.Fatalf("malformed: %s", reason)
+			case tt.client == "":
+				if rec.Client.IsValid() || rec.ClientRaw != tt.field {
+					t.Errorf("host name: Client %v, ClientRaw %q", rec.Client, rec.ClientRaw)
+				}
+			default:
+				if rec.Client.String() != tt.client || rec.ClientRaw != tt.field {
+					t.Errorf("Client %v, ClientRaw %q; want %s", rec.Client, rec.ClientRaw, tt.client)
+				}
+			}
+			// as in a detected format
+			lp := newLineParser(Combined, nil, "s", false)
+			lp.keepAll, lp.ipOnly = true, true
+			var r2 Record
+			_, reason = lp.parse([]byte(line), &r2)
+			want := tt.strict
+			if want == "" {
+				want = tt.reason
+			}
+			if want == "" && reason != "" || want != "" && !strings.Contains(reason, want) {
+				t.Errorf("detected format: reason %q, want %q", reason, want)
+			}
+		})
+	}
+}
+
+// TestHostnameLookups: a log of host-name clients is not detected (the
+// client field must hold addresses), and with the format given each such
+// line is a record without an address, its name kept.
+func TestHostnameLookups(t *testing.T) {
+	_, r := readFixture(t, "hostname_lookups.log", nil)
+	if !errors.Is(r.Err(), ErrUnknownFormat) || !strings.Contains(r.Err().Error(), "host name") {
+		t.Fatalf("detected: err %v", r.Err())
+	}
+	recs, r := readFixture(t, "hostname_lookups.log", Combined)
+	if r.Err() != nil || r.Stats().Malformed != 0 || len(recs) != 5 {
+		t.Fatalf("given combined: err %v, %d records, stats %+v", r.Err(), len(recs), r.Stats())
+	}
+	var raw []string
+	for _, rec := range recs {
+		raw = append(raw, rec.ClientRaw)
+		if rec.Client.IsValid() != (rec.ClientRaw == "198.51.100.23") {
+			t.Errorf("line %d: Client %v for %q", rec.Line, rec.Client, rec.ClientRaw)
+		}
+	}
+	want := []string{"dsl-203-0-113-10.example.net", "crawl-79-139-58-98.bot.lohisoft.com", "crawl-79-139-58-98.bot.lohisoft.com", "198.51.100.23", "localhost"}
+	if !slices.Equal(raw, want) {
+		t.Errorf("clients %q, want %q", raw, want)
+	}
+}
+
+// TestSyslogHeaders: every header form the servers and collectors write
+// comes off whole, and nothing else does.
+func TestSyslogHeaders(t *testing.T) {
+	const msg = "203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] x"
+	good := []string{
+		"<190>Dec  1 06:25:01 web1 nginx: ",             // nginx
+		"<190>Dec  1 06:25:01 nginx: ",                  // nginx nohostname
+		"<7>Dec 31 23:59:60 web1 tag_1: ",               // leap second, small PRI
+		"<0>Jan 01 00:00:00 192.0.2.50 nginx: ",         // host written as an address
+		"Dec  1 06:25:01 web1 nginx: ",                  // rsyslog traditional file
+		"Dec  1 06:25:01 web1 ",                         // no tag
+		"2026-12-01T06:25:01.123456+01:00 web1 nginx: ", // rsyslog high precision
+		"2026-12-01T06:25:01Z web1 nginx: ",
+		"Dec 01 06:25:01 web1 nginx[812]: ",                         // journalctl short
+		"Dec 01 06:25:01.123456 web1 nginx[812]: ",                  // short-precise
+		"2026-12-01T06:25:01+0100 web1 nginx[812]: ",                // short-iso
+		"2026-12-01T06:25:01.123456+0100 web1 nginx[812]: ",         // short-iso-precise
+		"Tue 2026-12-01 06:25:01 CET web1 nginx[812]: ",             // short-full
+		"Dec 01 06:25:01 nginx[812]: ",                              // --no-hostname
+		"<190>1 2026-12-01T06:25:01.123456+01:00 web1 nginx - - - ", // RFC 5424
+		"<190>1 2026-12-01T06:25:01Z web1 nginx 812 ID47 [a b=\"c\\\"]\"][x@1 y=\"\"] ",
+		"<190>1 - - - - - - ",
+		"1 2026-12-01T06:25:01+01:00 web1 nginx - - - ",
+		"<190>1 2026-12-01T06:25:01+01:00 web1 nginx - - - \xef\xbb\xbf", // BOM
+	}
+	for _, h := range good {
+		line := []byte(h + msg)
+		if n := syslogHeaderLen(line); n != len(h) {
+			t.Errorf("%q: header of %d bytes, want %d", h, n, len(h))
+		}
+	}
+	bad := []string{
+		msg,
+		"www.example.com 203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] x",
+		"<192>Dec  1 06:25:01 web1 nginx: " + msg, // PRI out of range
+		"<01>Dec  1 06:25:01 web1 nginx: " + msg,
+		"<190Dec  1 06:25:01 web1 nginx: " + msg,
+		"Dex  1 06:25:01 web1 nginx: " + msg,
+		"Dec  1 6:25:01 web1 nginx: " + msg,
+		"2026-12-01 06:25:01 web1 nginx: " + msg,
+		"<190>1 2026-12-01T06:25:01+0100 web1 nginx - - - " + msg, // RFC 5424 wants hh:mm
+		"<190>1 2026-12-01T06:25:01Z web1 nginx - - [unterminated " + msg,
+		"<190>1 2026-12-01T06:25:01Z web1 nginx - - x" + msg,
+		`{"remote_addr":"203.0.113.10"}`,
+		"",
+		"<",
+		"Dec  1 06:25:01",
+	}
+	for _, l := range bad {
+		if n := syslogHeaderLen([]byte(l)); n >= 0 {
+			t.Errorf("%q: header of %d bytes, want none", l, n)
+		}
+	}
+}
+
+// TestDetectRefusesWhatDoesNotFit: a format is chosen only when more than
+// half of the sampled lines fit it with an address as the client.
+func TestDetectRefusesWhatDoesNotFit(t *testing.T) {
+	good := `203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
+	bad := "error: something happened\n"
+	tests := []struct {
+		name, in string
+		want     string // "" for ErrUnknownFormat
+	}{
+		{"half", strings.Repeat(good, 5) + strings.Repeat(bad, 5), ""},
+		{"more than half", strings.Repeat(good, 6) + strings.Repeat(bad, 5), "combined"},
+		{"blank lines do not count", strings.Repeat(good, 3) + strings.Repeat("\n \t\n", 10) + strings.Repeat(bad, 2), "combined"},
+		{"ports", strings.Repeat(strings.Replace(good, "203.0.113.10", "203.0.113.10:4431", 1), 4), ""},
+		{"nothing", "\n\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Detect([]byte(tt.in))
+			if tt.want == "" {
+				if !errors.Is(err, ErrUnknownFormat) {
+					t.Fatalf("detected %v (err %v), want ErrUnknownFormat", f, err)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error of several lines: %q", err)
+				}
+				return
+			}
+			if err != nil || f.Name() != tt.want {
+				t.Fatalf("detected %v, %v; want %s", f, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseFormatSpecNames: every preset name and alias, with and without
+// "syslog+", names a format whose Name reads back to the same format.
+func TestParseFormatSpecNames(t *testing.T) {
+	names := map[string]string{
+		"common": "common", "clf": "common", "combined": "combined", "vhost_common": "vhost_common",
+		"vhost_combined": "vhost_combined", "nginx_main": "nginx_main", "main": "nginx_main", "json": "json", "jsonl": "json",
+	}
+	for spec, want := range names {
+		for _, pre := range []string{"", "syslog+"} {
+			f, err := ParseFormatSpec(pre + spec)
+			if err != nil || f.Name() != pre+want || f.Syslog() != (pre != "") {
+				t.Errorf("%s: %v, %v", pre+spec, f, err)
+				continue
+			}
+			again, err := ParseFormatSpec(f.Name())
+			if err != nil || again.Name() != f.Name() {
+				t.Errorf("%s does not read back: %v", f.Name(), err)
+			}
+		}
+	}
+	for _, name := range DetectableFormats() {
+		if LookupFormat(name) == nil {
+			t.Errorf("detectable %s has no name", name)
+		}
+	}
+	f, err := ParseFormatSpec(`syslog+nginx:$remote_addr [$time_local] "$http_user_agent"`)
+	if err != nil || !f.Syslog() {
+		t.Fatalf("syslog+nginx: %v, %v", f, err)
+	}
+	rec, reason := parseOne(t, f, `<190>Dec  1 06:25:01 web1 nginx: 192.0.2.7 [01/Dec/2026:06:25:01 +0100] "LohiSoftBot"`)
+	if rec == nil || rec.Client != netip.MustParseAddr("192.0.2.7") || !rec.Claimed {
+		t.Errorf("syslog+nginx line: %+v, %s", rec, reason)
+	}
+	for _, spec := range []string{"syslog+", "syslog+auto", "syslog+xml"} {
+		if _, err := ParseFormatSpec(spec); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: err %v, want ErrFormat", spec, err)
+		}
+	}
+}
