@@ -433,6 +433,9 @@ func (r *Reader) produce() {
 		case <-r.stop:
 			return false
 		}
+		if testHookQueued != nil {
+			testHookQueued(r)
+		}
 		select {
 		case jobs <- j:
 		case <-r.stop:
@@ -502,6 +505,10 @@ func (r *Reader) produce() {
 		}
 	}
 }
+
+// testHookQueued, when set by a test, runs after the producer has queued
+// a chunk's result and before it hands the chunk to a worker.
+var testHookQueued func(*Reader)
 
 // setReadErr records why reading stopped, unless it was the end of input.
 // Errors of a decompressor (not of the input under it) mean the input is

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readFixture reads a log of testdata/logs in the format given (nil:
@@ -384,5 +386,107 @@ func TestParseFormatSpecNames(t *testing.T) {
 		if _, err := ParseFormatSpec(spec); !errors.Is(err, ErrFormat) {
 			t.Errorf("%s: err %v, want ErrFormat", spec, err)
 		}
+	}
+}
+
+// TestTimesAReportCanCarry: a line whose time (as logged, in UTC, or the
+// start derived from its duration) falls outside the years 0001-9999, or
+// whose date does not exist, is malformed; the edges that stay inside are
+// read, and every time read can be written as JSON.
+func TestTimesAReportCanCarry(t *testing.T) {
+	clf := func(ts string) string {
+		return `192.0.2.1 - - [` + ts + `] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot/1.0"`
+	}
+	isoFmt, err := CompileNginx(`$remote_addr [$time_iso8601] "$http_user_agent"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msecFmt, err := CompileNginx(`$remote_addr $msec "$http_user_agent"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secFmt, err := CompileApache(`%h %{sec}t %{msec}t %{usec}t "%{User-Agent}i"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durFmt, err := CompileNginx(`$remote_addr [$time_iso8601] $request_time "$http_user_agent"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apacheDur, err := CompileApache(`%h %t %D "%{User-Agent}i"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		f    *Format
+		line string
+		want string // RFC 3339 UTC start, or "" for malformed
+	}{
+		{Combined, clf("31/Dec/9999:23:59:59 -0100"), ""}, // year 10000 in UTC
+		{Combined, clf("31/Dec/9999:23:59:59 +0100"), "9999-12-31T22:59:59Z"},
+		{Combined, clf("31/Dec/9999:23:59:59 +0000"), "9999-12-31T23:59:59Z"},
+		{Combined, clf("31/Dec/9999:23:59:60 +0000"), ""}, // a leap second into 10000
+		{Combined, clf("01/Jan/0001:00:00:00 +0100"), ""}, // year 0 in UTC
+		{Combined, clf("01/Jan/0001:00:00:00 -0100"), "0001-01-01T01:00:00Z"},
+		{Combined, clf("01/Jan/0001:00:00:00 +0000"), "0001-01-01T00:00:00Z"},
+		{Combined, clf("01/Jan/0000:12:00:00 +0000"), ""},
+		{Combined, clf("31/Dec/0000:23:30:00 -0100"), ""}, // 0001 in UTC, 0000 as logged
+		{Combined, clf("29/Feb/2024:12:00:00 +0000"), "2024-02-29T12:00:00Z"},
+		{Combined, clf("29/Feb/2100:12:00:00 +0000"), ""},
+		{Combined, clf("31/Apr/2026:12:00:00 +0000"), ""},
+		{Combined, clf("00/Dec/2026:12:00:00 +0000"), ""},
+		{isoFmt, `192.0.2.1 [0000-06-01T00:00:00+00:00] "LohiSoftBot"`, ""},
+		{isoFmt, `192.0.2.1 [9999-12-31T23:59:59.999-00:30] "LohiSoftBot"`, ""},
+		{isoFmt, `192.0.2.1 [9999-12-31T23:59:59.999+00:30] "LohiSoftBot"`, "9999-12-31T23:29:59.999Z"},
+		{isoFmt, `192.0.2.1 [0001-01-01T00:00:00Z] "LohiSoftBot"`, "0001-01-01T00:00:00Z"},
+		{isoFmt, `192.0.2.1 [2026-13-01T00:00:00Z] "LohiSoftBot"`, ""},
+		{msecFmt, `192.0.2.1 253402300799.999 "LohiSoftBot"`, "9999-12-31T23:59:59.999Z"},
+		{msecFmt, `192.0.2.1 253402300800.000 "LohiSoftBot"`, ""},
+		{msecFmt, `192.0.2.1 9223372036.999 "LohiSoftBot"`, "2262-04-11T23:47:16.999Z"},
+		{msecFmt, `192.0.2.1 99999999999999999999.5 "LohiSoftBot"`, ""},
+		{msecFmt, `192.0.2.1 1791640536.125 "LohiSoftBot"`, "2026-10-10T13:55:36.125Z"},
+		{secFmt, `192.0.2.1 1791640536 1791640536125 1791640536125000 "LohiSoftBot"`, "2026-10-10T13:55:36.125Z"},
+		{secFmt, `192.0.2.1 1791640536 253402300800000 1791640536125000 "LohiSoftBot"`, ""},
+		{secFmt, `192.0.2.1 1791640536 1791640536125 253402300800000000 "LohiSoftBot"`, ""},
+		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 10.000 "LohiSoftBot"`, ""}, // starts before year 1
+		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 5.000 "LohiSoftBot"`, "0001-01-01T00:00:00Z"},
+		{apacheDur, `192.0.2.1 [31/Dec/9999:23:59:59 +0000] 1000001 "LohiSoftBot"`, ""}, // ends in 10000
+		{apacheDur, `192.0.2.1 [31/Dec/9999:23:59:58 +0000] 1000000 "LohiSoftBot"`, "9999-12-31T23:59:58Z"},
+		{JSON, `{"remote_addr":"192.0.2.1","time_iso8601":"0001-01-01T00:00:05Z","request_time":"6","http_user_agent":"LohiSoftBot"}`, ""},
+		{JSON, `{"remote_addr":"192.0.2.1","msec":"253402300800.5","http_user_agent":"LohiSoftBot"}`, ""},
+		{JSON, `{"remote_addr":"192.0.2.1","time":"31/Dec/9999:23:59:59 -0100","http_user_agent":"LohiSoftBot"}`, ""},
+		{JSON, `{"remote_addr":"192.0.2.1","time":"31/Dec/9999:23:59:59 +0100","http_user_agent":"LohiSoftBot"}`, "9999-12-31T22:59:59Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			rec, reason := parseOne(t, tt.f, tt.line)
+			// a line not kept is judged the same way
+			lp := newLineParser(tt.f, nil, "s", false)
+			var scratch Record
+			_, unkept := lp.parse([]byte(strings.ReplaceAll(tt.line, "LohiSoftBot", "Mozilla")), &scratch)
+			if (unkept == "") != (reason == "") {
+				t.Errorf("kept line: %q, unkept line: %q", reason, unkept)
+			}
+			if tt.want == "" {
+				if rec != nil {
+					t.Fatalf("read, want malformed: start %v", rec.Start)
+				}
+				if reason == "" {
+					t.Fatal("no reason")
+				}
+				return
+			}
+			if rec == nil {
+				t.Fatalf("malformed: %s", reason)
+			}
+			if got := rec.Start.UTC().Format(time.RFC3339Nano); got != tt.want {
+				t.Errorf("start %s, want %s", got, tt.want)
+			}
+			for _, tm := range []time.Time{rec.Time, rec.Start, rec.End, rec.Time.UTC(), rec.Start.UTC(), rec.End.UTC()} {
+				if _, err := json.Marshal(tm); err != nil {
+					t.Errorf("time %v cannot be written as JSON: %v", tm, err)
+				}
+			}
+		})
 	}
 }
