@@ -439,7 +439,8 @@ func monthIndex(a, b, c byte) int {
 }
 
 // The seconds since the epoch of the first and the last second a report
-// can carry: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+// can carry: 0001-01-01T00:00:00Z (its first instant excluded: it is the
+// zero time) and 9999-12-31T23:59:59Z.
 const (
 	minUnix = -62135596800
 	maxUnix = 253402300799
@@ -459,7 +460,9 @@ func (c *civil) valid() bool {
 	}
 	if c.y == 1 || c.y == 9999 {
 		u := time.Date(c.y, time.Month(c.mo), c.d, c.h, c.mi, c.s, 0, time.UTC).Unix() - int64(c.off)
-		return u >= minUnix && u <= maxUnix
+		// The very first instant is the zero time.Time, which stands
+		// for "no time" everywhere.
+		return (u > minUnix || u == minUnix && c.nsec > 0) && u <= maxUnix
 	}
 	return true
 }
@@ -478,10 +481,10 @@ func daysIn(month, year int) int {
 }
 
 // reportableTime reports whether t falls in the years 0001-9999, both in
-// its own zone and in UTC.
+// its own zone and in UTC, and is not the zero time.
 func reportableTime(t time.Time) bool {
 	y, u := t.Year(), t.UTC().Year()
-	return y >= 1 && y <= 9999 && u >= 1 && u <= 9999
+	return y >= 1 && y <= 9999 && u >= 1 && u <= 9999 && !t.IsZero()
 }
 
 // validCLFTime checks "02/Jan/2006:15:04:05 -0700".

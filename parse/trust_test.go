@@ -428,7 +428,8 @@ func TestTimesAReportCanCarry(t *testing.T) {
 		{Combined, clf("31/Dec/9999:23:59:60 +0000"), ""}, // a leap second into 10000
 		{Combined, clf("01/Jan/0001:00:00:00 +0100"), ""}, // year 0 in UTC
 		{Combined, clf("01/Jan/0001:00:00:00 -0100"), "0001-01-01T01:00:00Z"},
-		{Combined, clf("01/Jan/0001:00:00:00 +0000"), "0001-01-01T00:00:00Z"},
+		{Combined, clf("01/Jan/0001:00:00:00 +0000"), ""}, // the zero time, "no time" to every reader
+		{Combined, clf("01/Jan/0001:00:00:01 +0000"), "0001-01-01T00:00:01Z"},
 		{Combined, clf("01/Jan/0000:12:00:00 +0000"), ""},
 		{Combined, clf("31/Dec/0000:23:30:00 -0100"), ""}, // 0001 in UTC, 0000 as logged
 		{Combined, clf("29/Feb/2024:12:00:00 +0000"), "2024-02-29T12:00:00Z"},
@@ -438,7 +439,8 @@ func TestTimesAReportCanCarry(t *testing.T) {
 		{isoFmt, `192.0.2.1 [0000-06-01T00:00:00+00:00] "LohiSoftBot"`, ""},
 		{isoFmt, `192.0.2.1 [9999-12-31T23:59:59.999-00:30] "LohiSoftBot"`, ""},
 		{isoFmt, `192.0.2.1 [9999-12-31T23:59:59.999+00:30] "LohiSoftBot"`, "9999-12-31T23:29:59.999Z"},
-		{isoFmt, `192.0.2.1 [0001-01-01T00:00:00Z] "LohiSoftBot"`, "0001-01-01T00:00:00Z"},
+		{isoFmt, `192.0.2.1 [0001-01-01T00:00:00Z] "LohiSoftBot"`, ""},
+		{isoFmt, `192.0.2.1 [0001-01-01T01:00:00.5+01:00] "LohiSoftBot"`, "0001-01-01T00:00:00.5Z"},
 		{isoFmt, `192.0.2.1 [2026-13-01T00:00:00Z] "LohiSoftBot"`, ""},
 		{msecFmt, `192.0.2.1 253402300799.999 "LohiSoftBot"`, "9999-12-31T23:59:59.999Z"},
 		{msecFmt, `192.0.2.1 253402300800.000 "LohiSoftBot"`, ""},
@@ -449,7 +451,8 @@ func TestTimesAReportCanCarry(t *testing.T) {
 		{secFmt, `192.0.2.1 1791640536 253402300800000 1791640536125000 "LohiSoftBot"`, ""},
 		{secFmt, `192.0.2.1 1791640536 1791640536125 253402300800000000 "LohiSoftBot"`, ""},
 		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 10.000 "LohiSoftBot"`, ""}, // starts before year 1
-		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 5.000 "LohiSoftBot"`, "0001-01-01T00:00:00Z"},
+		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 5.000 "LohiSoftBot"`, ""},
+		{durFmt, `192.0.2.1 [0001-01-01T00:00:05Z] 4.500 "LohiSoftBot"`, "0001-01-01T00:00:00.5Z"},
 		{apacheDur, `192.0.2.1 [31/Dec/9999:23:59:59 +0000] 1000001 "LohiSoftBot"`, ""}, // ends in 10000
 		{apacheDur, `192.0.2.1 [31/Dec/9999:23:59:58 +0000] 1000000 "LohiSoftBot"`, "9999-12-31T23:59:58Z"},
 		{JSON, `{"remote_addr":"192.0.2.1","time_iso8601":"0001-01-01T00:00:05Z","request_time":"6","http_user_agent":"LohiSoftBot"}`, ""},
