@@ -3,6 +3,7 @@ package parse
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -491,5 +492,61 @@ func TestTimesAReportCanCarry(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLogsFromElsewhere reads logs modelled on the sample logs of other
+// projects' test suites (a log parser's mixed-format file, an intrusion
+// blocker's bad-request log, syslog messages as a collector receives
+// them), rewritten with documentation addresses.
+func TestLogsFromElsewhere(t *testing.T) {
+	// A file of several formats: no format fits more than half, so none
+	// is guessed; read as combined, the lines that are not combined are
+	// malformed, each with its reason, and no host or vhost is a client.
+	_, r := readFixture(t, "mixed_formats.log", nil)
+	if !errors.Is(r.Err(), ErrUnknownFormat) || !strings.Contains(r.Err().Error(), "only 4 of the first 8 lines fit combined") {
+		t.Errorf("mixed formats detected: %v", r.Err())
+	}
+	recs, r := readFixture(t, "mixed_formats.log", Combined)
+	var clients []string
+	for _, rec := range recs {
+		clients = append(clients, rec.ClientRaw)
+	}
+	if want := []string{"198.51.100.41", "198.51.100.77", "203.0.113.135", "198.51.100.41"}; !slices.Equal(clients, want) {
+		t.Errorf("mixed formats as combined: clients %v, want %v", clients, want)
+	}
+	var reasons []string
+	for _, e := range r.Examples() {
+		reasons = append(reasons, fmt.Sprintf("%d %s", e.Line, e.Reason))
+	}
+	for i, want := range []string{"4 an address \"192.0.2.4\" where the remote logname belongs", "6 no \" \\\"\" after the bytes field",
+		"7 client address \"shop.example.net:443\" has a port", "8 bad client address \"[Thu\""} {
+		if i >= len(reasons) || !strings.HasPrefix(reasons[i], want) {
+			t.Errorf("mixed formats as combined: malformed %q, want %q first", reasons, want)
+			break
+		}
+	}
+	if st := r.Stats(); st.Malformed != 4 || st.MalformedClaims != 2 {
+		t.Errorf("mixed formats as combined: stats %+v", st)
+	}
+
+	// Bad requests between blank lines: all read, none malformed.
+	recs, r = readFixture(t, "nginx_bad_requests.log", nil)
+	st := r.Stats()
+	if r.Err() != nil || r.Format() != NginxMain || st.Lines != 13 || st.Blank != 6 || st.Malformed != 0 || len(recs) != 7 {
+		t.Errorf("bad requests: err %v, format %v, %d records, stats %+v", r.Err(), r.Format(), len(recs), st)
+	}
+	if recs[2].Request != "\x03\x00\x00/*\xe0\x00\x00\x00\x00\x00Cookie: mstshash=Administr" || recs[2].Method != "" || recs[1].RemoteUser != "root" {
+		t.Errorf("bad requests: %q %q %q", recs[2].Request, recs[2].Method, recs[1].RemoteUser)
+	}
+
+	// Syslog messages of a common log from two hosts.
+	recs, r = readFixture(t, "syslog_collector.log", nil)
+	clients = nil
+	for _, rec := range recs {
+		clients = append(clients, rec.Client.String())
+	}
+	if r.Format().Name() != "syslog+common" || !slices.Equal(clients, []string{"198.51.100.100", "79.139.58.121", "198.51.100.1"}) {
+		t.Errorf("collector: %s, clients %v", r.Format().Name(), clients)
 	}
 }
