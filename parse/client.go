@@ -21,10 +21,8 @@ func classifyClient(b []byte) clientKind {
 	if len(b) == 0 {
 		return clientBad
 	}
-	if b[0] >= '0' && b[0] <= '9' {
-		if _, ok := parseIPv4(b); ok {
-			return clientIP
-		}
+	if validIPv4(b) {
+		return clientIP
 	}
 	if validIPv6Text(b) {
 		return clientIP
@@ -53,6 +51,39 @@ func clientReason(b []byte, ipOnly bool) string {
 		return "client address " + strconv.Quote(clip(b)) + " has a port: no format logs the client so"
 	}
 	return "bad client address " + strconv.Quote(clip(b))
+}
+
+// validIPv4 reports whether b is a dotted quad as netip.ParseAddr reads
+// it (no leading zeros), without building the address.
+func validIPv4(b []byte) bool {
+	i := 0
+	for part := 0; part < 4; part++ {
+		if part > 0 {
+			if i >= len(b) || b[i] != '.' {
+				return false
+			}
+			i++
+		}
+		if i >= len(b) || b[i]-'0' > 9 {
+			return false
+		}
+		first := b[i] - '0'
+		i++
+		if i < len(b) && b[i]-'0' <= 9 {
+			if first == 0 {
+				return false // a leading zero
+			}
+			v := int(first)*10 + int(b[i]-'0')
+			i++
+			if i < len(b) && b[i]-'0' <= 9 {
+				if v*10+int(b[i]-'0') > 255 {
+					return false
+				}
+				i++
+			}
+		}
+	}
+	return i == len(b)
 }
 
 // hasPort reports whether b is an address or a host name followed by

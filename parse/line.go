@@ -104,7 +104,27 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
 		}
 		if it.check != checkNone {
-			if r := p.checkText(it, line[pos:end]); r != "" {
+			// The usual cases without a call: an IPv4 client, a "-"
+			// remote user or logname.
+			b := line[pos:end]
+			r := ""
+			switch it.check {
+			case checkField:
+				if !validField(it.field, b) {
+					r = "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(b))
+				}
+			case checkClient:
+				if !validIPv4(b) {
+					r = clientReason(b, p.ipOnly)
+				}
+			case checkUser, checkIdent:
+				if len(b) != 1 || b[0] != '-' {
+					r = p.checkText(it, b)
+				}
+			default:
+				r = p.checkText(it, b)
+			}
+			if r != "" {
 				return false, r
 			}
 		}
@@ -151,12 +171,6 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 func (p *lineParser) checkText(it *item, b []byte) string {
 	switch it.check {
 	case checkClient:
-		// The usual IPv4 client first, without a call.
-		if len(b) > 0 && b[0] >= '0' && b[0] <= '9' {
-			if _, ok := parseIPv4(b); ok {
-				return ""
-			}
-		}
 		return clientReason(b, p.ipOnly)
 	case checkUser:
 		if !validUser(b) {
@@ -487,10 +501,28 @@ func reportableTime(t time.Time) bool {
 	return y >= 1 && y <= 9999 && u >= 1 && u <= 9999 && !t.IsZero()
 }
 
-// validCLFTime checks "02/Jan/2006:15:04:05 -0700".
+// validCLFTime checks "02/Jan/2006:15:04:05 -0700" as clfFields does,
+// quicker: only the first and the last year need the whole check.
 func validCLFTime(b []byte) bool {
-	_, ok := clfFields(b)
-	return ok
+	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' || (b[21] != '+' && b[21] != '-') {
+		return false
+	}
+	mon := monthIndex(b[3], b[4], b[5])
+	d, ok1 := num2(b[0:2])
+	y, ok2 := num4(b[7:11])
+	h, ok3 := num2(b[12:14])
+	mi, ok4 := num2(b[15:17])
+	s, ok5 := num2(b[18:20])
+	zh, ok6 := num2(b[22:24])
+	zm, ok7 := num2(b[24:26])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || mon < 0 || d < 1 || h > 23 || mi > 59 || s > 60 || zh > 23 || zm > 59 {
+		return false
+	}
+	if y <= 1 || y >= 9999 {
+		_, ok := clfFields(b)
+		return ok
+	}
+	return d <= 28 || d <= daysIn(mon+1, y)
 }
 
 // clfFields parses "02/Jan/2006:15:04:05 -0700" into its parts.

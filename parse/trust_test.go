@@ -550,3 +550,18 @@ func TestLogsFromElsewhere(t *testing.T) {
 		t.Errorf("collector: %s, clients %v", r.Format().Name(), clients)
 	}
 }
+
+// TestValidIPv4 checks the quick dotted-quad check against net/netip.
+func TestValidIPv4(t *testing.T) {
+	for _, s := range []string{"0.0.0.0", "255.255.255.255", "256.1.1.1", "1.2.3", "1.2.3.4.", ".1.2.3", "01.2.3.4", "1.2.3.00",
+		"1..2.3", "1.2.3.4.5", "", "1", "10.0.0.1", "1.2.3.-4", "1.2.3.4a", "9999.1.1.1", "0.10.100.200"} {
+		a, err := netip.ParseAddr(s)
+		want := err == nil && a.Is4()
+		if got := validIPv4([]byte(s)); got != want {
+			t.Errorf("validIPv4(%q) = %v, netip says %v", s, got, want)
+		}
+		if _, ok := parseIPv4([]byte(s)); ok != want {
+			t.Errorf("parseIPv4(%q) = %v, netip says %v", s, ok, want)
+		}
+	}
+}
