@@ -103,29 +103,25 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		if end < 0 {
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
 		}
-		if it.check != checkNone {
-			// The usual cases without a call: an IPv4 client, a "-"
-			// remote user or logname.
-			b := line[pos:end]
-			r := ""
-			switch it.check {
-			case checkField:
-				if !validField(it.field, b) {
-					r = "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(b))
-				}
-			case checkClient:
-				if !validIPv4(b) {
-					r = clientReason(b, p.ipOnly)
-				}
-			case checkUser, checkIdent:
-				if len(b) != 1 || b[0] != '-' {
-					r = p.checkText(it, b)
-				}
-			default:
-				r = p.checkText(it, b)
+		switch it.check {
+		case checkNone:
+		case checkField:
+			if !validField(it.field, line[pos:end]) {
+				return false, p.checkText(it, line[pos:end])
 			}
-			if r != "" {
-				return false, r
+		case checkClient:
+			// The usual IPv4 client without the slower checks.
+			if !validIPv4(line[pos:end]) {
+				if r := clientReason(line[pos:end], p.ipOnly); r != "" {
+					return false, r
+				}
+			}
+		default:
+			// A "-" user or logname without a call.
+			if end-pos != 1 || line[pos] != '-' {
+				if r := p.checkText(it, line[pos:end]); r != "" {
+					return false, r
+				}
 			}
 		}
 		spans[i] = span{int32(pos), int32(end)}
