@@ -74,7 +74,7 @@ type item struct {
 	// Set by finish, for the line parser:
 	step  uint8 // how to match this item (step*)
 	delim byte  // stepUntil: the first byte of the next literal
-	width int   // stepUntil: the field's usual width, or 0
+	width int   // stepUntil, stepUntilLit: the field's usual width, or 0
 	check uint8 // how the field's text is validated (check*)
 }
 
@@ -708,9 +708,14 @@ func (f *Format) finish(src string) error {
 				it.width = len("02/Jan/2006:15:04:05 -0700")
 			case fStatus:
 				it.width = 3
+			case fUser, fIdent:
+				it.width = 1 // "-"
 			}
 		default:
 			it.step = stepUntilLit
+			if it.field == fUser || it.field == fIdent {
+				it.width = 1
+			}
 		}
 		if !it.isLit {
 			switch it.field {

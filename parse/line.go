@@ -90,7 +90,9 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// never split two ways. A field of fixed width (a CLF time,
 			// a status) is tried at its width first: when that text is
 			// not a valid field, nothing shorter would have been either.
-			if w := it.width; w > 0 && pos+w < len(line) && line[pos+w] == it.delim {
+			// A one-byte field ("-") is taken only when the literal does
+			// not start right away: the field is then not empty.
+			if w := it.width; w > 0 && pos+w < len(line) && line[pos+w] == it.delim && (w > 1 || line[pos] != it.delim) {
 				end = pos + w
 			} else {
 				end = indexByteFrom(line, pos, it.delim)
@@ -98,30 +100,32 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		case stepUntilLit:
 			// A longer literal such as " [" after the remote user: the
 			// field may hold spaces (nginx logs any Basic user name).
-			end = indexLitFrom(line, pos, items[i+1].lit)
+			// The usual "-" is tried first, as above.
+			lit := items[i+1].lit
+			if it.width == 1 && len(line)-pos > len(lit) && line[pos] != lit[0] && string(line[pos+1:pos+1+len(lit)]) == lit {
+				end = pos + 1
+			} else {
+				end = indexLitFrom(line, pos, lit)
+			}
 		}
 		if end < 0 {
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
 		}
-		switch it.check {
-		case checkNone:
-		case checkField:
+		if c := it.check; c == checkField {
 			if !validField(it.field, line[pos:end]) {
 				return false, p.checkText(it, line[pos:end])
 			}
-		case checkClient:
+		} else if c == checkClient {
 			// The usual IPv4 client without the slower checks.
 			if !validIPv4(line[pos:end]) {
 				if r := clientReason(line[pos:end], p.ipOnly); r != "" {
 					return false, r
 				}
 			}
-		default:
-			// A "-" user or logname without a call.
-			if end-pos != 1 || line[pos] != '-' {
-				if r := p.checkText(it, line[pos:end]); r != "" {
-					return false, r
-				}
+		} else if c != checkNone && (end-pos != 1 || line[pos] != '-') {
+			// A "-" user or logname needs no call.
+			if r := p.checkText(it, line[pos:end]); r != "" {
+				return false, r
 			}
 		}
 		spans[i] = span{int32(pos), int32(end)}
