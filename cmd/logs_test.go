@@ -229,8 +229,12 @@ func TestLogsExitCodes(t *testing.T) {
 	if err := os.WriteFile(errorLog, []byte("[Tue Dec 01 06:25:14.123456 2026] [core:error] [pid 1234] AH00037: Symbolic link not allowed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	junk := filepath.Join(dir, "access.log.3.xz")
-	if err := os.WriteFile(junk, bytes.Repeat([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\x02\x00!\x01\x16\x00\x00\x00t/\xe5\xa3\n"), 20), 0o644); err != nil {
+	junk := filepath.Join(dir, "access.log.3")
+	if err := os.WriteFile(junk, bytes.Repeat([]byte("\x00\x04\xe6\xd6\xb4F\x02\x00!\x01\x16\x00\x00\x00t/\xe5\xa3\n"), 20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badXZ := filepath.Join(dir, "access.log.3.xz")
+	if err := os.WriteFile(badXZ, bytes.Repeat([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\x02\x00!\x01\x16\x00\x00\x00t/\xe5\xa3\n"), 20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -253,7 +257,8 @@ func TestLogsExitCodes(t *testing.T) {
 		{"stdin", []string{"-"}, string(data), 0, ""},
 		{"undetectable", []string{"-"}, "hello\nworld\n", 3, "cannot detect the log format"},
 		{"good and error.log", []string{good, errorLog}, "", 3, "error.log: cannot detect the log format"},
-		{"good and binary junk", []string{junk, good}, "", 3, "access.log.3.xz: cannot detect the log format"},
+		{"good and binary junk", []string{junk, good}, "", 3, "access.log.3: cannot detect the log format"},
+		{"damaged xz", []string{badXZ, good}, "", 3, "access.log.3.xz: input is truncated or damaged: xz data"},
 		{"offline robots url", []string{"--robots", "http://127.0.0.1:9/robots.txt", good}, "", 2, "--offline forbids fetching --robots URL http://127.0.0.1:9/robots.txt; give a file"},
 		{"offline robots url for a site", []string{"--robots", "www.example.org=https://127.0.0.1:9/robots.txt", good}, "", 2, "--offline forbids fetching --robots URL https://127.0.0.1:9/robots.txt"},
 		{"bad budget", []string{"--budget", "0", good}, "", 2, "--budget 0: give a number of pages of 1 or more"},

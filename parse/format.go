@@ -37,6 +37,7 @@ const (
 	fRetryAfter               // Retry-After response header
 	fXFF                      // X-Forwarded-For request header
 	fTimeAny                  // JSON only: a time in any of the layouts above
+	fIdent                    // Apache %l: the identd answer, almost always "-"
 	numFields
 )
 
@@ -47,6 +48,7 @@ var fieldNames = [numFields]string{
 	fProto: "protocol", fStatus: "status", fBytes: "bytes", fReferer: "referer",
 	fUA: "user agent", fHost: "virtual host", fHostHeader: "host header", fDurSec: "request time",
 	fDurMsec: "request time", fDurUsec: "request time", fRetryAfter: "retry-after", fXFF: "x-forwarded-for", fTimeAny: "time",
+	fIdent: "remote logname",
 }
 
 func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
@@ -55,7 +57,7 @@ func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f ==
 // than a number or a time.
 func (f field) isText() bool {
 	switch f {
-	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore:
+	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore, fIdent:
 		return true
 	}
 	return false
@@ -72,9 +74,19 @@ type item struct {
 	// Set by finish, for the line parser:
 	step  uint8 // how to match this item (step*)
 	delim byte  // stepUntil: the first byte of the next literal
-	width int   // stepUntil: the field's usual width, or 0
-	check bool  // the field's text must be validated
+	width int   // stepUntil, stepUntilLit: the field's usual width, or 0
+	check uint8 // how the field's text is validated (check*)
 }
+
+// How the line parser validates a field's text.
+const (
+	checkNone   = iota // any text
+	checkField         // validField: numbers, times
+	checkClient        // an IP address literal (or a host name, when allowed)
+	checkUser          // a remote user: spaces only where no field was shifted in
+	checkIdent         // Apache's %l: anything but an IP address
+	checkVhost         // a virtual host of a built-in format: a host name or address, with an optional port
+)
 
 // How the line parser matches an item.
 const (
@@ -95,6 +107,15 @@ type Format struct {
 	name  string
 	json  bool
 	items []item
+	// syslog is true when every line starts with a syslog header (RFC
+	// 3164 or RFC 5424) that comes off before the format is matched.
+	syslog bool
+	// base is the format without the syslog header, for a syslog format.
+	base *Format
+	// strictHost makes the virtual host field hold a host name or an
+	// address, with an optional port: set for the built-in formats, so
+	// that detection cannot take another field for it.
+	strictHost bool
 	// timeIsEnd is true when the logged time is when the response was
 	// logged (nginx), false when it is when the request arrived (Apache %t).
 	timeIsEnd bool
@@ -102,11 +123,19 @@ type Format struct {
 	// uaItem and addrItem are the plan positions of the User-Agent and
 	// client address fields, or -1.
 	uaItem, addrItem int
+	// hasDur is true when lines log a request duration: the start or end
+	// derived from it must be a time a report can carry, too.
+	hasDur bool
 }
 
 // Name is how the format is shown in reports: "combined", "json",
-// "nginx:<string>" and so on.
+// "syslog+combined", "nginx:<string>" and so on. A name is also a valid
+// --log-format value that reads the same lines.
 func (f *Format) Name() string { return f.name }
+
+// Syslog reports whether the lines of this format start with a syslog
+// header (see [ParseFormatSpec]).
+func (f *Format) Syslog() bool { return f.syslog }
 
 // HasHost reports whether lines in this format record the site.
 func (f *Format) HasHost() bool {
@@ -117,20 +146,30 @@ func (f *Format) HasHost() bool {
 // request can be seen claiming to be the crawler.
 func (f *Format) HasUserAgent() bool { return f.json || f.has[fUA] }
 
-// Built-in formats (the names accepted by --log-format).
+// Built-in formats (the names accepted by --log-format). The virtual host
+// of the vhost formats is one field that may carry a port: Debian writes
+// Apache's vhost_combined as "%v:%p %h …", openSUSE as "%v %h …", and
+// nginx users log "$host $remote_addr …" or "$server_name:$server_port …".
 const (
 	apacheCommon        = `%h %l %u %t "%r" %>s %b`
 	apacheCombined      = `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"`
-	apacheVhostCombined = `%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"`
+	apacheVhostCommon   = `%v %h %l %u %t "%r" %>s %b`
+	apacheVhostCombined = `%v %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"`
 	nginxMain           = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for"`
 )
 
 var (
-	// Common is the Common Log Format.
+	// Common is the Common Log Format: %h %l %u %t "%r" %>s %b.
 	Common = mustNamed("common", CompileApache, apacheCommon)
-	// Combined is the combined format of Apache and nginx.
+	// Combined is the combined format of Apache and nginx: Common plus
+	// the quoted Referer and User-Agent.
 	Combined = mustNamed("combined", CompileApache, apacheCombined)
-	// VhostCombined is Apache's vhost_combined (the virtual host and port first).
+	// VhostCommon is Common after a virtual host, with or without a port:
+	// Apache's vhost_common, %v %h %l %u %t "%r" %>s %b.
+	VhostCommon = mustNamed("vhost_common", CompileApache, apacheVhostCommon)
+	// VhostCombined is Combined after a virtual host, with or without a
+	// port: Apache's vhost_combined as Debian (%v:%p) and openSUSE (%v)
+	// write it, and nginx's "$host $remote_addr - …" variants.
 	VhostCombined = mustNamed("vhost_combined", CompileApache, apacheVhostCombined)
 	// NginxMain is the "main" format of nginx's sample configuration:
 	// combined with X-Forwarded-For at the end.
@@ -139,8 +178,20 @@ var (
 	JSON = &Format{name: "json", json: true, timeIsEnd: true}
 )
 
-// autoCandidates are the formats auto-detection tries, most specific first.
-var autoCandidates = []*Format{JSON, VhostCombined, NginxMain, Combined, Common}
+// autoCandidates are the formats auto-detection tries, most specific
+// first; each is also tried after a syslog header. A tie goes to the
+// earlier one.
+var autoCandidates = []*Format{JSON, VhostCombined, VhostCommon, NginxMain, Combined, Common}
+
+// DetectableFormats returns the names auto-detection can choose from, in
+// the order it prefers them; each may also come as "syslog+NAME".
+func DetectableFormats() []string {
+	names := make([]string, len(autoCandidates))
+	for i, f := range autoCandidates {
+		names[i] = f.name
+	}
+	return names
+}
 
 func mustNamed(name string, compile func(string) (*Format, error), s string) *Format {
 	f, err := compile(s)
@@ -148,8 +199,27 @@ func mustNamed(name string, compile func(string) (*Format, error), s string) *Fo
 		panic("parse: built-in format " + name + ": " + err.Error())
 	}
 	f.name = name
+	f.strictHost = true
+	for i := range f.items {
+		if it := &f.items[i]; it.field == fHost && it.check == checkNone {
+			it.check = checkVhost
+		}
+	}
 	return f
 }
+
+// withSyslog returns f read after a syslog header.
+func withSyslog(f *Format) *Format {
+	if f.syslog {
+		return f
+	}
+	s := *f
+	s.syslog, s.base, s.name = true, f, syslogPrefix+f.name
+	return &s
+}
+
+// syslogPrefix names a format read after a syslog header.
+const syslogPrefix = "syslog+"
 
 // ErrFormat is wrapped by every error about a format string.
 var ErrFormat = errors.New("invalid log format")
@@ -170,10 +240,33 @@ func (e *FormatError) Unwrap() error { return ErrFormat }
 // ParseFormatSpec resolves a --log-format value: "auto" gives (nil, nil)
 // (detect per file), a built-in name gives that format, and "nginx:…" or
 // "apache:…" compiles the string after the colon.
+//
+// Built-in names: common (alias clf), combined, vhost_common,
+// vhost_combined, nginx_main (alias main) and json (alias jsonl).
+//
+// Any of these may be preceded by "syslog+" (syslog+combined,
+// syslog+nginx:…) for lines that each start with a syslog header: RFC 3164
+// ("<PRI>Mmm dd hh:mm:ss HOST TAG: ", as nginx's access_log syslog: and
+// rsyslog write it, also without <PRI>, HOST or TAG, or with an RFC 3339
+// time), RFC 5424 ("<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD "), or
+// journalctl's short, short-precise, short-iso, short-iso-precise and
+// short-full output. Without the prefix, a Reader still notices such
+// headers in the first lines and reads past them.
 func ParseFormatSpec(spec string) (*Format, error) {
 	switch spec {
 	case "", "auto":
 		return nil, nil
+	}
+	if rest, ok := strings.CutPrefix(spec, syslogPrefix); ok {
+		switch rest {
+		case "", "auto":
+			return nil, fmt.Errorf("%w: %q: name the format after %q, such as syslog+combined (auto-detection finds syslog headers by itself)", ErrFormat, spec, syslogPrefix)
+		}
+		f, err := ParseFormatSpec(rest)
+		if err != nil {
+			return nil, err
+		}
+		return withSyslog(f), nil
 	}
 	if f := LookupFormat(spec); f != nil {
 		return f, nil
@@ -184,16 +277,19 @@ func ParseFormatSpec(spec string) (*Format, error) {
 	if s, ok := strings.CutPrefix(spec, "apache:"); ok {
 		return CompileApache(s)
 	}
-	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, common, combined, vhost_combined, json, nginx_main, 'nginx:<log_format>' or 'apache:<LogFormat>'", ErrFormat, spec)
+	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, common, combined, vhost_common, vhost_combined, json, nginx_main, 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+'", ErrFormat, spec)
 }
 
-// LookupFormat returns the built-in format with that name, or nil.
+// LookupFormat returns the built-in format with that name, or nil. The
+// names are those of [ParseFormatSpec], without "syslog+".
 func LookupFormat(name string) *Format {
 	switch strings.ToLower(name) {
 	case "common", "clf":
 		return Common
 	case "combined":
 		return Combined
+	case "vhost_common":
+		return VhostCommon
 	case "vhost_combined":
 		return VhostCombined
 	case "nginx_main", "main":
@@ -556,7 +652,9 @@ func apacheDirective(d byte, arg string, hasArg bool) (field, error) {
 			return fRetryAfter, nil
 		}
 		return fIgnore, nil
-	case 'l', 'p', 'P', 'k', 'L', 'X', 'f', 'R', 'I', 'S', 'e', 'n', 'C', 'x', 'c', 'M':
+	case 'l':
+		return fIdent, nil
+	case 'p', 'P', 'k', 'L', 'X', 'f', 'R', 'I', 'S', 'e', 'n', 'C', 'x', 'c', 'M':
 		return fIgnore, nil
 	case '^':
 		return 0, errors.New("%^ti/%^to trailer fields are not supported")
@@ -610,17 +708,34 @@ func (f *Format) finish(src string) error {
 				it.width = len("02/Jan/2006:15:04:05 -0700")
 			case fStatus:
 				it.width = 3
+			case fUser, fIdent:
+				it.width = 1 // "-"
 			}
 		default:
 			it.step = stepUntilLit
+			if it.field == fUser || it.field == fIdent {
+				it.width = 1
+			}
 		}
 		if !it.isLit {
 			switch it.field {
-			case fAddr, fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt, fStatus, fBytes, fDurSec, fDurMsec, fDurUsec:
-				it.check = true
+			case fAddr:
+				it.check = checkClient
+			case fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt, fStatus, fBytes, fDurSec, fDurMsec, fDurUsec:
+				it.check = checkField
+			case fUser:
+				// Only an unquoted field can take in a neighbour's text.
+				if !it.quoted {
+					it.check = checkUser
+				}
+			case fIdent:
+				if !it.quoted {
+					it.check = checkIdent
+				}
 			}
 		}
 	}
+	f.hasDur = f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec]
 	f.uaItem, f.addrItem = -1, -1
 	for i, it := range f.items {
 		switch {

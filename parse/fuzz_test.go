@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // seedLines adds every line of the test logs to a fuzz corpus.
@@ -28,44 +30,213 @@ func seedLines(f *testing.F) {
 	}
 }
 
-// FuzzLine feeds arbitrary lines to every built-in format: no panic, and
-// a line that parses gives a record whose fields are consistent.
+// FuzzLine feeds arbitrary lines to every built-in format, plain and
+// after a syslog header, as given and as detected: no panic, and a line
+// that parses gives a record whose fields are consistent. Its client is
+// exactly the IP address net/netip reads from the client field, or, only
+// with a given format, no address and a host name kept as written; its
+// times can be written in a report.
 func FuzzLine(f *testing.F) {
 	seedLines(f)
 	formats := append([]*Format{}, autoCandidates...)
+	formats = append(formats, syslogCandidates...)
 	timed, err := CompileNginx(`$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $host $request_time "$sent_http_retry_after"`)
 	if err != nil {
 		f.Fatal(err)
 	}
-	formats = append(formats, timed)
+	apacheTimed, err := CompileApache(`%h %l %u %{%Y-%m-%dT%H:%M:%S%z}t %{msec}t "%r" %>s %b "%{User-Agent}i" %D`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	formats = append(formats, timed, apacheTimed)
+	f.Add(`<190>Dec  1 06:25:01 web1 nginx: 192.0.2.1 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot"`)
+	f.Add(`crawl.example.com - - [31/Dec/9999:23:59:59 +0100] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot"`)
+	f.Add(`192.0.2.1 - - 2026-12-01T06:25:01+01:00 1791640536125 "GET / HTTP/1.1" 200 1 "LohiSoftBot" 1000`)
 	f.Fuzz(func(t *testing.T, line string) {
 		if strings.ContainsAny(line, "\n") {
 			return
 		}
 		for _, fm := range formats {
-			lp := newLineParser(fm, nil, "s", false)
-			var rec Record
-			keep, reason := lp.parse([]byte(line), &rec)
-			if keep && reason != "" {
-				t.Fatalf("%s: kept a malformed line", fm.Name())
-			}
-			if !keep {
-				continue
-			}
-			if rec.Claimed != strings.Contains(strings.ToLower(rec.UserAgent), "lohisoftbot") {
-				t.Fatalf("%s: claimed=%v for user agent %q", fm.Name(), rec.Claimed, rec.UserAgent)
-			}
-			if rec.Time.IsZero() {
-				t.Fatalf("%s: kept a record without a time: %q", fm.Name(), line)
-			}
-			if rec.End.Before(rec.Start) {
-				t.Fatalf("%s: ends before it starts", fm.Name())
-			}
-			if rec.Host == "" {
-				t.Fatalf("%s: no site", fm.Name())
+			for _, ipOnly := range []bool{false, true} {
+				lp := newLineParser(fm, nil, "s", false)
+				lp.ipOnly = ipOnly
+				var rec Record
+				keep, reason := lp.parse([]byte(line), &rec)
+				if keep && reason != "" {
+					t.Fatalf("%s: kept a malformed line", fm.Name())
+				}
+				lp.keepAll = true
+				var all Record
+				if k, r := lp.parse([]byte(line), &all); (r == "") != (reason == "") || r == "" && !k {
+					t.Fatalf("%s: kept %v %q, with every line kept %v %q", fm.Name(), keep, reason, k, r)
+				}
+				if reason != "" {
+					continue
+				}
+				checkRecord(t, fm, &all, ipOnly)
 			}
 		}
 	})
+}
+
+// checkRecord checks what any record of a well-formed line must hold.
+func checkRecord(t *testing.T, fm *Format, rec *Record, ipOnly bool) {
+	t.Helper()
+	if rec.Claimed != strings.Contains(strings.ToLower(rec.UserAgent), "lohisoftbot") {
+		t.Fatalf("%s: claimed=%v for user agent %q", fm.Name(), rec.Claimed, rec.UserAgent)
+	}
+	if rec.Time.IsZero() {
+		t.Fatalf("%s: kept a record without a time", fm.Name())
+	}
+	if rec.End.Before(rec.Start) {
+		t.Fatalf("%s: ends before it starts", fm.Name())
+	}
+	if rec.Host == "" {
+		t.Fatalf("%s: no site", fm.Name())
+	}
+	for _, tm := range []time.Time{rec.Time, rec.Start, rec.End, rec.Start.UTC(), rec.End.UTC()} {
+		if _, err := tm.MarshalJSON(); err != nil || tm.Year() < 1 || tm.Year() > 9999 {
+			t.Fatalf("%s: time %v cannot go in a report: %v", fm.Name(), tm, err)
+		}
+	}
+	if rec.Client.IsValid() {
+		a, err := netip.ParseAddr(rec.ClientRaw)
+		if err != nil || a.Unmap() != rec.Client {
+			t.Fatalf("%s: client %v from the field %q (netip: %v, %v)", fm.Name(), rec.Client, rec.ClientRaw, a, err)
+		}
+		return
+	}
+	if ipOnly {
+		t.Fatalf("%s: a detected format took the client %q", fm.Name(), rec.ClientRaw)
+	}
+	if _, err := netip.ParseAddr(rec.ClientRaw); err == nil || !validHostName([]byte(rec.ClientRaw)) {
+		t.Fatalf("%s: client %q is neither an address nor a host name", fm.Name(), rec.ClientRaw)
+	}
+}
+
+// FuzzClientField compares the client field's reading with net/netip: an
+// IP literal is exactly what netip.ParseAddr reads (zones limited to
+// interface-name bytes), a host name is never an address, and an address
+// with a port is never a client.
+func FuzzClientField(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "::", "::1", "1::", "2001:db8::1", "::ffff:192.0.2.1", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::",
+		"1:2:3:4:5:6::1.2.3.4", "::1.2.3.4", "1:2:3:4:5:6:7:1.2.3.4", "fe80::1%eth0", "fe80::1%", "01.2.3.4", "1.2.3.4:80",
+		"[::1]:443", "example.com", "example.com:80", "localhost", "a.b-c.d_e", "12345::", "1::2::3", "::ffff:1.2.3.04", ":", ":::", "1:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		kind := classifyClient(b)
+		a, err := netip.ParseAddr(s)
+		zoneOK := true
+		if i := strings.IndexByte(s, '%'); i >= 0 {
+			zoneOK = strings.Trim(s[i+1:], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == ""
+		}
+		switch {
+		case kind == clientIP && err != nil:
+			t.Fatalf("%q taken for an address, netip says %v", s, err)
+		case kind != clientIP && err == nil && zoneOK:
+			t.Fatalf("%q (%v) not taken for an address", s, a)
+		case kind == clientName && !validHostName(b):
+			t.Fatalf("%q taken for a host name", s)
+		}
+		if v6 := validIPv6Text(b); v6 && (err != nil || !a.Is6()) {
+			t.Fatalf("%q taken for IPv6, netip says %v, %v", s, a, err)
+		}
+		if kind == clientPort {
+			i := strings.LastIndexByte(s, ':')
+			if _, err := netip.ParseAddrPort(s); err != nil && !validHostName(b[:i]) {
+				t.Fatalf("%q taken for an address with a port", s)
+			}
+		}
+		if got := clientReason(b, true); (got == "") != (kind == clientIP) {
+			t.Fatalf("%q: reason %q for kind %d", s, got, kind)
+		}
+	})
+}
+
+// FuzzSyslogHeader feeds arbitrary lines to the syslog header reader: no
+// panic, a length within the line, a message that starts past the spaces,
+// and the same header whatever the message holds after its first words.
+func FuzzSyslogHeader(f *testing.F) {
+	for _, s := range []string{
+		"<190>Dec  1 06:25:01 web1 nginx: 203.0.113.10 - -",
+		"<190>1 2026-12-01T06:25:01.123456+01:00 web1 nginx 812 - [a b=\"c\\\"]\"] 203.0.113.10 - -",
+		"Dec 01 06:25:01.123456 web1 nginx[812]: 203.0.113.10 - -",
+		"Tue 2026-12-01 06:25:01 CET web1 nginx[812]: x y",
+		"2026-12-01T06:25:01+0100 nginx[812]: x y",
+		"1 - - - - - - x y",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		n := syslogHeaderLen([]byte(line))
+		if n < -1 || n > len(line) {
+			t.Fatalf("header of %d bytes in %d", n, len(line))
+		}
+		if n < 0 {
+			return
+		}
+		if n < len(line) && line[n] == ' ' {
+			t.Fatalf("message starts with a space at %d", n)
+		}
+		// Text appended after a message of two words or more does not
+		// change where the message starts.
+		if msg := line[n:]; strings.Count(msg, " ") >= 2 && !strings.HasSuffix(msg, " ") {
+			if m := syslogHeaderLen([]byte(line + "x y")); m != n {
+				t.Fatalf("header of %d bytes, %d with more message", n, m)
+			}
+		}
+	})
+}
+
+// FuzzDetect feeds arbitrary samples to Detect: no panic, and a format
+// chosen fits more than half of the sampled non-blank lines, each with
+// an IP address literal as the client.
+func FuzzDetect(f *testing.F) {
+	seedFiles(f)
+	f.Fuzz(func(t *testing.T, sample string) {
+		fm, err := Detect([]byte(sample))
+		if err != nil {
+			if !errors.Is(err, ErrUnknownFormat) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		lines := sampleLines([]byte(sample))
+		lp := newLineParser(fm, nil, "s", false)
+		lp.keepAll, lp.ipOnly = true, true
+		fit := 0
+		for _, l := range lines {
+			var rec Record
+			if _, reason := lp.parse(l, &rec); reason != "" {
+				continue
+			}
+			fit++
+			if a, err := netip.ParseAddr(rec.ClientRaw); err != nil || a.Unmap() != rec.Client {
+				t.Fatalf("%s: client %v from %q", fm.Name(), rec.Client, rec.ClientRaw)
+			}
+		}
+		if fit*2 <= len(lines) {
+			t.Fatalf("%s fits %d of %d lines", fm.Name(), fit, len(lines))
+		}
+	})
+}
+
+// seedFiles adds the first lines of every test log to a fuzz corpus.
+func seedFiles(f *testing.F) {
+	files, err := filepath.Glob("../testdata/logs/*")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no test logs to seed from: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Add("\n\n")
 }
 
 // FuzzCompileFormat compiles arbitrary format strings: an error or a plan,
@@ -112,12 +283,13 @@ func FuzzReader(f *testing.F) {
 	f.Add("\n\n\r\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		r := NewReader(strings.NewReader(in), Options{Name: "f", Format: Combined, ChunkSize: 64, Workers: 2})
-		if strings.HasPrefix(in, "\x1f\x8b") {
-			// read as gzip: it ends in a ReadError or in what it holds
+		if kind := compressionOf([]byte(in)); kind.name != "" {
+			// read as compressed: it ends in a ReadError, in what it
+			// holds, or in a CompressedError
 			for r.Scan() {
 			}
-			if err := r.Err(); err != nil && !errors.Is(err, ErrTruncated) {
-				t.Fatalf("gzip input: %v", err)
+			if err := r.Err(); err != nil && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCompressed) {
+				t.Fatalf("%s input: %v", kind.name, err)
 			}
 			return
 		}

@@ -162,22 +162,22 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	} else {
 		for {
 			if i >= len(line) || line[i] != '"' {
-				return false, "expected a key at byte " + strconv.Itoa(i+1)
+				return false, "expected a key at byte " + p.at(i)
 			}
 			ke := findQuote(line, i+1)
 			if ke < 0 {
-				return false, "unterminated key at byte " + strconv.Itoa(i+1)
+				return false, "unterminated key at byte " + p.at(i)
 			}
 			key := line[i+1 : ke]
 			i = skipJSONSpace(line, ke+1)
 			if i >= len(line) || line[i] != ':' {
-				return false, "expected ':' at byte " + strconv.Itoa(i+1)
+				return false, "expected ':' at byte " + p.at(i)
 			}
 			i = skipJSONSpace(line, i+1)
 			vs := i
 			ve := skipJSONValue(line, i)
 			if ve < 0 {
-				return false, "bad value at byte " + strconv.Itoa(vs+1)
+				return false, "bad value at byte " + p.at(vs)
 			}
 			var f field
 			if bytes.IndexByte(key, '\\') >= 0 {
@@ -190,7 +190,7 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 				if line[vs] == '"' {
 					v = jval{s: int32(vs + 1), e: int32(ve - 1), str: true, set: true}
 				} else if line[vs] == '{' || line[vs] == '[' || line[vs] == 't' || line[vs] == 'f' {
-					return false, "unexpected " + fieldNames[f] + " value at byte " + strconv.Itoa(vs+1)
+					return false, "unexpected " + fieldNames[f] + " value at byte " + p.at(vs)
 				}
 				if v.e > v.s {
 					vals[f] = v
@@ -205,11 +205,11 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 				i++
 				break
 			}
-			return false, "expected ',' or '}' at byte " + strconv.Itoa(i+1)
+			return false, "expected ',' or '}' at byte " + p.at(i)
 		}
 	}
 	if skipJSONSpace(line, i) != len(line) {
-		return false, "text after the JSON object at byte " + strconv.Itoa(i+1)
+		return false, "text after the JSON object at byte " + p.at(i)
 	}
 	if !vals[fAddr].set {
 		return false, "no remote_addr"
@@ -224,7 +224,11 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		if v.str && !f.isText() && bytes.IndexByte(b, '\\') >= 0 {
 			b = []byte(unescapeJSON(b))
 		}
-		if f == fTimeAny {
+		if f == fAddr {
+			if r := clientReason(b, p.ipOnly); r != "" {
+				return false, r
+			}
+		} else if f == fTimeAny {
 			if _, _, ok := p.anyTime(b, false); !ok {
 				return false, "bad time " + strconv.Quote(clip(b))
 			}
@@ -237,6 +241,11 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	}
 	if !hasTime {
 		return false, "no time (time_local, time_iso8601 or msec)"
+	}
+	if vals[fDurSec].set {
+		if r := p.checkJSONSpan(line, &vals); r != "" {
+			return false, r
+		}
 	}
 
 	claimed := false
@@ -286,6 +295,35 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	return true, ""
 }
 
+// checkJSONSpan makes sure that the start of a request with a logged
+// duration is a time a report can carry (see checkSpan).
+func (p *lineParser) checkJSONSpan(line []byte, vals *[numFields]jval) string {
+	var rec Record
+	var timeRes time.Duration
+	var none string
+	for _, f := range [...]field{fTimeCLF, fTimeISO, fTimeMsec, fTimeAny, fDurSec} {
+		v := vals[f]
+		if !v.set {
+			continue
+		}
+		b := line[v.s:v.e]
+		if v.str && bytes.IndexByte(b, '\\') >= 0 {
+			b = []byte(unescapeJSON(b))
+		}
+		if f == fTimeAny {
+			if t, res, ok := p.anyTime(b, true); ok && (timeRes == 0 || res < timeRes) {
+				rec.Time, timeRes = t, res
+			}
+			continue
+		}
+		p.setField(&rec, f, b, false, &none, &none, &none, &timeRes)
+	}
+	if !rec.HasDuration || reportableTime(rec.Time.Add(-rec.Duration)) {
+		return ""
+	}
+	return "request time " + rec.Time.UTC().Format(time.RFC3339) + " and duration " + rec.Duration.String() + " give a start outside the years 0001-9999"
+}
+
 // anyTime parses a time written as CLF, ISO 8601 or seconds since the
 // epoch (with an optional fraction).
 func (p *lineParser) anyTime(b []byte, build bool) (time.Time, time.Duration, bool) {
@@ -297,19 +335,17 @@ func (p *lineParser) anyTime(b []byte, build bool) (time.Time, time.Duration, bo
 		t, ok := p.clfTime(b)
 		return t, time.Second, ok
 	case len(b) >= 20 && b[4] == '-':
-		q := p
 		if !build {
-			q = nil
+			_, ok := isoFields(b)
+			return time.Time{}, 0, ok
 		}
-		t, ok := parseISOTime(b, q)
-		res := time.Second
-		if bytes.IndexAny(b, ".,") >= 0 {
-			res = time.Millisecond
-		}
-		return t, res, ok
+		return p.isoTime(b)
 	case validDecimal(b):
-		t, res, ok := epochTime(b, time.Second)
-		return t, res, ok
+		if !build {
+			_, _, _, ok := epochParts(b, time.Second)
+			return time.Time{}, 0, ok
+		}
+		return epochTime(b, time.Second)
 	}
 	return time.Time{}, 0, false
 }

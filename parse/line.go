@@ -20,19 +20,38 @@ type lineParser struct {
 	site     string
 	trustXFF bool
 	keepAll  bool // build a record for every valid line (tests, small inputs)
-	zones    map[int]*time.Location
-	spans    [maxItems]span // where the fields of the current line are
+	// ipOnly refuses host names as clients: auto-detection and the lines
+	// read in a detected format take IP address literals only.
+	ipOnly bool
+	off    int // length of the syslog header of the current line
+	zones  map[int]*time.Location
+	spans  [maxItems]span // where the fields of the current line are
 }
 
 func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
 	return &lineParser{f: f, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
+// at names a byte of the current line for a reason: i counts from the
+// start of the message, after any syslog header.
+func (p *lineParser) at(i int) string { return strconv.Itoa(p.off + i + 1) }
+
 // parse checks line (without its line ending) against the format. It
 // returns a reason when the line does not match. When the line is of
 // interest (a claimed hit, or a request from a listed address) it fills
 // rec and sets keep.
 func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) {
+	p.off = 0
+	if p.f.syslog {
+		n := syslogHeaderLen(line)
+		if n < 0 {
+			if isJournalMarker(line) {
+				return false, "a journalctl marker line, not a request"
+			}
+			return false, "no syslog header"
+		}
+		p.off, line = n, line[n:]
+	}
 	if p.f.json {
 		return p.parseJSON(line, rec)
 	}
@@ -45,13 +64,13 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		switch it.step {
 		case stepLit1:
 			if pos >= len(line) || line[pos] != it.lit[0] {
-				return false, "expected " + strconv.Quote(it.lit) + " at byte " + strconv.Itoa(pos+1)
+				return false, "expected " + strconv.Quote(it.lit) + " at byte " + p.at(pos)
 			}
 			pos++
 			continue
 		case stepLit:
 			if len(line)-pos < len(it.lit) || string(line[pos:pos+len(it.lit)]) != it.lit {
-				return false, "expected " + strconv.Quote(it.lit) + " at byte " + strconv.Itoa(pos+1)
+				return false, "expected " + strconv.Quote(it.lit) + " at byte " + p.at(pos)
 			}
 			pos += len(it.lit)
 			continue
@@ -71,7 +90,9 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// never split two ways. A field of fixed width (a CLF time,
 			// a status) is tried at its width first: when that text is
 			// not a valid field, nothing shorter would have been either.
-			if w := it.width; w > 0 && pos+w < len(line) && line[pos+w] == it.delim {
+			// A one-byte field ("-") is taken only when the literal does
+			// not start right away: the field is then not empty.
+			if w := it.width; w > 0 && pos+w < len(line) && line[pos+w] == it.delim && (w > 1 || line[pos] != it.delim) {
 				end = pos + w
 			} else {
 				end = indexByteFrom(line, pos, it.delim)
@@ -79,19 +100,44 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		case stepUntilLit:
 			// A longer literal such as " [" after the remote user: the
 			// field may hold spaces (nginx logs any Basic user name).
-			end = indexLitFrom(line, pos, items[i+1].lit)
+			// The usual "-" is tried first, as above.
+			lit := items[i+1].lit
+			if it.width == 1 && len(line)-pos > len(lit) && line[pos] != lit[0] && string(line[pos+1:pos+1+len(lit)]) == lit {
+				end = pos + 1
+			} else {
+				end = indexLitFrom(line, pos, lit)
+			}
 		}
 		if end < 0 {
 			return false, "no " + strconv.Quote(items[i+1].lit) + " after the " + fieldNames[it.field] + " field"
 		}
-		if it.check && !validField(it.field, line[pos:end]) {
-			return false, "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(line[pos:end]))
+		if c := it.check; c == checkField {
+			if !validField(it.field, line[pos:end]) {
+				return false, p.checkText(it, line[pos:end])
+			}
+		} else if c == checkClient {
+			// The usual IPv4 client without the slower checks.
+			if !validIPv4(line[pos:end]) {
+				if r := clientReason(line[pos:end], p.ipOnly); r != "" {
+					return false, r
+				}
+			}
+		} else if c != checkNone && (end-pos != 1 || line[pos] != '-') {
+			// A "-" user or logname needs no call.
+			if r := p.checkText(it, line[pos:end]); r != "" {
+				return false, r
+			}
 		}
 		spans[i] = span{int32(pos), int32(end)}
 		pos = end
 	}
 	if pos != len(line) {
-		return false, "unexpected text after the last field at byte " + strconv.Itoa(pos+1)
+		return false, "unexpected text after the last field at byte " + p.at(pos)
+	}
+	if p.f.hasDur {
+		if r := p.checkSpan(line, spans); r != "" {
+			return false, r
+		}
 	}
 
 	claimed, listed := false, false
@@ -118,6 +164,127 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		}
 	}
 	return true, ""
+}
+
+// checkText validates the text of one field of a text format, and
+// returns why it is wrong, or "".
+func (p *lineParser) checkText(it *item, b []byte) string {
+	switch it.check {
+	case checkClient:
+		return clientReason(b, p.ipOnly)
+	case checkUser:
+		if !validUser(b) {
+			return "remote user " + strconv.Quote(clip(b)) + " holds another field (a virtual host or a syslog header before the client?)"
+		}
+	case checkIdent:
+		if len(b) != 1 && classifyClient(b) == clientIP {
+			return "an address " + strconv.Quote(clip(b)) + " where the remote logname belongs (a virtual host before the client?)"
+		}
+	case checkVhost:
+		if !validVhost(b) {
+			return "bad virtual host " + strconv.Quote(clip(b))
+		}
+	default:
+		if !validField(it.field, b) {
+			return "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(b))
+		}
+	}
+	return ""
+}
+
+// validUser accepts a remote user. nginx and Apache log a Basic user name
+// as it was sent, spaces included; but a name with spaces that has a word
+// "-" or an IP address in it is the text of other fields, taken in when a
+// line has more fields before the client than the format says (a virtual
+// host, a syslog header).
+func validUser(b []byte) bool {
+	if bytes.IndexByte(b, ' ') < 0 {
+		return true
+	}
+	for len(b) > 0 {
+		w := b
+		if i := bytes.IndexByte(b, ' '); i >= 0 {
+			w, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(w) == 1 && w[0] == '-' || classifyClient(w) == clientIP {
+			return false
+		}
+	}
+	return true
+}
+
+// validVhost accepts the virtual host of a built-in format: a host name
+// (one label is enough here), an IPv4 address or an IPv6 address in
+// brackets, each with an optional ":port"; or "-".
+func validVhost(b []byte) bool {
+	if len(b) == 1 && b[0] == '-' {
+		return true
+	}
+	if i := bytes.LastIndexByte(b, ':'); i >= 0 && (len(b) == 0 || b[0] != '[' || b[i-1] == ']') {
+		port := b[i+1:]
+		if len(port) == 0 || len(port) > 5 || !allDigits(port) {
+			return false
+		}
+		b = b[:i]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '[' {
+		return len(b) > 2 && b[len(b)-1] == ']' && validIPv6Text(b[1:len(b)-1])
+	}
+	if len(b) > 0 && b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 || len(b) > 253 {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSpan makes sure that the start and end of a request with a logged
+// duration are times a report can carry.
+func (p *lineParser) checkSpan(line []byte, spans *[maxItems]span) string {
+	var t time.Time
+	var timeRes, d time.Duration
+	hasDur := false
+	for i := range p.f.items {
+		it := &p.f.items[i]
+		if it.isLit {
+			continue
+		}
+		b := line[spans[i].s:spans[i].e]
+		switch {
+		case it.field.isTime():
+			if tt, res, ok := p.fieldTime(it.field, b); ok && (timeRes == 0 || res < timeRes) {
+				t, timeRes = tt, res
+			}
+		case it.field == fDurSec || it.field == fDurMsec || it.field == fDurUsec:
+			if !hasDur {
+				if dd, ok := parseDecimal(b, durUnit(it.field)); ok {
+					d, hasDur = dd, true
+				}
+			}
+		}
+	}
+	if !hasDur {
+		return ""
+	}
+	other := t.Add(d)
+	if p.f.timeIsEnd {
+		other = t.Add(-d)
+	}
+	if !reportableTime(other) {
+		return "request time " + t.UTC().Format(time.RFC3339) + " and duration " + d.String() + " give a time outside the years 0001-9999"
+	}
+	return ""
 }
 
 // lineTime returns the time logged on a well-formed line.
@@ -196,73 +363,38 @@ func findQuote(b []byte, from int) int {
 	return -1
 }
 
-// validField checks a field's text cheaply, without allocating.
+// validField checks a field's text cheaply, without allocating. Times
+// must fall in the years 0001-9999, as logged and in UTC: a report cannot
+// carry others.
 func validField(f field, b []byte) bool {
 	switch f {
 	case fAddr:
-		return validAddrText(b)
+		k := classifyClient(b)
+		return k == clientIP || k == clientName
 	case fTimeCLF:
 		return validCLFTime(b)
 	case fTimeISO:
-		_, ok := parseISOTime(b, nil)
+		_, ok := isoFields(b)
 		return ok
 	case fTimeSec, fTimeMsecInt, fTimeUsecInt:
-		return len(b) > 0 && allDigits(b)
+		_, _, _, ok := epochParts(b, epochUnit(f))
+		return ok && allDigits(b)
 	case fTimeMsec:
-		return validDecimal(b)
+		_, _, _, ok := epochParts(b, time.Second)
+		return ok
 	case fStatus:
 		return len(b) == 3 && allDigits(b)
 	case fBytes:
 		return len(b) > 0 && (allDigits(b) || (len(b) == 1 && b[0] == '-'))
 	case fDurSec, fDurMsec, fDurUsec:
-		return (len(b) == 1 && b[0] == '-') || validDecimal(b)
+		if len(b) == 1 && b[0] == '-' {
+			return true
+		}
+		_, ok := parseDecimal(b, durUnit(f))
+		return ok
 	}
 	return true
 }
-
-// validAddrText accepts what servers log as the client: an IPv4 or IPv6
-// address (hex digits, ':' and '.', a zone after '%'), or a host name
-// when name lookups are on. A host with a port ("example.com:443") is not
-// a client, which keeps a vhost_combined line from passing for combined.
-func validAddrText(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	var seen uint8
-	for i, c := range b {
-		k := addrClass[c]
-		if k == 0 {
-			if c == '%' && i > 0 && seen&classColon != 0 {
-				return true // the zone of a scoped IPv6 address
-			}
-			return false
-		}
-		seen |= k
-	}
-	// An address with ':' is IPv6: hex digits only. A name has no ':'.
-	return seen&classColon == 0 || seen&className == 0
-}
-
-// Classes of the bytes of a client field.
-const (
-	classHex   = 1 << iota // 0-9 a-f A-F .
-	classColon             // :
-	className              // other letters, '-', '_': host names only
-)
-
-var addrClass = func() (t [256]uint8) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = classHex
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-32] = className, className
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c], t[c-32] = classHex, classHex
-	}
-	t['.'], t[':'], t['-'], t['_'] = classHex, classColon, className, className
-	return t
-}()
 
 func allDigits(b []byte) bool {
 	for _, c := range b {
@@ -320,20 +452,87 @@ func monthIndex(a, b, c byte) int {
 	return -1
 }
 
-// validCLFTime checks "02/Jan/2006:15:04:05 -0700".
+// The seconds since the epoch of the first and the last second a report
+// can carry: 0001-01-01T00:00:00Z (its first instant excluded: it is the
+// zero time) and 9999-12-31T23:59:59Z.
+const (
+	minUnix = -62135596800
+	maxUnix = 253402300799
+)
+
+// civil is a calendar time as logged, with its zone offset in seconds.
+type civil struct {
+	y, mo, d, h, mi, s, nsec, off int
+}
+
+// valid checks that the date exists and that the time falls in the years
+// 0001-9999 both as logged and in UTC. Only the first and the last year
+// need the conversion.
+func (c *civil) valid() bool {
+	if c.y < 1 || c.y > 9999 || c.mo < 1 || c.mo > 12 || c.d < 1 || c.d > 28 && c.d > daysIn(c.mo, c.y) {
+		return false
+	}
+	if c.y == 1 || c.y == 9999 {
+		u := time.Date(c.y, time.Month(c.mo), c.d, c.h, c.mi, c.s, 0, time.UTC).Unix() - int64(c.off)
+		// The very first instant is the zero time.Time, which stands
+		// for "no time" everywhere.
+		return (u > minUnix || u == minUnix && c.nsec > 0) && u <= maxUnix
+	}
+	return true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// reportableTime reports whether t falls in the years 0001-9999, both in
+// its own zone and in UTC, and is not the zero time.
+func reportableTime(t time.Time) bool {
+	y, u := t.Year(), t.UTC().Year()
+	return y >= 1 && y <= 9999 && u >= 1 && u <= 9999 && !t.IsZero()
+}
+
+// validCLFTime checks "02/Jan/2006:15:04:05 -0700" as clfFields does,
+// quicker: only the first and the last year need the whole check.
 func validCLFTime(b []byte) bool {
-	_, _, ok := clfFields(b)
-	return ok
+	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' || (b[21] != '+' && b[21] != '-') {
+		return false
+	}
+	mon := monthIndex(b[3], b[4], b[5])
+	d, ok1 := num2(b[0:2])
+	y, ok2 := num4(b[7:11])
+	h, ok3 := num2(b[12:14])
+	mi, ok4 := num2(b[15:17])
+	s, ok5 := num2(b[18:20])
+	zh, ok6 := num2(b[22:24])
+	zm, ok7 := num2(b[24:26])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || mon < 0 || d < 1 || h > 23 || mi > 59 || s > 60 || zh > 23 || zm > 59 {
+		return false
+	}
+	if y <= 1 || y >= 9999 {
+		_, ok := clfFields(b)
+		return ok
+	}
+	return d <= 28 || d <= daysIn(mon+1, y)
 }
 
 // clfFields parses "02/Jan/2006:15:04:05 -0700" into its parts.
-func clfFields(b []byte) (parts [6]int, offset int, ok bool) {
+func clfFields(b []byte) (c civil, ok bool) {
 	if len(b) != 26 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' || b[20] != ' ' {
-		return parts, 0, false
+		return c, false
 	}
 	mon := monthIndex(b[3], b[4], b[5])
 	if mon < 0 {
-		return parts, 0, false
+		return c, false
 	}
 	d, ok1 := num2(b[0:2])
 	y, ok2 := num4(b[7:11])
@@ -343,16 +542,17 @@ func clfFields(b []byte) (parts [6]int, offset int, ok bool) {
 	zh, ok6 := num2(b[22:24])
 	zm, ok7 := num2(b[24:26])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || (b[21] != '+' && b[21] != '-') {
-		return parts, 0, false
+		return c, false
 	}
-	if d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || zh > 23 || zm > 59 {
-		return parts, 0, false
+	if h > 23 || mi > 59 || s > 60 || zh > 23 || zm > 59 {
+		return c, false
 	}
-	offset = zh*3600 + zm*60
+	off := zh*3600 + zm*60
 	if b[21] == '-' {
-		offset = -offset
+		off = -off
 	}
-	return [6]int{y, mon + 1, d, h, mi, s}, offset, true
+	c = civil{y: y, mo: mon + 1, d: d, h: h, mi: mi, s: s, off: off}
+	return c, c.valid()
 }
 
 func num2(b []byte) (int, bool) {
@@ -382,19 +582,23 @@ func (p *lineParser) zone(offset int) *time.Location {
 	return z
 }
 
+func (p *lineParser) civilTime(c civil) time.Time {
+	return time.Date(c.y, time.Month(c.mo), c.d, c.h, c.mi, c.s, c.nsec, p.zone(c.off))
+}
+
 func (p *lineParser) clfTime(b []byte) (time.Time, bool) {
-	pt, off, ok := clfFields(b)
+	c, ok := clfFields(b)
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Date(pt[0], time.Month(pt[1]), pt[2], pt[3], pt[4], pt[5], 0, p.zone(off)), true
+	return p.civilTime(c), true
 }
 
-// parseISOTime parses "2006-01-02T15:04:05" with optional fraction and a
-// zone of Z, ±hh:mm or ±hhmm. p may be nil (validation only).
-func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
+// isoFields parses "2006-01-02T15:04:05" with optional fraction and a zone
+// of Z, ±hh:mm or ±hhmm.
+func isoFields(b []byte) (c civil, ok bool) {
 	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
-		return time.Time{}, false
+		return c, false
 	}
 	y, ok1 := num4(b[0:4])
 	mo, ok2 := num2(b[5:7])
@@ -402,8 +606,8 @@ func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
 	h, ok4 := num2(b[11:13])
 	mi, ok5 := num2(b[14:16])
 	s, ok6 := num2(b[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 {
-		return time.Time{}, false
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || h > 23 || mi > 59 || s > 60 {
+		return c, false
 	}
 	rest := b[19:]
 	nsec := 0
@@ -416,7 +620,7 @@ func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
 			i++
 		}
 		if i == 1 {
-			return time.Time{}, false
+			return c, false
 		}
 		rest = rest[i:]
 	}
@@ -427,7 +631,7 @@ func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
 		zh, a := num2(rest[1:3])
 		zm, c := num2(rest[4:6])
 		if !a || !c || zh > 23 || zm > 59 {
-			return time.Time{}, false
+			return civil{}, false
 		}
 		off = zh*3600 + zm*60
 		if rest[0] == '-' {
@@ -437,56 +641,135 @@ func parseISOTime(b []byte, p *lineParser) (time.Time, bool) {
 		zh, a := num2(rest[1:3])
 		zm, c := num2(rest[3:5])
 		if !a || !c || zh > 23 || zm > 59 {
-			return time.Time{}, false
+			return civil{}, false
 		}
 		off = zh*3600 + zm*60
 		if rest[0] == '-' {
 			off = -off
 		}
 	default:
-		return time.Time{}, false
+		return c, false
 	}
-	if p == nil {
-		return time.Time{}, true
+	c = civil{y: y, mo: mo, d: d, h: h, mi: mi, s: s, nsec: nsec, off: off}
+	return c, c.valid()
+}
+
+// isoTime parses an ISO 8601 time (see isoFields); its resolution is a
+// millisecond when it has a fraction, else a second.
+func (p *lineParser) isoTime(b []byte) (time.Time, time.Duration, bool) {
+	c, ok := isoFields(b)
+	if !ok {
+		return time.Time{}, 0, false
 	}
-	return time.Date(y, time.Month(mo), d, h, mi, s, nsec, p.zone(off)), true
+	res := time.Second
+	if bytes.IndexAny(b, ".,") >= 0 {
+		res = time.Millisecond
+	}
+	return p.civilTime(c), res, true
 }
 
 // parseDecimal parses digits with an optional fraction, scaled by unit,
-// into a duration. It rejects values past about 290 years.
+// into a duration. It rejects values past about 146 years.
 func parseDecimal(b []byte, unit time.Duration) (time.Duration, bool) {
 	if !validDecimal(b) {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || f*float64(unit) > math.MaxInt64/2 {
-		return 0, false
-	}
-	return time.Duration(f * float64(unit)), true
-}
-
-// epochTime converts a decimal number of units since the epoch.
-func epochTime(b []byte, unit time.Duration) (time.Time, time.Duration, bool) {
-	if !validDecimal(b) {
-		return time.Time{}, 0, false
-	}
 	intPart, frac, _ := bytes.Cut(b, []byte("."))
-	n, err := strconv.ParseInt(string(intPart), 10, 64)
-	if err != nil || n > math.MaxInt64/int64(unit) {
-		return time.Time{}, 0, false
+	const limit = math.MaxInt64 / 2
+	var n int64
+	for _, c := range intPart {
+		n = n*10 + int64(c-'0')
+		if n > limit/int64(unit) {
+			return 0, false
+		}
 	}
 	d := time.Duration(n) * unit
-	res := unit
 	scale := unit / 10
 	for _, c := range frac {
 		if scale == 0 {
 			break
 		}
 		d += time.Duration(c-'0') * scale
-		res = scale
 		scale /= 10
 	}
-	return time.Unix(0, 0).UTC().Add(d), res, true
+	return d, true
+}
+
+func durUnit(f field) time.Duration {
+	switch f {
+	case fDurMsec:
+		return time.Millisecond
+	case fDurUsec:
+		return time.Microsecond
+	}
+	return time.Second
+}
+
+func epochUnit(f field) time.Duration {
+	switch f {
+	case fTimeMsecInt:
+		return time.Millisecond
+	case fTimeUsecInt:
+		return time.Microsecond
+	}
+	return time.Second
+}
+
+// epochParts parses a decimal number of units since the epoch into
+// seconds and nanoseconds, and the resolution its digits give. It fails
+// past 9999-12-31T23:59:59Z.
+func epochParts(b []byte, unit time.Duration) (sec, nsec int64, res time.Duration, ok bool) {
+	if !validDecimal(b) {
+		return 0, 0, 0, false
+	}
+	intPart, frac, _ := bytes.Cut(b, []byte("."))
+	perSec := int64(time.Second / unit)
+	var n int64
+	for _, c := range intPart {
+		n = n*10 + int64(c-'0')
+		if n/perSec > maxUnix {
+			return 0, 0, 0, false
+		}
+	}
+	sec, nsec, res = n/perSec, n%perSec*int64(unit), unit
+	scale := int64(unit) / 10
+	for _, c := range frac {
+		if scale == 0 {
+			break
+		}
+		nsec += int64(c-'0') * scale
+		res = time.Duration(scale)
+		scale /= 10
+	}
+	return sec, nsec, res, true
+}
+
+// epochTime converts a decimal number of units since the epoch.
+func epochTime(b []byte, unit time.Duration) (time.Time, time.Duration, bool) {
+	sec, nsec, res, ok := epochParts(b, unit)
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	return time.Unix(sec, nsec).UTC(), res, true
+}
+
+// fieldTime reads a time field of a well-formed line, and its resolution.
+func (p *lineParser) fieldTime(f field, b []byte) (time.Time, time.Duration, bool) {
+	switch f {
+	case fTimeCLF:
+		t, ok := p.clfTime(b)
+		return t, time.Second, ok
+	case fTimeISO:
+		return p.isoTime(b)
+	case fTimeSec, fTimeMsecInt, fTimeUsecInt:
+		t, _, ok := epochTime(b, epochUnit(f))
+		return t, epochUnit(f), ok
+	case fTimeMsec:
+		return epochTime(b, time.Second)
+	case fTimeAny:
+		return p.anyTime(b, true)
+	}
+	return time.Time{}, 0, false
 }
 
 // fillText builds rec from a line that matched a text format.
@@ -526,35 +809,9 @@ func (p *lineParser) setField(rec *Record, f field, b []byte, jsonStr bool, path
 		if !dash {
 			rec.RemoteUser = text()
 		}
-	case fTimeCLF:
-		if t, ok := p.clfTime(b); ok && better(time.Second) {
-			rec.Time, *timeRes = t, time.Second
-		}
-	case fTimeISO:
-		if t, ok := parseISOTime(b, p); ok {
-			res := time.Second
-			if i := bytes.IndexAny(b, ".,"); i >= 0 {
-				res = time.Millisecond
-			}
-			if better(res) {
-				rec.Time, *timeRes = t, res
-			}
-		}
-	case fTimeSec:
-		if t, res, ok := epochTime(b, time.Second); ok && better(time.Second) {
+	case fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt:
+		if t, res, ok := p.fieldTime(f, b); ok && better(res) {
 			rec.Time, *timeRes = t, res
-		}
-	case fTimeMsec:
-		if t, res, ok := epochTime(b, time.Second); ok && better(res) {
-			rec.Time, *timeRes = t, res
-		}
-	case fTimeMsecInt:
-		if t, _, ok := epochTime(b, time.Millisecond); ok && better(time.Millisecond) {
-			rec.Time, *timeRes = t, time.Millisecond
-		}
-	case fTimeUsecInt:
-		if t, _, ok := epochTime(b, time.Microsecond); ok && better(time.Microsecond) {
-			rec.Time, *timeRes = t, time.Microsecond
 		}
 	case fRequest:
 		rec.Request = text()
@@ -595,13 +852,7 @@ func (p *lineParser) setField(rec *Record, f field, b []byte, jsonStr bool, path
 			*hostHeader = text()
 		}
 	case fDurSec, fDurMsec, fDurUsec:
-		unit := time.Second
-		if f == fDurMsec {
-			unit = time.Millisecond
-		} else if f == fDurUsec {
-			unit = time.Microsecond
-		}
-		if d, ok := parseDecimal(b, unit); ok {
+		if d, ok := parseDecimal(b, durUnit(f)); ok {
 			rec.Duration, rec.HasDuration = d, true
 		}
 	case fRetryAfter:

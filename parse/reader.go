@@ -3,8 +3,6 @@ package parse
 import (
 	"bufio"
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -19,27 +17,35 @@ import (
 const (
 	// DefaultChunkSize is how much input one worker parses at a time.
 	DefaultChunkSize = 1 << 20
-	// MaxLineLength is the longest line that is parsed; a longer line is
-	// counted as malformed and skipped without being held in memory.
+	// MaxLineLength is the longest line that is parsed, without its line
+	// ending; a longer line is counted as malformed and skipped without
+	// being held in memory.
 	MaxLineLength = 16 << 20
 	// DefaultMaxExamples is how many malformed lines a Reader keeps.
 	DefaultMaxExamples = 10
-	// detectLines is how many lines auto-detection looks at, in at most
-	// detectSample bytes.
+	// detectLines is how many non-blank lines auto-detection looks at, in
+	// at most detectSample bytes.
 	detectLines  = 50
 	detectSample = 256 << 10
+	// maxBuf holds the longest line with its "\r\n".
+	maxBuf = MaxLineLength + 2
 )
 
 // Errors of the reader, matched with errors.Is.
 var (
-	// ErrUnknownFormat means auto-detection found no format that the
-	// first lines of an input match.
+	// ErrUnknownFormat means auto-detection found no format that most of
+	// the first lines of an input match with an IP address as the client.
 	ErrUnknownFormat = errors.New("cannot detect the log format")
 	// ErrTruncated means an input ended early or was damaged (a
-	// truncated or corrupt gzip file); everything before is read.
+	// truncated or corrupt gzip, bzip2, xz or zstd file); everything
+	// before is read.
 	ErrTruncated = errors.New("input is truncated or damaged")
 	// ErrStopped means Stop was called before the input ended.
 	ErrStopped = errors.New("reading stopped")
+	// ErrCompressed means the input is compressed in a way the reader
+	// cannot undo (lz4, zip, 7z, …); nothing of it was read. The error
+	// is a *CompressedError.
+	ErrCompressed = errors.New("compressed input")
 )
 
 // LineError is a line that did not match the log format.
@@ -67,12 +73,33 @@ func (e *ReadError) Error() string {
 
 func (e *ReadError) Unwrap() error { return e.Err }
 
+// CompressedError is an input compressed with a program whose output the
+// reader does not decompress. It wraps ErrCompressed.
+type CompressedError struct {
+	File string
+	// Kind names the compression: "lz4", "zip", "7z", "rar", "lzip",
+	// "lzma", "compress (.Z)".
+	Kind string
+	// Command decompresses such a file to standard output.
+	Command string
+}
+
+func (e *CompressedError) Error() string {
+	return fmt.Sprintf("%s: compressed with %s: not supported; decompress it and pipe it in as - (%s %s | …)", e.File, e.Kind, e.Command, e.File)
+}
+
+func (e *CompressedError) Unwrap() error { return ErrCompressed }
+
 // Options configure a Reader. The zero value reads a log in a detected
 // format, keeps claimed hits only, and uses one worker per CPU.
 type Options struct {
 	// Name is the input's name in records and errors ("-" for stdin).
 	Name string
 	// Format is the log format; nil detects it from the first lines.
+	// With a format given, a client field may hold a host name (the
+	// record's Client is then the zero Addr); a detected format takes IP
+	// address literals only. Either way, a syslog header in front of the
+	// first lines is noticed and read past on every line.
 	Format *Format
 	// Site is the site of requests whose line records no virtual host.
 	Site string
@@ -93,10 +120,18 @@ type Options struct {
 
 // Stats counts what a Reader has seen so far.
 type Stats struct {
-	Lines     int64 // lines read, malformed included
+	// Lines counts every line read: requests, malformed lines and blank
+	// lines.
+	Lines     int64
 	Malformed int64
-	Bytes     int64 // bytes of log text (after decompression)
-	Gzip      bool
+	// Blank counts the empty lines and those of spaces and tabs only:
+	// they are neither requests nor malformed.
+	Blank int64
+	Bytes int64 // bytes of log text (after decompression)
+	Gzip  bool  // the input was gzip (Compression is "gzip")
+	// Compression is how the input was compressed: "gzip", "bzip2",
+	// "xz", "zstd", or "" for plain text.
+	Compression string
 	// FirstTime and LastTime are the times logged on the first and the
 	// last well-formed lines: the span the input covers (zero when no
 	// line was well formed).
@@ -109,19 +144,26 @@ type Stats struct {
 // Reader reads access log lines and yields the records of interest, like
 // bufio.Scanner: call Scan until it returns false, then Err. Lines are
 // parsed by several goroutines, and records come out in input order.
+//
+// Plain text is read as it is; gzip, bzip2, xz and zstd (told by their
+// magic bytes, several members or streams in a row included) are
+// decompressed; other compressed inputs end reading with a
+// *CompressedError.
 type Reader struct {
 	opts    Options
 	src     io.Reader
 	counted *countingReader
 
-	started bool
-	queue   chan chan *chunkResult
-	stop    chan struct{}
-	stopped sync.Once
-	format  atomic.Pointer[Format]
-	gzip    atomic.Bool
-	lines   atomic.Int64
-	prodErr error // set by the producer before closing queue
+	started     bool
+	queue       chan chan *chunkResult
+	stop        chan struct{}
+	stopped     sync.Once
+	finished    chan struct{} // closed when the producer and the workers have ended
+	format      atomic.Pointer[Format]
+	compression atomic.Value // string
+	lines       atomic.Int64
+	prodErr     error // set by the producer before closing queue
+	settled     bool  // producer: the format is final
 
 	cur      *chunkResult
 	idx      int
@@ -133,8 +175,8 @@ type Reader struct {
 	done     bool
 }
 
-// NewReader returns a Reader of r. r may be plain text or gzip (detected by
-// its magic bytes).
+// NewReader returns a Reader of r. r may be plain text or compressed
+// with gzip, bzip2, xz or zstd (detected by its magic bytes).
 func NewReader(r io.Reader, opts Options) *Reader {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -149,15 +191,18 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		opts.ChunkSize = MaxLineLength
 	}
 	c := &countingReader{r: r}
-	rd := &Reader{opts: opts, src: c, counted: c, stop: make(chan struct{})}
+	rd := &Reader{opts: opts, src: c, counted: c, stop: make(chan struct{}), finished: make(chan struct{})}
 	if opts.Format != nil {
 		rd.format.Store(opts.Format)
 	}
+	rd.compression.Store("")
 	return rd
 }
 
 // Format returns the format in use: the one given, or the one detected
-// (nil before the first Scan, or when the input was empty).
+// (nil before the first Scan, or when the input held no line to tell
+// it). A format given without "syslog+" comes back with it when the
+// input's lines start with syslog headers.
 func (r *Reader) Format() *Format { return r.format.Load() }
 
 // Record returns the record found by the last Scan. It stays valid after
@@ -168,7 +213,8 @@ func (r *Reader) Record() *Record { return r.rec }
 // whole input.
 func (r *Reader) Stats() Stats {
 	s := r.stats
-	s.Gzip = r.gzip.Load()
+	s.Compression, _ = r.compression.Load().(string)
+	s.Gzip = s.Compression == "gzip"
 	return s
 }
 
@@ -177,38 +223,60 @@ func (r *Reader) Examples() []*LineError { return r.examples }
 
 // Err returns the error that ended reading, or nil at the end of the
 // input. A *ReadError wrapping ErrTruncated means what came before was
-// read; ErrUnknownFormat means nothing was.
+// read; ErrUnknownFormat and ErrCompressed mean nothing was; ErrStopped
+// means Stop was called.
 func (r *Reader) Err() error { return r.err }
 
-// BytesRead returns how many bytes of the raw input (compressed, for gzip)
-// have been read; it may be called from any goroutine.
+// BytesRead returns how many bytes of the raw input (compressed, for a
+// compressed input) have been read; it may be called from any goroutine.
 func (r *Reader) BytesRead() int64 { return r.counted.n.Load() }
 
 // LinesRead returns how many lines have been parsed so far; it may be
 // called from any goroutine.
 func (r *Reader) LinesRead() int64 { return r.lines.Load() }
 
-// Stop makes the reader stop early: Scan soon returns false and Err
-// returns ErrStopped. Unlike Close it may be called from any goroutine,
-// for example when the run is interrupted.
+// Stop makes the reader stop early: Scan returns false at once (a Scan
+// waiting for input returns too) and Err returns ErrStopped. It may be
+// called from any goroutine, at any time, more than once. The reader's
+// goroutines end as soon as they notice, except that one blocked in a
+// Read of the input ends only when that Read returns.
 func (r *Reader) Stop() {
 	r.stopped.Do(func() { close(r.stop) })
 }
 
-// Close stops the reader's goroutines early. It is not needed after Scan
-// has returned false.
-func (r *Reader) Close() {
-	r.stopped.Do(func() { close(r.stop) })
-	if r.queue != nil {
-		for range r.queue {
-		}
+// Close stops the reader (see Stop). It is not needed after Scan has
+// returned false.
+func (r *Reader) Close() { r.Stop() }
+
+// isStopped reports whether Stop was called (or reading ended).
+func (r *Reader) isStopped() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
 	}
+}
+
+// end finishes reading with err.
+func (r *Reader) end(err error) bool {
+	r.done, r.err = true, err
+	r.stopped.Do(func() { close(r.stop) }) // lets the producer end
+	r.cur = nil
+	return false
 }
 
 // Scan advances to the next record of interest.
 func (r *Reader) Scan() bool {
 	if r.done {
 		return false
+	}
+	if r.isStopped() {
+		if !r.started {
+			close(r.finished)
+			r.started = true
+		}
+		return r.end(ErrStopped)
 	}
 	if !r.started {
 		r.started = true
@@ -228,31 +296,31 @@ func (r *Reader) Scan() bool {
 			r.baseLine += r.cur.lines
 			r.cur = nil
 		}
+		// Both waits also watch stop: the producer may have queued a
+		// chunk that it then never handed to a worker.
 		var ch chan *chunkResult
-		ok := false
+		var ok bool
 		select {
 		case ch, ok = <-r.queue:
 		case <-r.stop:
+			return r.end(ErrStopped)
 		}
 		if !ok {
-			r.done = true
-			select {
-			case <-r.stop:
-				r.err = ErrStopped
-				go func() { // let the producer and workers end
-					for range r.queue {
-					}
-				}()
-			default:
-				r.err = r.prodErr
+			if r.isStopped() {
+				return r.end(ErrStopped)
 			}
-			r.stopped.Do(func() { close(r.stop) })
-			return false
+			return r.end(r.prodErr)
 		}
-		res := <-ch
+		var res *chunkResult
+		select {
+		case res = <-ch:
+		case <-r.stop:
+			return r.end(ErrStopped)
+		}
 		r.lines.Add(res.lines)
 		r.stats.Lines += res.lines
 		r.stats.Malformed += res.malformed
+		r.stats.Blank += res.blank
 		r.stats.Bytes += res.bytes
 		r.stats.MalformedClaims += res.malformedClaims
 		if r.stats.FirstTime.IsZero() {
@@ -273,14 +341,21 @@ func (r *Reader) Scan() bool {
 	}
 }
 
+// wait blocks until the reader's goroutines have ended (for tests).
+func (r *Reader) wait() {
+	if r.started {
+		<-r.finished
+	}
+}
+
 // chunkResult is what a worker found in one chunk. Line numbers in it are
 // relative to the chunk.
 type chunkResult struct {
-	lines, malformed, bytes int64
-	malformedClaims         int64
-	firstTime, lastTime     time.Time // of the first and last well-formed lines
-	recs                    []Record
-	examples                []*LineError
+	lines, malformed, blank, bytes int64
+	malformedClaims                int64
+	firstTime, lastTime            time.Time // of the first and last well-formed lines
+	recs                           []Record
+	examples                       []*LineError
 }
 
 type job struct {
@@ -292,8 +367,11 @@ type job struct {
 }
 
 // produce reads the input in chunks cut at line ends and hands them to
-// workers; the queue keeps the results in input order.
+// workers; the queue keeps the results in input order. Every wait in it
+// also watches stop, so that it ends soon after Stop unless a Read of the
+// input blocks.
 func (r *Reader) produce() {
+	defer close(r.finished)
 	defer close(r.queue)
 	jobs := make(chan job, r.opts.Workers)
 	var wg sync.WaitGroup
@@ -310,36 +388,35 @@ func (r *Reader) produce() {
 		wg.Wait()
 	}()
 
-	br := bufio.NewReaderSize(r.src, 64<<10)
-	var src io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			r.prodErr = &ReadError{File: r.opts.Name, Offset: r.counted.n.Load(), Err: fmt.Errorf("%w: gzip header: %v", ErrTruncated, err)}
-			return
-		}
-		r.gzip.Store(true)
-		src = zr
+	src, closeSrc, err := r.decompress()
+	if closeSrc != nil {
+		defer closeSrc()
 	}
-	if r.format.Load() == nil {
-		// Large reads bypass this buffer, so it costs nothing after the
-		// sample has been looked at.
-		sb := bufio.NewReaderSize(src, detectSample)
-		sample, perr := sb.Peek(detectSample)
-		if perr == nil {
-			// Only whole lines tell the format; when the first line is
-			// longer than the sample, the first chunk decides below.
-			if cut := bytes.LastIndexByte(sample, '\n'); cut >= 0 {
-				sample = sample[:cut+1]
-			} else {
-				sample = nil
-			}
-		}
-		if len(sample) > 0 && !r.detect(sample) {
-			return
-		}
-		src = sb
+	if err != nil {
+		r.prodErr = err
+		return
 	}
+	// The first lines tell the format, or whether a given format comes
+	// after syslog headers. Large reads bypass this buffer, so it costs
+	// nothing after the sample has been looked at.
+	sb := bufio.NewReaderSize(src, detectSample)
+	sample, perr := sb.Peek(detectSample)
+	if r.isStopped() {
+		return
+	}
+	if perr == nil {
+		// Only whole lines tell the format; when the first line is
+		// longer than the sample, the first chunk decides below.
+		if cut := bytes.LastIndexByte(sample, '\n'); cut >= 0 {
+			sample = sample[:cut+1]
+		} else {
+			sample = nil
+		}
+	}
+	if len(sample) > 0 && !r.settle(sample) {
+		return
+	}
+	src = sb
 
 	getBuf := func() []byte {
 		select {
@@ -356,6 +433,9 @@ func (r *Reader) produce() {
 		case <-r.stop:
 			return false
 		}
+		if testHookQueued != nil {
+			testHookQueued(r)
+		}
 		select {
 		case jobs <- j:
 		case <-r.stop:
@@ -366,12 +446,15 @@ func (r *Reader) produce() {
 
 	var carry []byte
 	for {
+		if r.isStopped() {
+			return
+		}
 		buf := getBuf()
 		pooled := true
 		if len(carry) > cap(buf)/2 {
 			// A long line: give it room to end in this buffer, up to the
 			// longest line we parse.
-			buf = make([]byte, 0, min(max(len(carry)*2, r.opts.ChunkSize), MaxLineLength))
+			buf = make([]byte, 0, min(max(len(carry)*2, r.opts.ChunkSize), maxBuf))
 			pooled = false
 		}
 		buf = append(buf, carry...)
@@ -386,14 +469,14 @@ func (r *Reader) produce() {
 			case cut >= 0:
 				carry = append([]byte(nil), buf[cut+1:]...)
 				buf = buf[:cut+1]
-			case len(buf) < MaxLineLength:
+			case len(buf) < maxBuf:
 				// One line fills the buffer: read on with a bigger one.
 				carry = buf
 				continue
 			default:
 				// Longer than any line we parse: count it, keep its start
 				// as the example, skip to its end.
-				rest, skipped, serr := skipLine(src)
+				rest, skipped, serr := r.skipLine(src)
 				if !send(job{buf: buf[:200], oversize: true, size: int64(len(buf)) + skipped}) {
 					return
 				}
@@ -409,7 +492,7 @@ func (r *Reader) produce() {
 			}
 		}
 		if len(buf) > 0 {
-			if r.format.Load() == nil && !r.detect(buf) {
+			if !r.settled && !r.settle(buf) {
 				return
 			}
 			if !send(job{buf: buf, pooled: pooled}) {
@@ -423,22 +506,46 @@ func (r *Reader) produce() {
 	}
 }
 
+// testHookQueued, when set by a test, runs after the producer has queued
+// a chunk's result and before it hands the chunk to a worker.
+var testHookQueued func(*Reader)
+
 // setReadErr records why reading stopped, unless it was the end of input.
+// Errors of a decompressor (not of the input under it) mean the input is
+// truncated or damaged.
 func (r *Reader) setReadErr(err error) {
 	if err == nil || errors.Is(err, io.EOF) {
 		return
 	}
-	var corrupt flate.CorruptInputError
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt) {
+	kind, _ := r.compression.Load().(string)
+	// When the input itself failed, that is the cause.
+	fromInput := r.counted.inputErr() != nil
+	switch {
+	case kind != "" && !fromInput:
+		err = decompressError(kind, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("%w: %v", ErrTruncated, err)
 	}
 	r.prodErr = &ReadError{File: r.opts.Name, Offset: r.counted.n.Load(), Err: err}
 }
 
-// detect sets the format from the whole lines in sample, or records why it
-// cannot and returns false.
-func (r *Reader) detect(sample []byte) bool {
-	f, err := Detect(sample)
+// settle decides the format from the whole lines in sample: the given
+// format, after a syslog header when the lines fit it better so, or the
+// detected one. It returns false, with the reason in prodErr, when no
+// format can be detected. A sample of blank lines decides nothing.
+func (r *Reader) settle(sample []byte) bool {
+	lines := sampleLines(sample)
+	if len(lines) == 0 {
+		return true
+	}
+	r.settled = true
+	if given := r.opts.Format; given != nil {
+		if !given.syslog && syslogFitsBetter(given, lines) {
+			r.format.Store(withSyslog(given))
+		}
+		return true
+	}
+	f, err := detectFormat(lines)
 	if err != nil {
 		r.prodErr = fmt.Errorf("%s: %w", r.opts.Name, err)
 		return false
@@ -462,11 +569,15 @@ func readFull(r io.Reader, p []byte) (int, error) {
 }
 
 // skipLine discards input up to and including the next '\n' and returns
-// what followed it in the last read, and how many bytes it discarded.
-func skipLine(r io.Reader) (rest []byte, skipped int64, err error) {
+// what followed it in the last read, and how many bytes it discarded. It
+// gives up when the reader is stopped.
+func (r *Reader) skipLine(src io.Reader) (rest []byte, skipped int64, err error) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := r.Read(buf)
+		if r.isStopped() {
+			return nil, skipped, ErrStopped
+		}
+		n, err := src.Read(buf)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
 			return append([]byte(nil), buf[i+1:n]...), skipped + int64(i+1), err
 		}
@@ -483,9 +594,10 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 	var lpFormat *Format
 	for j := range jobs {
 		f := r.format.Load()
-		if lp == nil || lpFormat != f {
+		if f != nil && (lp == nil || lpFormat != f) {
 			lp = newLineParser(f, r.opts.Listed, r.opts.Site, r.opts.TrustXFF)
 			lp.keepAll = r.opts.KeepAll
+			lp.ipOnly = r.opts.Format == nil
 			lpFormat = f
 		}
 		res := &chunkResult{bytes: int64(len(j.buf))}
@@ -494,9 +606,12 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 			if ContainsToken(j.buf) {
 				res.malformedClaims = 1
 			}
-			res.examples = []*LineError{{Line: 1, Text: string(j.buf), Reason: "line longer than " + strconv.Itoa(MaxLineLength>>20) + " MiB"}}
+			res.examples = []*LineError{{Line: 1, Text: string(j.buf), Reason: tooLong}}
 			j.out <- res
 			continue
+		}
+		if f == nil {
+			lp = nil // chunks of blank lines before the format is known
 		}
 		r.parseChunk(lp, j.buf, res)
 		if j.pooled {
@@ -509,7 +624,11 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 	}
 }
 
-// parseChunk parses the lines of one chunk.
+// tooLong is the reason given for a line longer than MaxLineLength.
+var tooLong = "line longer than " + strconv.Itoa(MaxLineLength>>20) + " MiB"
+
+// parseChunk parses the lines of one chunk. lp is nil while the format is
+// not known, for chunks of blank lines.
 func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 	var rec Record
 	var n int64
@@ -525,8 +644,19 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
-		keep, reason := lp.parse(line, &rec)
+		keep, reason := false, "the log format is not known"
+		switch {
+		case len(line) > MaxLineLength:
+			// only the last line of an input, without a line end
+			reason = tooLong
+		case lp != nil:
+			keep, reason = lp.parse(line, &rec)
+		}
 		if reason != "" {
+			if isBlank(line) {
+				res.blank++
+				continue
+			}
 			res.malformed++
 			if ContainsToken(line) {
 				res.malformedClaims++
@@ -562,9 +692,19 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 	}
 }
 
-// Detect returns the built-in format that most of the first lines of
-// sample match (JSON, vhost_combined, nginx main, combined, common).
-func Detect(sample []byte) (*Format, error) {
+// isBlank reports whether line holds nothing but spaces and tabs.
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// sampleLines returns the first non-blank lines of sample (at most
+// detectLines), without their line ends.
+func sampleLines(sample []byte) [][]byte {
 	var lines [][]byte
 	for len(sample) > 0 && len(lines) < detectLines {
 		var line []byte
@@ -574,43 +714,136 @@ func Detect(sample []byte) (*Format, error) {
 			line, sample = sample, nil
 		}
 		line = bytes.TrimRight(line, "\r")
-		if len(bytes.TrimSpace(line)) == 0 {
+		if isBlank(line) {
 			continue
 		}
 		lines = append(lines, line)
 	}
+	return lines
+}
+
+// syslogCandidates are autoCandidates after a syslog header.
+var syslogCandidates = func() []*Format {
+	out := make([]*Format, len(autoCandidates))
+	for i, f := range autoCandidates {
+		out[i] = withSyslog(f)
+	}
+	return out
+}()
+
+// Detect returns the built-in format that fits more than half of the
+// first non-blank lines of sample (at most 50): json, vhost_combined,
+// vhost_common, nginx_main, combined or common, each also after a syslog
+// header ("syslog+combined"). A line fits a format when it matches it
+// with an IP address literal as the client: a host name, an address with
+// a port or any other word there does not count, so that no other field
+// (a virtual host, a syslog host) is ever taken for the client. A tie
+// goes to the earlier format in that list. Without such a format the error
+// wraps ErrUnknownFormat.
+func Detect(sample []byte) (*Format, error) {
+	lines := sampleLines(sample)
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("%w: no lines to look at", ErrUnknownFormat)
 	}
+	return detectFormat(lines)
+}
+
+func detectFormat(lines [][]byte) (*Format, error) {
 	var best *Format
 	bestN := 0
 	var rec Record
-	for _, f := range autoCandidates {
-		lp := newLineParser(f, nil, "", false)
-		n := 0
-		for _, l := range lines {
-			if _, reason := lp.parse(l, &rec); reason == "" {
-				n++
+	for i, f := range autoCandidates {
+		for _, g := range [2]*Format{f, syslogCandidates[i]} {
+			lp := newLineParser(g, nil, "", false)
+			lp.ipOnly = true
+			n := 0
+			for _, l := range lines {
+				if _, reason := lp.parse(l, &rec); reason == "" {
+					n++
+				}
 			}
-		}
-		if n > bestN {
-			best, bestN = f, n
+			if n > bestN {
+				best, bestN = g, n
+			}
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("%w: the first line %q matches none of json, vhost_combined, nginx_main, combined, common", ErrUnknownFormat, EscapeControl(clip(lines[0])))
+		return nil, fmt.Errorf("%w: none of the first %d lines matches %s (also after a syslog header) with an IP address as the client; the first: %q",
+			ErrUnknownFormat, len(lines), formatList(), EscapeControl(clip(lines[0])))
+	}
+	if bestN*2 <= len(lines) {
+		lp := newLineParser(best, nil, "", false)
+		lp.ipOnly = true
+		for _, l := range lines {
+			if _, reason := lp.parse(l, &rec); reason != "" {
+				return nil, fmt.Errorf("%w: only %d of the first %d lines fit %s, the closest format; the first that does not (%s): %q",
+					ErrUnknownFormat, bestN, len(lines), best.Name(), EscapeControl(reason), EscapeControl(clip(l)))
+			}
+		}
 	}
 	return best, nil
 }
 
-// countingReader counts the bytes read through it.
+// formatList names the formats auto-detection tries.
+func formatList() string {
+	var b bytes.Buffer
+	for i, f := range autoCandidates {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.name)
+	}
+	return b.String()
+}
+
+// syslogFitsBetter reports whether more of lines fit f after a syslog
+// header than without: more with an IP address as the client, or as many
+// and more with any client.
+func syslogFitsBetter(f *Format, lines [][]byte) bool {
+	plainIP, plainAny := fitCount(f, lines)
+	sysIP, sysAny := fitCount(withSyslog(f), lines)
+	return sysIP > plainIP || sysIP == plainIP && sysAny > plainAny
+}
+
+// fitCount counts the lines that match f with an IP address as the client,
+// and with any client.
+func fitCount(f *Format, lines [][]byte) (ip, any int) {
+	var rec Record
+	strict := newLineParser(f, nil, "", false)
+	strict.ipOnly = true
+	loose := newLineParser(f, nil, "", false)
+	for _, l := range lines {
+		if _, reason := strict.parse(l, &rec); reason == "" {
+			ip++
+			any++
+		} else if _, reason := loose.parse(l, &rec); reason == "" {
+			any++
+		}
+	}
+	return ip, any
+}
+
+// countingReader counts the bytes read through it, and keeps the first
+// error other than io.EOF that the input returned.
 type countingReader struct {
-	r io.Reader
-	n atomic.Int64
+	r   io.Reader
+	n   atomic.Int64
+	err atomic.Pointer[error]
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	if err != nil && err != io.EOF && c.err.Load() == nil {
+		c.err.Store(&err)
+	}
 	return n, err
+}
+
+// inputErr returns the first error the input returned, other than io.EOF.
+func (c *countingReader) inputErr() error {
+	if e := c.err.Load(); e != nil {
+		return *e
+	}
+	return nil
 }

@@ -25,9 +25,11 @@ type Record struct {
 
 	// Client is the client address the server logged (or, when the
 	// reader trusts X-Forwarded-For, its last address: the one the
-	// operator's proxy added; the ones before it are the client's word). It is the zero
-	// Addr when the field did not hold an IP address; ClientRaw then keeps
-	// what was logged.
+	// operator's proxy added; the ones before it are the client's word):
+	// exactly what net/netip reads from the field, IPv4-mapped addresses
+	// unmapped. It is the zero Addr only when the field held a host name
+	// (Apache's HostnameLookups On), which a reader accepts with a given
+	// format only; ClientRaw then keeps the name as logged.
 	Client    netip.Addr
 	ClientRaw string
 
