@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -23,6 +25,11 @@ import (
 // --resolver is given.
 var identityResolvConf = "/etc/resolv.conf"
 
+// identityMaxConcurrency is the most addresses --dns-concurrency lets be
+// verified at once: more would flood the resolver (and each needs a
+// socket).
+const identityMaxConcurrency = 1024
+
 // identityListFresh is how long a fetched IP list is used without asking
 // the server again; `ips update` asks at once.
 const identityListFresh = 6 * time.Hour
@@ -38,14 +45,17 @@ type identity struct {
 	cache    *verify.DNSCache
 	// quiet holds verifier warnings already said better here.
 	quiet map[string]bool
+	// progress, when not nil, is where the verification's progress line
+	// goes (stderr on a terminal).
+	progress io.Writer
 }
 
 // newIdentity loads the IP list (fetching, revalidating and caching it as
 // --ip-list, --offline, --cache-dir and --no-cache say; env.HTTPClient
 // overrides the HTTP client) and builds the verifier from --resolver (else
-// /etc/resolv.conf), --dns-timeout and --dns-retries. Bad flags are a usage
-// error; a list that cannot be had is a warning, with the cached or
-// built-in list in force.
+// /etc/resolv.conf), --dns-timeout, --dns-retries and --dns-concurrency.
+// Bad flags are a usage error; a list that cannot be had is a warning, with
+// the cached or built-in list in force.
 func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, error) {
 	if err := identityCheckFlags(o); err != nil {
 		return nil, err
@@ -55,6 +65,9 @@ func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, err
 		return nil, err
 	}
 	id := &identity{quiet: map[string]bool{}}
+	if progressWanted(env, o) {
+		id.progress = env.Stderr
+	}
 	dir, warn := identityCacheDir(env, o)
 	if warn != "" {
 		id.Warnings = append(id.Warnings, warn)
@@ -71,10 +84,11 @@ func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, err
 	id.Warnings = append(id.Warnings, ll.Warnings...)
 
 	v := &verify.Verifier{
-		Timeout: o.DNSTimeout,
-		Retries: o.DNSRetries,
-		Offline: o.Offline,
-		List:    id.List,
+		Timeout:     o.DNSTimeout,
+		Retries:     o.DNSRetries,
+		Concurrency: o.DNSConcurrency,
+		Offline:     o.Offline,
+		List:        id.List,
 	}
 	if !o.Offline {
 		if len(servers) == 0 {
@@ -99,16 +113,26 @@ func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, err
 }
 
 // classify verifies addrs and returns each one's result, keyed by the
-// address as given (and by its unmapped form). The verifier's run-level
-// warnings are added to id.Warnings, and the DNS cache is saved.
+// address as given (and by its unmapped form), with a progress line on a
+// terminal. The verifier's run-level warnings, and what kept addresses
+// unverified, are added to id.Warnings, and the DNS cache is saved.
 func (id *identity) classify(ctx context.Context, addrs []netip.Addr) map[netip.Addr]verify.Result {
+	prog := startVerifyProgress(id.progress, id.Verifier.Progress)
 	results := id.Verifier.Verify(ctx, addrs)
+	prog.stop()
 	out := make(map[netip.Addr]verify.Result, len(addrs))
 	for i, a := range addrs {
 		out[a] = results[i]
 		out[results[i].Addr] = results[i]
 	}
-	for _, w := range id.Verifier.Warnings() {
+	warnings := id.Verifier.Warnings()
+	if w := unverifiedWarning(out); w != "" {
+		warnings = append(warnings, w)
+	}
+	if n := id.Verifier.IgnoredAnswers(); n > 0 {
+		warnings = append(warnings, fmt.Sprintf("dns: %d packets that did not answer their query (another id or question) were ignored: forged answers racing the resolver's, or a broken resolver", n))
+	}
+	for _, w := range warnings {
 		if !id.quiet[w] && !slices.Contains(id.Warnings, w) {
 			id.Warnings = append(id.Warnings, w)
 		}
@@ -129,6 +153,9 @@ func identityCheckFlags(o *auditOptions) error {
 	}
 	if o.DNSRetries < 0 || o.DNSRetries > 10 {
 		return usageError("--dns-retries %d: give a number from 0 to 10", o.DNSRetries)
+	}
+	if o.DNSConcurrency < 1 || o.DNSConcurrency > identityMaxConcurrency {
+		return usageError("--dns-concurrency %d: give a number from 1 to %d, such as %d", o.DNSConcurrency, identityMaxConcurrency, verify.DefaultDNSConcurrency)
 	}
 	if strings.TrimSpace(o.IPList) == "" {
 		return usageError("--ip-list is empty: give an https:// URL or a file")
@@ -371,4 +398,162 @@ func ipListReadFile(path string) ([]byte, error) {
 		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read --ip-list %s whole: %w", path, err)}
 	}
 	return data, nil
+}
+
+// unverifiedWarning says how many addresses stayed unverified because DNS
+// could not answer, and why, or "" when none did, or when the only reason
+// is that there was no resolver to ask (a warning of its own says that).
+func unverifiedWarning(results map[netip.Addr]verify.Result) string {
+	kinds := map[string]int{}
+	seen := map[netip.Addr]bool{}
+	n := 0
+	for _, r := range results {
+		if seen[r.Addr] || r.Verdict != verify.Unverified || r.Reason != verify.ReasonDNSError || r.DNSFailure == verify.DNSFailureCanceled {
+			continue
+		}
+		seen[r.Addr] = true
+		kind := r.DNSFailure
+		if kind == "" {
+			kind = verify.DNSFailureOther
+		}
+		kinds[kind]++
+		n++
+	}
+	if n == kinds[verify.DNSFailureUnreachable]+kinds[verify.DNSFailureNoResolver] {
+		return ""
+	}
+	names := slices.Collect(maps.Keys(kinds))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(kinds[b], kinds[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var why []string
+	for _, k := range names {
+		why = append(why, fmt.Sprintf("%s %d", k, kinds[k]))
+	}
+	noun := "addresses stay"
+	if n == 1 {
+		noun = "address stays"
+	}
+	return fmt.Sprintf("dns: %d %s unverified, DNS could not answer for them (%s); nftables rules never block unverified addresses, but the cloudflare and modsecurity block-spoofed rules stop them, since they refuse the token from every address but the genuine ones",
+		n, noun, strings.Join(why, ", "))
+}
+
+// progressWanted says whether progress lines go to stderr: a terminal,
+// not CI, not a dumb terminal, and no --no-progress.
+func progressWanted(env *Env, o *auditOptions) bool {
+	return env.StderrTTY && !o.NoProgress && env.Getenv("CI") == "" && env.Getenv("TERM") != "dumb"
+}
+
+// Progress line timing, as for reading logs: shown after a second, redrawn
+// four times a second.
+var (
+	verifyProgressDelay    = time.Second
+	verifyProgressInterval = 250 * time.Millisecond
+)
+
+// verifyProgress redraws a status line about the verification of
+// addresses: how many are done, how fast, and how long the rest will take.
+// The zero value (and nil) shows nothing.
+type verifyProgress struct {
+	w   io.Writer
+	src func() verify.Progress
+	// now is when the line starts; tick gives the time of each redraw.
+	now    func() time.Time
+	tick   <-chan time.Time
+	delay  time.Duration
+	quit   chan struct{}
+	exited chan struct{}
+	shown  bool
+	// the pass shown (1 or 2, the second try of unverified addresses)
+	// and when it began.
+	phase int
+	start time.Time
+}
+
+// startVerifyProgress starts redrawing the progress line on w from src;
+// nil w shows nothing.
+func startVerifyProgress(w io.Writer, src func() verify.Progress) *verifyProgress {
+	if w == nil {
+		return nil
+	}
+	t := time.NewTicker(verifyProgressInterval)
+	p := &verifyProgress{w: w, src: src, now: time.Now, tick: t.C, delay: verifyProgressDelay}
+	p.run(t.Stop)
+	return p
+}
+
+// run starts the loop; stopTicker is called when it ends.
+func (p *verifyProgress) run(stopTicker func()) {
+	p.quit, p.exited = make(chan struct{}), make(chan struct{})
+	begun := p.now()
+	p.phase, p.start = 1, begun
+	go func() {
+		defer close(p.exited)
+		defer stopTicker()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case now := <-p.tick:
+				line := p.line(p.src(), now)
+				if line == "" || now.Sub(begun) < p.delay {
+					continue
+				}
+				fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+				p.shown = true
+			}
+		}
+	}()
+}
+
+// line is the status for pr at now, "" when there is nothing to show.
+func (p *verifyProgress) line(pr verify.Progress, now time.Time) string {
+	line := fmt.Sprintf("dns: %d of %d addresses verified", pr.Done, pr.Total)
+	done, total := pr.Done, pr.Total
+	if pr.RetryTotal > 0 {
+		line = fmt.Sprintf("dns: second try with a longer timeout: %d of %d unverified addresses", pr.Retried, pr.RetryTotal)
+		done, total = pr.Retried, pr.RetryTotal
+		if p.phase == 1 {
+			p.phase, p.start = 2, now
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	el := now.Sub(p.start).Seconds()
+	if el <= 0 || done == 0 {
+		return line
+	}
+	rate := float64(done) / el
+	line += fmt.Sprintf(", %s/s, %d%%", verifyRate(rate), done*100/total)
+	if done < total {
+		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
+		line += fmt.Sprintf(", %s left", eta.Round(time.Second))
+	}
+	return line
+}
+
+// verifyRate formats addresses per second: whole numbers, one decimal
+// below ten.
+func verifyRate(r float64) string {
+	if r < 10 {
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
+// stop ends the redrawing and clears the line if one was shown.
+func (p *verifyProgress) stop() {
+	if p == nil || p.quit == nil {
+		return
+	}
+	close(p.quit)
+	<-p.exited
+	p.quit = nil
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
 }

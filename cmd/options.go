@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -38,6 +39,9 @@ type auditOptions struct {
 	FailOn       string
 	Config       string
 	NoProgress   bool
+
+	// DNSConcurrency is how many addresses are verified at once.
+	DNSConcurrency int
 }
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.
@@ -56,6 +60,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringArrayVar(&o.Resolvers, "resolver", nil, "DNS server `HOST:PORT` to ask, tried in turn (repeatable; default from /etc/resolv.conf)")
 	f.DurationVar(&o.DNSTimeout, "dns-timeout", 2*time.Second, "timeout per DNS query")
 	f.IntVar(&o.DNSRetries, "dns-retries", 2, "retries per DNS query before it counts as failed")
+	f.IntVar(&o.DNSConcurrency, "dns-concurrency", verify.DefaultDNSConcurrency, "addresses verified at once (each needs a PTR and then a forward lookup)")
 	f.StringVar(&o.IPList, "ip-list", DefaultIPListURL, "the crawler's IP list: an https URL or a file")
 	f.BoolVar(&o.Offline, "offline", false, "no network at all: the cached or built-in IP list decides")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")

@@ -263,6 +263,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 				ip.Forward = res.Forward
 			}
 			ip.Warnings = res.Warnings
+			ip.DNSFailure = res.DNSFailure
 		}
 		switch ip.Verdict {
 		case Genuine:

@@ -29,6 +29,11 @@ var ErrCacheCorrupt = errors.New("cache file is corrupt")
 const (
 	dnsMaxTTL         = 24 * time.Hour
 	dnsMaxNegativeTTL = time.Hour
+	// dnsNoSOANegativeTTL is how long a negative answer (NXDOMAIN, or no
+	// data) that carries no SOA, and so no TTL, is kept. Many resolvers
+	// answer so for reverse zones; without a floor every spoofer would be
+	// asked about again on every run.
+	dnsNoSOANegativeTTL = 15 * time.Minute
 	// cacheMaxEntries bounds the DNS cache file; the entries that expire
 	// soonest go first.
 	cacheMaxEntries = 100000

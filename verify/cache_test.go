@@ -54,7 +54,7 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open cache: %v", err)
 		}
-		v := &Verifier{Servers: []string{addr}, Cache: c}
+		v := &Verifier{Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
 		res := v.Verify(context.Background(), []netip.Addr{a, b, nx})
 		if err := c.Save(); err != nil {
 			t.Fatalf("save cache: %v", err)
@@ -96,6 +96,37 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 		z.mu.Unlock()
 		if !mapsEqual(got, st.want) {
 			t.Errorf("%s: queries %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// TestDNSCacheNegativeWithoutSOA checks that a negative answer without a
+// SOA (so without a TTL) is kept for the floor, no longer.
+func TestDNSCacheNegativeWithoutSOA(t *testing.T) {
+	z := newDNSTestZone(t)
+	z.noSOA = true
+	addr := startDNSServer(t, z)
+	dir := t.TempDir()
+	clock := &cacheTestClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	a := netip.MustParseAddr("203.0.113.1")
+	for _, step := range []struct {
+		advance time.Duration
+		asked   int
+	}{{0, 1}, {dnsNoSOANegativeTTL - time.Minute, 1}, {2 * time.Minute, 2}} {
+		clock.add(step.advance)
+		c, err := OpenDNSCache(dir, clock.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &Verifier{Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
+		if r := v.Verify(context.Background(), []netip.Addr{a})[0]; r.Verdict != Spoofed || r.Reason != ReasonNoPTR {
+			t.Fatalf("%+v", r)
+		}
+		if err := c.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if n := z.count(dns.TypePTR, "1.113.0.203.in-addr.arpa"); n != step.asked {
+			t.Errorf("after %s: asked %d times, want %d", step.advance, n, step.asked)
 		}
 	}
 }

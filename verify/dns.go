@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -29,8 +30,37 @@ var (
 	ErrDNSServerFailure = errors.New("dns server failure")
 	// ErrDNSTimeout means no answer came in time.
 	ErrDNSTimeout = errors.New("dns timeout")
-	// ErrDNSBadAnswer means the answer did not match the question.
+	// ErrDNSBadAnswer means only answers that did not match the question
+	// (another id, another question, not a DNS message) came: forged
+	// packets, or a broken server.
 	ErrDNSBadAnswer = errors.New("dns answer does not match the question")
+)
+
+// Why DNS could not answer for an address, as Result.DNSFailure says it.
+const (
+	// DNSFailureTimeout: no answer came in time, retries included.
+	DNSFailureTimeout = "timeout"
+	// DNSFailureServFail: the resolver answered SERVFAIL (typically: the
+	// name's own servers did not answer it).
+	DNSFailureServFail = "servfail"
+	// DNSFailureRefused: the resolver answered REFUSED.
+	DNSFailureRefused = "refused"
+	// DNSFailureForged: only answers that did not match the question came
+	// (another id or question, or not a DNS message at all).
+	DNSFailureForged = "forged"
+	// DNSFailureUnreachable: the resolver could not be reached (connection
+	// refused, no route), or was found unreachable during the run.
+	DNSFailureUnreachable = "unreachable"
+	// DNSFailureNoResolver: no resolver was configured.
+	DNSFailureNoResolver = "no-resolver"
+	// DNSFailureTooManyNames: the PTR answer held more names under
+	// CrawlerDomain than are checked, and none of those checked passed:
+	// the set looked at was not the whole answer, so it proves nothing.
+	DNSFailureTooManyNames = "too-many-names"
+	// DNSFailureCanceled: the run was canceled before DNS answered.
+	DNSFailureCanceled = "canceled"
+	// DNSFailureOther: any other error (an unusual response code, say).
+	DNSFailureOther = "error"
 )
 
 // DNS defaults and limits.
@@ -39,22 +69,35 @@ const (
 	// Verifier.Timeout is zero.
 	DefaultDNSTimeout = 2 * time.Second
 	// DefaultDNSConcurrency is how many addresses are verified at once
-	// when Verifier.Concurrency is zero.
-	DefaultDNSConcurrency = 32
+	// when Verifier.Concurrency is zero. Each address needs a PTR lookup
+	// and then a forward one: against a resolver that answers in 100 ms,
+	// 128 at once verify about 640 addresses a second. It stays below the
+	// 150 queries in flight that dnsmasq, a common local resolver, accepts
+	// by default.
+	DefaultDNSConcurrency = 128
 	// dnsMaxCNAME is the longest CNAME chain followed.
 	dnsMaxCNAME = 8
-	// dnsMaxValues is the most records kept from one answer.
-	dnsMaxValues = 32
+	// dnsMaxValues is the most records one DNS message can carry (65,535
+	// bytes, less the header, over the smallest record: a compressed
+	// owner and ten bytes of type, class, TTL and length, and one byte of
+	// data). Answers are read whole: this bounds them, and cache entries
+	// claiming more are corrupt.
+	dnsMaxValues = (dns.MaxMsgSize - 12) / 13
 	// dnsUDPSize is the EDNS0 buffer size advertised (the DNS flag day
 	// 2020 value: no IP fragmentation).
 	dnsUDPSize = 1232
-	// dnsDownFirst is how many network failures in a row (timeouts,
-	// refused, no route), before any answer came, make a server count as
-	// unreachable. dnsDownLater is the same once it has answered: high
-	// enough that names whose own servers are slow (a spoofer's reverse
-	// zone, say) do not take a working resolver down.
-	dnsDownFirst = 3
-	dnsDownLater = 64
+	// dnsDownAfter is how many queries to one server must fail in a row
+	// (timeouts, connection refused, no route), each sent after the
+	// server's latest answer, before the server counts as unreachable. It
+	// must also fail a probe, sent at the first such failure, for a name
+	// every resolver can answer at once (the root's NS records), within
+	// half the query timeout: many slow reverse zones at once (a
+	// spoofer's block of addresses) do not take a working resolver down.
+	dnsDownAfter = 3
+	// dnsRetryFactor is how much longer than the first a query may take
+	// in the second pass over unverified addresses, when
+	// Verifier.RetryTimeout is zero.
+	dnsRetryFactor = 3
 )
 
 // dnsLookup is the outcome of one lookup (one name and type, CNAMEs
@@ -68,16 +111,33 @@ type dnsLookup struct {
 	Err    error
 }
 
-// dnsServer is one resolver address with its reachability state.
+// dnsServer is one resolver address with its reachability state, shared
+// by every pass of a run.
 type dnsServer struct {
-	addr     string
-	everOK   atomic.Bool
-	failures atomic.Int32
-	down     atomic.Bool
+	addr string
+	mu   sync.Mutex
+	// answers counts the responses the server sent (any response code).
+	answers uint64
+	// streak counts failed queries in a row that were sent after the
+	// latest answer.
+	streak int
+	// probed says a probe was sent after the latest answer; probeFailed
+	// that it failed.
+	probed, probeFailed bool
+	down                atomic.Bool
 	// downCtx is canceled when the server is marked down: queries in
 	// flight to it give up at once.
 	downCtx    context.Context
 	markedDown context.CancelFunc
+}
+
+// dnsAfterFunc arranges for f to be called once d has passed for a query
+// about name, unless stop is called first. Tests replace it to decide
+// when a query times out.
+type dnsAfterFunc func(name string, d time.Duration, f func()) (stop func() bool)
+
+func dnsAfter(_ string, d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
 }
 
 // dnsResolver sends queries to a list of servers, in turn, with retries and
@@ -86,8 +146,10 @@ type dnsResolver struct {
 	servers []*dnsServer
 	timeout time.Duration
 	retries int
-	udp     *dns.Client
-	tcp     *dns.Client
+	after   dnsAfterFunc
+	// ignored counts the packets that were not an answer to their query
+	// (forged, or from a broken server), shared by every pass.
+	ignored *atomic.Int64
 	// warn is called once per server found unreachable.
 	warn func(string)
 }
@@ -99,18 +161,20 @@ func newDNSResolver(servers []string, timeout time.Duration, retries int, warn f
 	if retries < 0 {
 		retries = 0
 	}
-	r := &dnsResolver{
-		timeout: timeout,
-		retries: retries,
-		udp:     &dns.Client{Net: "udp", Timeout: timeout, UDPSize: dnsUDPSize},
-		tcp:     &dns.Client{Net: "tcp", Timeout: timeout},
-		warn:    warn,
-	}
+	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64)}
 	for _, s := range servers {
 		ctx, cancel := context.WithCancel(context.Background())
 		r.servers = append(r.servers, &dnsServer{addr: s, downCtx: ctx, markedDown: cancel})
 	}
 	return r
+}
+
+// withTimeout returns a resolver that asks the same servers, sharing their
+// state, with another timeout per query.
+func (r *dnsResolver) withTimeout(d time.Duration) *dnsResolver {
+	c := *r
+	c.timeout = d
+	return &c
 }
 
 // allDown reports whether no server is left to ask.
@@ -157,25 +221,15 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				if s.down.Load() {
-					lastErr = fmt.Errorf("%s: %w", s.addr, ErrDNSUnreachable)
-					continue
-				}
-				if errors.Is(err, ErrDNSBadAnswer) {
-					lastErr = fmt.Errorf("%s: %w", s.addr, err)
-					continue
-				}
-				lastErr = fmt.Errorf("%s: %w", s.addr, dnsNetError(err, r.timeout))
-				r.failed(s, lastErr)
+				lastErr = fmt.Errorf("%s: %w", s.addr, err)
 				continue
 			}
-			r.succeeded(s)
 			switch resp.Rcode {
 			case dns.RcodeSuccess, dns.RcodeNameError:
 				return resp, nil
 			}
 			answered[i] = true
-			lastErr = fmt.Errorf("%s: %w: %s", s.addr, ErrDNSServerFailure, dnsRcodeName(resp.Rcode))
+			lastErr = &dnsRcodeError{server: s.addr, rcode: resp.Rcode}
 		}
 		if !asked {
 			break
@@ -187,42 +241,119 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 	return nil, lastErr
 }
 
-// try sends q to one server over UDP, and again over TCP when the UDP
-// answer is truncated.
+// try sends q to one server (UDP, then TCP on truncation) and keeps the
+// server's reachability state: any answer shows it alive; a timeout or a
+// network error counts towards finding it unreachable.
 func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.Msg, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	stop := context.AfterFunc(s.downCtx, cancel)
-	defer stop()
-	resp, err := dnsExchange(ctx, r.udp, q, s.addr)
-	if err == nil && resp.Truncated {
-		resp, err = dnsExchange(ctx, r.tcp, q, s.addr)
+	if s.down.Load() {
+		return nil, ErrDNSUnreachable
 	}
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, context.DeadlineExceeded
-		}
-		return nil, err
+	seq := s.sent()
+	resp, err := r.send(ctx, s, q)
+	switch {
+	case err == nil:
+		s.answered()
+	case ctx.Err() != nil, errors.Is(err, ErrDNSUnreachable):
+	case errors.Is(err, ErrDNSTimeout), errors.Is(err, ErrDNSBadAnswer) && !dnsIsTCPMismatch(err), dnsIsNetFailure(err):
+		r.failed(ctx, s, seq, err)
 	}
-	if !dnsAnswers(q, resp) {
-		return nil, ErrDNSBadAnswer
-	}
-	return resp, nil
+	return resp, err
 }
 
-// dnsExchange sends q to addr with c and reads the answer. Unlike
-// dns.Client.ExchangeContext it gives up as soon as ctx is canceled, not
-// only at its deadline.
-func dnsExchange(ctx context.Context, c *dns.Client, q *dns.Msg, addr string) (*dns.Msg, error) {
-	conn, err := c.DialContext(ctx, addr)
-	if err != nil {
-		return nil, err
+// errDNSTryTimeout is the cause of a query's context when its time ran
+// out.
+var errDNSTryTimeout = errors.New("dns query timed out")
+
+// dnsTCPMismatch is a TCP answer that does not match its question: the
+// server itself sent it.
+type dnsTCPMismatch struct{}
+
+func (dnsTCPMismatch) Error() string        { return ErrDNSBadAnswer.Error() + " (over tcp)" }
+func (dnsTCPMismatch) Is(target error) bool { return target == ErrDNSBadAnswer }
+
+func dnsIsTCPMismatch(err error) bool {
+	var m dnsTCPMismatch
+	return errors.As(err, &m)
+}
+
+// send sends q to s over UDP, and again over TCP when the UDP answer is
+// truncated, within r.timeout. Answers that do not match q are ignored
+// (over UDP anyone can send them) and the real one waited for.
+func (r *dnsResolver) send(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.Msg, error) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopTimer := r.after(q.Question[0].Name, r.timeout, func() { cancel(errDNSTryTimeout) })
+	defer stopTimer()
+	stopDown := context.AfterFunc(s.downCtx, func() { cancel(ErrDNSUnreachable) })
+	defer stopDown()
+
+	resp, ignored, err := dnsExchange(tctx, "udp", q, s.addr, r.ignored)
+	if err == nil && resp.Truncated {
+		var n int
+		resp, n, err = dnsExchange(tctx, "tcp", q, s.addr, r.ignored)
+		ignored += n
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	if err == nil {
+		return resp, nil
+	}
+	switch cause := context.Cause(tctx); {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case cause == errDNSTryTimeout && ignored > 0:
+		return nil, fmt.Errorf("%w: %d answers with another id or question were ignored, and no real one came within %s", ErrDNSBadAnswer, ignored, r.timeout)
+	case cause == errDNSTryTimeout:
+		return nil, fmt.Errorf("%w: no answer within %s", ErrDNSTimeout, r.timeout)
+	case cause == ErrDNSUnreachable:
+		return nil, ErrDNSUnreachable
+	}
+	return nil, dnsNetError(err, r.timeout)
+}
+
+// dnsExchange sends q to addr over network ("udp" or "tcp") and reads the
+// answer until ctx is done. Over UDP, packets that are not an answer to q
+// (another id, another question, not a DNS message) are counted in
+// ignored and skipped; over TCP, where they cannot be slipped in, such an
+// answer is an error. Each packet ignored is counted in total too.
+func dnsExchange(ctx context.Context, network string, q *dns.Msg, addr string, total *atomic.Int64) (resp *dns.Msg, ignored int, err error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	resp, _, err := c.ExchangeWithConnContext(ctx, q, conn)
-	return resp, err
+	co := &dns.Conn{Conn: c, UDPSize: dnsUDPSize}
+	if err := co.WriteMsg(q); err != nil {
+		return nil, 0, err
+	}
+	for {
+		m, err := co.ReadMsg()
+		if err != nil {
+			if network == "udp" && !dnsIsReadError(err) {
+				ignored++
+				total.Add(1)
+				continue
+			}
+			return nil, ignored, err
+		}
+		if !dnsAnswers(q, m) {
+			if network == "udp" {
+				ignored++
+				total.Add(1)
+				continue
+			}
+			return nil, ignored, dnsTCPMismatch{}
+		}
+		return m, ignored, nil
+	}
+}
+
+// dnsIsReadError tells an error of the connection from one of a packet
+// that did not parse.
+func dnsIsReadError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // dnsAnswers reports whether resp is a response to q.
@@ -234,28 +365,105 @@ func dnsAnswers(q, resp *dns.Msg) bool {
 	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && strings.EqualFold(a.Name, b.Name)
 }
 
-func (r *dnsResolver) succeeded(s *dnsServer) {
-	s.everOK.Store(true)
-	s.failures.Store(0)
+// sent returns the number of answers s has sent so far, to be given back
+// to failed when the query sent now fails.
+func (s *dnsServer) sent() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answers
 }
 
-// failed counts a network failure of s and marks it down after too many in
-// a row.
-func (r *dnsResolver) failed(s *dnsServer, err error) {
-	n := s.failures.Add(1)
-	limit := int32(dnsDownLater)
-	if !s.everOK.Load() {
-		limit = dnsDownFirst
-	}
-	if n < limit || !s.down.CompareAndSwap(false, true) {
+// answered notes that s sent an answer: it is alive.
+func (s *dnsServer) answered() {
+	s.mu.Lock()
+	s.answers++
+	s.streak = 0
+	s.probed, s.probeFailed = false, false
+	s.mu.Unlock()
+}
+
+// failed counts a failed query to s, sent when s had sent seq answers. A
+// failure of a query sent before s's latest answer says nothing (the
+// server was answering meanwhile). The first failure that counts sends a
+// probe; after dnsDownAfter failures in a row and a failed probe, the
+// server is marked down.
+func (r *dnsResolver) failed(ctx context.Context, s *dnsServer, seq uint64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down.Load() || seq != s.answers {
 		return
 	}
-	s.markedDown()
-	if r.warn != nil {
-		why := err.Error()
-		why = strings.TrimPrefix(why, s.addr+": ")
-		r.warn(fmt.Sprintf("dns: resolver %s unreachable (%s); the ip list decides", s.addr, why))
+	s.streak++
+	switch {
+	case !s.probed:
+		s.probed = true
+		go r.probe(ctx, s, seq, err)
+	case s.streak >= dnsDownAfter && s.probeFailed:
+		r.markDown(s, err)
 	}
+}
+
+// probe asks s, sent seq answers before, for the root's NS records, which
+// every working resolver has at hand, within half the query timeout. An
+// answer of any kind shows s alive; no answer, with dnsDownAfter failures
+// in a row, marks it down.
+func (r *dnsResolver) probe(ctx context.Context, s *dnsServer, seq uint64, why error) {
+	q := new(dns.Msg)
+	q.SetQuestion(".", dns.TypeNS)
+	q.RecursionDesired = true
+	q.SetEdns0(dnsUDPSize, false)
+	q.Id = dns.Id()
+	_, err := r.withTimeout(r.timeout/2).send(ctx, s, q)
+	if err == nil {
+		s.answered()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx.Err() != nil || s.down.Load() || seq != s.answers {
+		return
+	}
+	s.probeFailed = true
+	if s.streak >= dnsDownAfter {
+		r.markDown(s, why)
+	}
+}
+
+// markDown marks s unreachable, ends the queries in flight to it and says
+// so once. s.mu is held.
+func (r *dnsResolver) markDown(s *dnsServer, err error) {
+	if s.down.Load() {
+		return
+	}
+	if r.warn != nil {
+		r.warn(fmt.Sprintf("dns: resolver %s unreachable (%s); the ip list decides", s.addr, err))
+	}
+	s.down.Store(true)
+	s.markedDown()
+}
+
+// dnsRcodeError is an answer with a response code other than NOERROR and
+// NXDOMAIN.
+type dnsRcodeError struct {
+	server string
+	rcode  int
+}
+
+func (e *dnsRcodeError) Error() string {
+	return fmt.Sprintf("%s: %v: %s", e.server, ErrDNSServerFailure, dnsRcodeName(e.rcode))
+}
+
+func (e *dnsRcodeError) Is(target error) bool { return target == ErrDNSServerFailure }
+
+// dnsNetFailure is a network error that says the server cannot be
+// reached (connection refused, no route).
+type dnsNetFailure struct{ msg string }
+
+func (e *dnsNetFailure) Error() string { return e.msg }
+
+func dnsIsNetFailure(err error) bool {
+	var nf *dnsNetFailure
+	return errors.As(err, &nf)
 }
 
 // dnsNetError turns a network error into a short, stable message.
@@ -266,11 +474,13 @@ func dnsNetError(err error, timeout time.Duration) error {
 		errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("%w: no answer within %s", ErrDNSTimeout, timeout)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return errors.New("connection refused")
+		return &dnsNetFailure{"connection refused"}
 	case errors.Is(err, syscall.ENETUNREACH):
-		return errors.New("network is unreachable")
+		return &dnsNetFailure{"network is unreachable"}
 	case errors.Is(err, syscall.EHOSTUNREACH):
-		return errors.New("no route to host")
+		return &dnsNetFailure{"no route to host"}
+	case errors.As(err, &ne):
+		return &dnsNetFailure{err.Error()}
 	}
 	return err
 }
@@ -280,6 +490,33 @@ func dnsRcodeName(rcode int) string {
 		return s
 	}
 	return fmt.Sprintf("RCODE%d", rcode)
+}
+
+// dnsFailureKind says why a lookup failed, as one of the DNSFailure
+// constants.
+func dnsFailureKind(err error) string {
+	var rc *dnsRcodeError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return DNSFailureCanceled
+	case errors.Is(err, ErrDNSNoResolver):
+		return DNSFailureNoResolver
+	case errors.Is(err, errTooManyNames):
+		return DNSFailureTooManyNames
+	case errors.Is(err, ErrDNSUnreachable), dnsIsNetFailure(err):
+		return DNSFailureUnreachable
+	case errors.Is(err, ErrDNSBadAnswer):
+		return DNSFailureForged
+	case errors.Is(err, ErrDNSTimeout):
+		return DNSFailureTimeout
+	case errors.As(err, &rc) && rc.rcode == dns.RcodeServerFailure:
+		return DNSFailureServFail
+	case errors.As(err, &rc) && rc.rcode == dns.RcodeRefused:
+		return DNSFailureRefused
+	}
+	return DNSFailureOther
 }
 
 // lookup resolves (name, qtype), following CNAMEs in the answer and, when
@@ -299,6 +536,9 @@ func (r *dnsResolver) lookup(ctx context.Context, name string, qtype uint16) dns
 			values, next, t := dnsRecords(resp.Answer, cur, qtype)
 			ttl = min(ttl, t)
 			if len(values) > 0 {
+				if qtype == dns.TypePTR {
+					values = fcrdnsKeepNames(values)
+				}
 				return dnsLookup{Rcode: dns.RcodeSuccess, Values: values, TTL: ttl}
 			}
 			if next == "" {
@@ -322,9 +562,9 @@ func (r *dnsResolver) lookup(ctx context.Context, name string, qtype uint16) dns
 }
 
 // dnsRecords returns the records of type qtype owned by owner in answer
-// (PTR names in presentation form, addresses as text, at most
-// dnsMaxValues), else the target of owner's CNAME, with the least TTL of
-// the records used (the maximum when none is).
+// (PTR names in presentation form, addresses as text, all of them: the
+// message bounds their number), else the target of owner's CNAME, with
+// the least TTL of the records used (the maximum when none is).
 func dnsRecords(answer []dns.RR, owner string, qtype uint16) (values []string, cname string, ttl uint32) {
 	ttl = uint32(dnsMaxTTL / time.Second)
 	var cnameTTL uint32
@@ -363,17 +603,17 @@ func dnsRecords(answer []dns.RR, owner string, qtype uint16) (values []string, c
 	return values, cname, ttl
 }
 
-// dnsNegativeTTL is how long a negative answer may be kept (RFC 2308 §5:
-// the SOA's TTL or MINIMUM, whichever is less; not at all without a SOA),
-// at most an hour.
+// dnsNegativeTTL is how long a negative answer may be kept: RFC 2308 §5,
+// the SOA's TTL or MINIMUM, whichever is less, at most an hour; or, for an
+// answer without a SOA (which RFC 2308 would not cache at all; many
+// resolvers send them for reverse zones), dnsNoSOANegativeTTL.
 func dnsNegativeTTL(resp *dns.Msg) uint32 {
 	for _, rr := range resp.Ns {
 		if soa, ok := rr.(*dns.SOA); ok {
-			t := min(soa.Hdr.Ttl, soa.Minttl, uint32(dnsMaxNegativeTTL/time.Second))
-			return t
+			return min(soa.Hdr.Ttl, soa.Minttl, uint32(dnsMaxNegativeTTL/time.Second))
 		}
 	}
-	return 0
+	return uint32(dnsNoSOANegativeTTL / time.Second)
 }
 
 // dnsCall is one lookup in flight or done, shared by every address that
@@ -386,7 +626,6 @@ type dnsCall struct {
 // dnsMemo resolves each (name, type) once per run: from the disk cache,
 // or from the resolver (then written to the cache).
 type dnsMemo struct {
-	res   *dnsResolver
 	cache *DNSCache
 	mu    sync.Mutex
 	calls map[string]*dnsCall
@@ -396,7 +635,7 @@ func dnsKey(name string, qtype uint16) string {
 	return dns.TypeToString[qtype] + " " + dns.CanonicalName(name)
 }
 
-func (m *dnsMemo) lookup(ctx context.Context, name string, qtype uint16) dnsLookup {
+func (m *dnsMemo) lookup(ctx context.Context, res *dnsResolver, name string, qtype uint16) dnsLookup {
 	key := dnsKey(name, qtype)
 	m.mu.Lock()
 	if c, ok := m.calls[key]; ok {
@@ -415,11 +654,27 @@ func (m *dnsMemo) lookup(ctx context.Context, name string, qtype uint16) dnsLook
 	if got, ok := m.cache.get(key); ok {
 		c.res = got
 	} else {
-		c.res = m.res.lookup(ctx, name, qtype)
+		c.res = res.lookup(ctx, name, qtype)
 		if c.res.Err == nil {
 			m.cache.put(key, c.res)
 		}
 	}
 	close(c.done)
 	return c.res
+}
+
+// forgetFailures drops the lookups that are done and failed, so that they
+// are asked again.
+func (m *dnsMemo) forgetFailures() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, c := range m.calls {
+		select {
+		case <-c.done:
+			if c.res.Err != nil {
+				delete(m.calls, k)
+			}
+		default:
+		}
+	}
 }

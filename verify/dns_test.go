@@ -3,25 +3,104 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 )
 
+// dnsTestHang is the query timeout of tests: far beyond the time any
+// answer takes, it only catches a hang. Queries that must time out do so
+// on an event instead (dnsTestTimeouts).
+const dnsTestHang = 30 * time.Second
+
+// dnsTestTimeouts decides when test queries time out: a query about a
+// name times out once a server has let a query about that name go
+// unanswered, never on the wall clock (the real timer stays as a guard
+// against a hang).
+type dnsTestTimeouts struct {
+	mu      sync.Mutex
+	dropped map[string]chan struct{}
+	// asked records the timeout of every query but probes, in the order
+	// sent.
+	asked []time.Duration
+}
+
+func (tt *dnsTestTimeouts) ch(name string) chan struct{} {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.dropped == nil {
+		tt.dropped = map[string]chan struct{}{}
+	}
+	name = strings.ToLower(dns.Fqdn(name))
+	c, ok := tt.dropped[name]
+	if !ok {
+		c = make(chan struct{}, 1<<16)
+		tt.dropped[name] = c
+	}
+	return c
+}
+
+// drop says a server left a query about name unanswered.
+func (tt *dnsTestTimeouts) drop(name string) { tt.ch(name) <- struct{}{} }
+
+// after is the resolver's timer: f runs when a query about name was
+// dropped (or, should that never come, after d).
+func (tt *dnsTestTimeouts) after(name string, d time.Duration, f func()) func() bool {
+	if name != "." { // probes aside
+		tt.mu.Lock()
+		tt.asked = append(tt.asked, d)
+		tt.mu.Unlock()
+	}
+	ch := tt.ch(name)
+	stop := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ch:
+			f()
+		case <-t.C:
+			f()
+		case <-stop:
+		}
+	}()
+	return func() bool {
+		once.Do(func() { close(stop) })
+		return true
+	}
+}
+
+// timeouts returns the timeouts queries were sent with, in order.
+func (tt *dnsTestTimeouts) timeouts() []time.Duration {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	return slices.Clone(tt.asked)
+}
+
 // dnsTestZone is a small authoritative-and-recursive server for tests: it
 // answers from zone-file lines, follows CNAMEs within them, and misbehaves
 // on purpose for the names listed in its behaviour sets.
 type dnsTestZone struct {
+	dnsTestTimeouts
 	records map[string][]dns.RR // by lower-case owner
 	// Names (lower case, with the trailing dot) that get special answers.
 	servfail, refused, drop, truncate, noChase map[string]bool
-	mu                                         sync.Mutex
-	queries                                    map[string]int // "TYPE name" -> count, over UDP and TCP
-	tcp                                        int
+	// dropOnce holds names whose first query (each) is dropped.
+	dropOnce map[string]bool
+	// noSOA leaves the SOA out of negative answers.
+	noSOA   bool
+	mu      sync.Mutex
+	dropAll bool
+	queries map[string]int // "TYPE name" -> count, over UDP and TCP
+	tcp     int
 }
 
 // newDNSTestZone parses zone lines ("owner TTL IN TYPE data").
@@ -30,7 +109,7 @@ func newDNSTestZone(t testing.TB, lines ...string) *dnsTestZone {
 	z := &dnsTestZone{
 		records:  map[string][]dns.RR{},
 		servfail: map[string]bool{}, refused: map[string]bool{}, drop: map[string]bool{},
-		truncate: map[string]bool{}, noChase: map[string]bool{},
+		truncate: map[string]bool{}, noChase: map[string]bool{}, dropOnce: map[string]bool{},
 		queries: map[string]int{},
 	}
 	for _, l := range lines {
@@ -48,6 +127,19 @@ func (z *dnsTestZone) count(qtype uint16, name string) int {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	return z.queries[dns.TypeToString[qtype]+" "+strings.ToLower(dns.Fqdn(name))]
+}
+
+// silence makes the server drop every query from now on (or answer again).
+func (z *dnsTestZone) silence(on bool) {
+	z.mu.Lock()
+	z.dropAll = on
+	z.mu.Unlock()
+}
+
+func (z *dnsTestZone) tcpCount() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.tcp
 }
 
 func (z *dnsTestZone) total() int {
@@ -69,17 +161,21 @@ func (z *dnsTestZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	name := strings.ToLower(q.Name)
 	isTCP := w.RemoteAddr().Network() == "tcp"
 	z.mu.Lock()
-	z.queries[dns.TypeToString[q.Qtype]+" "+name]++
+	key := dns.TypeToString[q.Qtype] + " " + name
+	z.queries[key]++
 	if isTCP {
 		z.tcp++
 	}
+	drop := z.dropAll || z.drop[name] || z.dropOnce[name] && z.queries[key] == 1
 	z.mu.Unlock()
 
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.RecursionAvailable = true
+	m.Compress = true
 	switch {
-	case z.drop[name]:
+	case drop:
+		z.dnsTestTimeouts.drop(name)
 		return
 	case z.servfail[name]:
 		m.Rcode = dns.RcodeServerFailure
@@ -117,14 +213,19 @@ func (z *dnsTestZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 			break
 		}
 	}
+	if q.Qtype == dns.TypeNS && name == "." {
+		m.Answer = append(m.Answer, &dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 518400}, Ns: "a.root-servers.net."})
+	}
 	if len(m.Answer) == 0 || m.Answer[len(m.Answer)-1].Header().Rrtype == dns.TypeCNAME && !z.noChase[name] {
 		if len(z.records[cur]) == 0 {
 			m.Rcode = dns.RcodeNameError
 		}
-		m.Ns = append(m.Ns, &dns.SOA{
-			Hdr: dns.RR_Header{Name: "example.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 600},
-			Ns:  "ns.example.", Mbox: "hostmaster.example.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 300,
-		})
+		if !z.noSOA {
+			m.Ns = append(m.Ns, &dns.SOA{
+				Hdr: dns.RR_Header{Name: "example.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 600},
+				Ns:  "ns.example.", Mbox: "hostmaster.example.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 300,
+			})
+		}
 	}
 	if !isTCP {
 		size := dns.MinMsgSize
@@ -181,6 +282,14 @@ func closedUDPAddr(t testing.TB) string {
 	return addr
 }
 
+// dnsTestResolver is a resolver for tests: queries time out when z
+// drops them, never on the clock.
+func dnsTestResolver(z *dnsTestZone, retries int, servers ...string) *dnsResolver {
+	r := newDNSResolver(servers, dnsTestHang, retries, nil)
+	r.after = z.after
+	return r
+}
+
 func TestDNSLookup(t *testing.T) {
 	z := newDNSTestZone(t,
 		"a.example. 300 IN A 192.0.2.1",
@@ -194,12 +303,14 @@ func TestDNSLookup(t *testing.T) {
 		"big.example. 300 IN TXT \""+strings.Repeat("x", 250)+"\"",
 		"big.example. 100 IN A 192.0.2.9",
 	)
+	bigWant := []string{"192.0.2.9"}
 	for i := range 100 {
 		// Enough records that the UDP answer to big.example does not fit.
 		z.records["big.example."] = append(z.records["big.example."], &dns.A{
 			Hdr: dns.RR_Header{Name: "big.example.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 100},
 			A:   net.IPv4(198, 51, 100, byte(i)),
 		})
+		bigWant = append(bigWant, fmt.Sprintf("198.51.100.%d", i))
 	}
 	z.noChase["far.example."] = true
 	z.servfail["fail.example."] = true
@@ -210,12 +321,13 @@ func TestDNSLookup(t *testing.T) {
 	addr := startDNSServer(t, z)
 
 	tests := []struct {
-		name    string
-		qname   string
-		want    []string
-		rcode   int
-		ttl     uint32
-		wantErr error
+		name     string
+		qname    string
+		want     []string
+		rcode    int
+		ttl      uint32
+		wantErr  error
+		wantKind string
 	}{
 		{name: "a records", qname: "a.example", want: []string{"192.0.2.1", "192.0.2.2"}, ttl: 300},
 		{name: "upper case", qname: "A.EXAMPLE.", want: []string{"192.0.2.1", "192.0.2.2"}, ttl: 300},
@@ -224,17 +336,30 @@ func TestDNSLookup(t *testing.T) {
 		{name: "cname loop has no data", qname: "loop1.example", ttl: 300},
 		{name: "nxdomain", qname: "nope.example", rcode: dns.RcodeNameError, ttl: 300},
 		{name: "nodata", qname: "txt.example", ttl: 300},
-		{name: "servfail", qname: "fail.example", wantErr: ErrDNSServerFailure},
-		{name: "refused", qname: "refused.example", wantErr: ErrDNSServerFailure},
-		{name: "timeout", qname: "drop.example", wantErr: ErrDNSTimeout},
+		{name: "servfail", qname: "fail.example", wantErr: ErrDNSServerFailure, wantKind: DNSFailureServFail},
+		{name: "refused", qname: "refused.example", wantErr: ErrDNSServerFailure, wantKind: DNSFailureRefused},
+		{name: "timeout", qname: "drop.example", wantErr: ErrDNSTimeout, wantKind: DNSFailureTimeout},
 		{name: "truncated then tcp", qname: "trunc.example", want: []string{"192.0.2.7"}, ttl: 30},
-		{name: "large answer over tcp", qname: "big.example", ttl: 100},
+		{name: "large answer over tcp, read whole", qname: "big.example", want: bigWant, ttl: 100},
 	}
 	t.Run("lookups", func(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				dnsLookupCase(t, addr, tc.qname, tc.want, tc.rcode, tc.ttl, tc.wantErr, tc.name == "large answer over tcp")
+				r := dnsTestResolver(z, 1, addr)
+				got := r.lookup(context.Background(), tc.qname, dns.TypeA)
+				if tc.wantErr != nil {
+					if !errors.Is(got.Err, tc.wantErr) || dnsFailureKind(got.Err) != tc.wantKind {
+						t.Fatalf("err = %v (%s), want %v (%s)", got.Err, dnsFailureKind(got.Err), tc.wantErr, tc.wantKind)
+					}
+					return
+				}
+				if got.Err != nil {
+					t.Fatalf("unexpected error %v", got.Err)
+				}
+				if !slices.Equal(got.Values, tc.want) || got.Rcode != tc.rcode || got.TTL != tc.ttl {
+					t.Fatalf("got %v rcode %d ttl %d, want %v rcode %d ttl %d", got.Values, got.Rcode, got.TTL, tc.want, tc.rcode, tc.ttl)
+				}
 			})
 		}
 	})
@@ -252,26 +377,28 @@ func TestDNSLookup(t *testing.T) {
 	}
 }
 
-func dnsLookupCase(t *testing.T, addr, qname string, want []string, rcode int, ttl uint32, wantErr error, capped bool) {
-	r := newDNSResolver([]string{addr}, time.Second, 1, nil)
-	got := r.lookup(context.Background(), qname, dns.TypeA)
-	if wantErr != nil {
-		if !errors.Is(got.Err, wantErr) {
-			t.Fatalf("err = %v, want %v", got.Err, wantErr)
-		}
-		return
-	}
-	if got.Err != nil {
-		t.Fatalf("unexpected error %v", got.Err)
-	}
-	if capped {
-		if len(got.Values) != dnsMaxValues {
-			t.Fatalf("got %d values, want the cap of %d", len(got.Values), dnsMaxValues)
-		}
-		return
-	}
-	if strings.Join(got.Values, ",") != strings.Join(want, ",") || got.Rcode != rcode || got.TTL != ttl {
-		t.Fatalf("got %v rcode %d ttl %d, want %v rcode %d ttl %d", got.Values, got.Rcode, got.TTL, want, rcode, ttl)
+// TestDNSNegativeTTL checks how long negative answers are kept: RFC 2308
+// with a SOA, a floor without one.
+func TestDNSNegativeTTL(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		noSOA bool
+		want  uint32
+	}{
+		{"with a soa: min of its ttl and minimum", false, 300},
+		{"without a soa: the floor", true, uint32(dnsNoSOANegativeTTL / time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := newDNSTestZone(t, "txt.example. 300 IN TXT \"x\"")
+			z.noSOA = tc.noSOA
+			r := dnsTestResolver(z, 0, startDNSServer(t, z))
+			for _, q := range []string{"nope.example", "txt.example"} {
+				got := r.lookup(context.Background(), q, dns.TypeA)
+				if got.Err != nil || len(got.Values) != 0 || got.TTL != tc.want {
+					t.Errorf("%s: got %+v, want no data for %d s", q, got, tc.want)
+				}
+			}
+		})
 	}
 }
 
@@ -290,7 +417,7 @@ func TestDNSServersInTurn(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newDNSResolver(tc.servers, time.Second, 0, nil)
+			r := dnsTestResolver(good, 0, tc.servers...)
 			got := r.lookup(context.Background(), "a.example", dns.TypeA)
 			if got.Err != nil || len(got.Values) != 1 || got.Values[0] != "192.0.2.1" {
 				t.Fatalf("got %+v, want 192.0.2.1 from the second server", got)
@@ -299,19 +426,217 @@ func TestDNSServersInTurn(t *testing.T) {
 	}
 }
 
-func TestDNSBadAnswer(t *testing.T) {
-	// A server that answers a different question (as a spoofer might).
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		m.Question[0].Name = "other.example."
-		m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: "other.example.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(192, 0, 2, 1)})
+// dnsForger answers each query with packets that are not its answer
+// (another id, another question, not a DNS message), and then, unless
+// onlyForged, with the real answer, all on the same socket.
+type dnsForger struct {
+	dnsTestTimeouts
+	onlyForged bool
+	sent       atomic.Int64
+}
+
+func (f *dnsForger) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	q := r.Question[0]
+	real := new(dns.Msg)
+	real.SetReply(r)
+	real.Answer = append(real.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(192, 0, 2, 1)})
+
+	wrongID := real.Copy()
+	wrongID.Id = r.Id + 1
+	wrongID.Answer[0].(*dns.A).A = net.IPv4(203, 0, 113, 66)
+	wrongQuestion := real.Copy()
+	wrongQuestion.Question[0].Name = "other.example."
+	wrongQuestion.Answer[0].Header().Name = "other.example."
+	wrongQuestion.Answer[0].(*dns.A).A = net.IPv4(203, 0, 113, 67)
+	notAnAnswer := real.Copy()
+	notAnAnswer.Response = false
+	for _, m := range []*dns.Msg{wrongID, wrongQuestion, notAnAnswer} {
 		w.WriteMsg(m)
-	})
-	addr := startDNSServer(t, h)
-	r := newDNSResolver([]string{addr}, time.Second, 0, nil)
-	got := r.lookup(context.Background(), "a.example", dns.TypeA)
-	if !errors.Is(got.Err, ErrDNSBadAnswer) {
-		t.Fatalf("got %+v, want ErrDNSBadAnswer", got)
+		f.sent.Add(1)
 	}
+	b, _ := real.Pack()
+	w.Write(b[:7]) // cut short: not a DNS message
+	f.sent.Add(1)
+	if f.onlyForged {
+		f.drop(q.Name)
+		return
+	}
+	w.WriteMsg(real)
+}
+
+// TestDNSForgedAnswersIgnored sends, ahead of each real answer, packets a
+// spoofer racing the resolver would: they are ignored and the real answer
+// is waited for.
+func TestDNSForgedAnswersIgnored(t *testing.T) {
+	f := &dnsForger{}
+	addr := startDNSServer(t, f)
+	r := newDNSResolver([]string{addr}, dnsTestHang, 0, nil)
+	r.after = f.after
+	got := r.lookup(context.Background(), "a.example", dns.TypeA)
+	if got.Err != nil || !slices.Equal(got.Values, []string{"192.0.2.1"}) {
+		t.Fatalf("got %+v, want the real answer 192.0.2.1", got)
+	}
+	if f.sent.Load() != 4 || r.ignored.Load() != 4 {
+		t.Fatalf("the server sent %d forged packets, %d were ignored; want 4", f.sent.Load(), r.ignored.Load())
+	}
+}
+
+func TestDNSBadAnswer(t *testing.T) {
+	// A server (or a spoofer ahead of a silent one) that only sends
+	// answers to other questions.
+	f := &dnsForger{onlyForged: true}
+	addr := startDNSServer(t, f)
+	r := newDNSResolver([]string{addr}, dnsTestHang, 0, nil)
+	// The query times out once its four forged packets were read (and
+	// ignored).
+	r.after = func(name string, d time.Duration, fn func()) func() bool {
+		return f.after(name, d, func() {
+			for r.ignored.Load() < 4 {
+				time.Sleep(time.Millisecond)
+			}
+			fn()
+		})
+	}
+	got := r.lookup(context.Background(), "a.example", dns.TypeA)
+	if !errors.Is(got.Err, ErrDNSBadAnswer) || dnsFailureKind(got.Err) != DNSFailureForged {
+		t.Fatalf("got %+v (%s), want ErrDNSBadAnswer, kind forged", got, dnsFailureKind(got.Err))
+	}
+	if !strings.Contains(got.Err.Error(), "4 answers with another id or question were ignored") || r.ignored.Load() != 4 {
+		t.Errorf("error %q does not say what was ignored (%d)", got.Err, r.ignored.Load())
+	}
+}
+
+// TestDNSUnreachable checks when a server counts as unreachable: failures
+// in a row with no answer since; for a server that has answered, a failed
+// probe too.
+func TestDNSUnreachable(t *testing.T) {
+	names := func(prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%d.example.", prefix, i))
+		}
+		return out
+	}
+	lookupAll := func(r *dnsResolver, qnames []string) (errs int) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, n := range qnames {
+			wg.Go(func() {
+				if got := r.lookup(context.Background(), n, dns.TypeA); got.Err != nil {
+					mu.Lock()
+					errs++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return errs
+	}
+
+	t.Run("never answered", func(t *testing.T) {
+		z := newDNSTestZone(t)
+		z.silence(true)
+		addr := startDNSServer(t, z)
+		var warnings []string
+		var mu sync.Mutex
+		r := dnsTestResolver(z, 2, addr)
+		r.warn = func(s string) { mu.Lock(); warnings = append(warnings, s); mu.Unlock() }
+		qnames := names("n", 50)
+		if errs := lookupAll(r, qnames[:4]); errs != 4 || !r.allDown() {
+			t.Fatalf("%d errors, down %v: want the server down after its failures", errs, r.allDown())
+		}
+		before := z.total()
+		got := r.lookup(context.Background(), qnames[10], dns.TypeA)
+		if !errors.Is(got.Err, ErrDNSUnreachable) || dnsFailureKind(got.Err) != DNSFailureUnreachable || z.total() != before {
+			t.Fatalf("after: %v, %d more queries; want ErrDNSUnreachable at once", got.Err, z.total()-before)
+		}
+		if n := z.count(dns.TypeNS, "."); n != 1 {
+			t.Errorf("the server was probed %d times, want once", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "resolver "+addr+" unreachable (dns timeout") {
+			t.Errorf("warnings %q, want one", warnings)
+		}
+	})
+
+	t.Run("slow names are not a dead server", func(t *testing.T) {
+		z := newDNSTestZone(t, "a.example. 300 IN A 192.0.2.1")
+		slow := names("slow", 40)
+		for _, n := range slow {
+			z.drop[n] = true
+		}
+		addr := startDNSServer(t, z)
+		var warnings atomic.Int64
+		r := dnsTestResolver(z, 1, addr)
+		r.warn = func(string) { warnings.Add(1) }
+		if got := r.lookup(context.Background(), "a.example", dns.TypeA); got.Err != nil {
+			t.Fatal(got.Err)
+		}
+		// 40 names whose own servers never answer, all at once, after
+		// the server answered: every one of them fails, the server stays.
+		if errs := lookupAll(r, slow); errs != len(slow) {
+			t.Fatalf("%d of %d slow names failed", errs, len(slow))
+		}
+		if r.allDown() || warnings.Load() != 0 {
+			t.Fatalf("down %v, %d warnings: a working server was taken for dead", r.allDown(), warnings.Load())
+		}
+		if z.count(dns.TypeNS, ".") == 0 {
+			t.Errorf("the server was never probed")
+		}
+		if got := r.lookup(context.Background(), "a.example", dns.TypeA); got.Err != nil {
+			t.Fatalf("after the slow names: %v", got.Err)
+		}
+	})
+
+	t.Run("answered, then went silent", func(t *testing.T) {
+		z := newDNSTestZone(t, "a.example. 300 IN A 192.0.2.1")
+		addr := startDNSServer(t, z)
+		var warnings []string
+		var mu sync.Mutex
+		r := dnsTestResolver(z, 0, addr)
+		r.warn = func(s string) { mu.Lock(); warnings = append(warnings, s); mu.Unlock() }
+		if got := r.lookup(context.Background(), "a.example", dns.TypeA); got.Err != nil {
+			t.Fatal(got.Err)
+		}
+		z.silence(true)
+		// Sequentially: each failure comes after the one before, so the
+		// server is found dead after exactly dnsDownAfter failures and a
+		// failed probe.
+		for i, n := range names("late", dnsDownAfter) {
+			if got := r.lookup(context.Background(), n, dns.TypeA); got.Err == nil {
+				t.Fatalf("lookup %d answered", i)
+			}
+		}
+		// The probe runs on its own: wait for its outcome.
+		for !r.allDown() {
+			select {
+			case <-r.servers[0].downCtx.Done():
+			case <-time.After(dnsTestHang):
+				t.Fatal("the silent server was never marked down")
+			}
+		}
+		if z.count(dns.TypeNS, ".") != 1 {
+			t.Errorf("probed %d times, want once", z.count(dns.TypeNS, "."))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(warnings) != 1 || !strings.Contains(warnings[0], addr+" unreachable") {
+			t.Errorf("warnings %q, want one", warnings)
+		}
+	})
+
+	t.Run("failures sent before an answer do not count", func(t *testing.T) {
+		z := newDNSTestZone(t)
+		r := dnsTestResolver(z, 0, "127.0.0.1:1")
+		s := r.servers[0]
+		seqs := []uint64{s.sent(), s.sent(), s.sent()}
+		s.answered()
+		for _, seq := range seqs {
+			r.failed(context.Background(), s, seq, ErrDNSTimeout)
+		}
+		if s.down.Load() || s.streak != 0 {
+			t.Fatalf("down %v, streak %d: stale failures counted", s.down.Load(), s.streak)
+		}
+	})
 }

@@ -1,11 +1,16 @@
 package verify
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -16,8 +21,15 @@ import (
 // itself does not qualify.
 const CrawlerDomain = "bot.lohisoft.com"
 
-// fcrdnsMaxNames is the most PTR names looked at for one address.
-const fcrdnsMaxNames = 5
+// errTooManyNames: the PTR answer has more names under CrawlerDomain than
+// are looked at.
+var errTooManyNames = errors.New("too many ptr names")
+
+// fcrdnsMaxNames is the most PTR names looked at for one address, those
+// under CrawlerDomain first. When more names under CrawlerDomain came and
+// none of those looked at passes, the address is not judged: the set
+// looked at was not the whole answer.
+const fcrdnsMaxNames = 16
 
 // NoResolverWarning is the run-level warning of a Verifier that has no DNS
 // server to ask (and is not Offline).
@@ -35,16 +47,20 @@ type Result struct {
 	// constants.
 	Reason string
 	// PTR holds the PTR names looked at (lower case, without the trailing
-	// dot, at most five, sorted); Forward the addresses their A or AAAA
-	// lookups returned (sorted). Both are empty, not nil, when there were
-	// none.
+	// dot, at most sixteen, those under CrawlerDomain first, sorted);
+	// Forward the addresses their A or AAAA lookups returned (all of
+	// them, sorted). Both are empty, not nil, when there were none.
 	PTR, Forward []string
 	// InIPList says whether the IP list in force covers Addr.
 	InIPList bool
 	// Warnings are per-address warnings, such as WarningFCrDNSFailed.
 	Warnings []string
-	// DNSError says why DNS could not answer, when it could not.
-	DNSError string
+	// DNSError says why DNS could not answer, when it could not, and
+	// DNSFailure says it as one of the DNSFailure constants (timeout,
+	// servfail, refused, forged, unreachable, ...). Both are empty when
+	// DNS answered.
+	DNSError   string
+	DNSFailure string
 }
 
 // IPReport returns r as a report entry (SPEC §5) with no hits.
@@ -59,6 +75,7 @@ func (r Result) IPReport() IPReport {
 		InIPList:   r.InIPList,
 		UserAgents: []string{},
 		Warnings:   slices.Clone(r.Warnings),
+		DNSFailure: r.DNSFailure,
 	}
 	if rep.PTR == nil {
 		rep.PTR = []string{}
@@ -88,6 +105,11 @@ type Verifier struct {
 	// Concurrency is how many addresses are verified at once; zero means
 	// DefaultDNSConcurrency.
 	Concurrency int
+	// RetryTimeout is the time one query may take in the second pass:
+	// addresses left unverified because DNS could not answer are tried
+	// once more at the end of Verify, with this longer timeout. Zero
+	// means three times Timeout; negative means no second pass.
+	RetryTimeout time.Duration
 	// Cache keeps answers between runs; nil keeps nothing.
 	Cache *DNSCache
 	// Offline means no DNS at all: the IP list decides.
@@ -96,11 +118,40 @@ type Verifier struct {
 	List *IPList
 
 	once     sync.Once
+	res      *dnsResolver
 	memo     *dnsMemo
 	list     *IPList
 	mu       sync.Mutex
 	done     map[netip.Addr]Result
 	warnings []string
+	// after replaces time.AfterFunc for query timeouts (tests).
+	after dnsAfterFunc
+
+	// progress counters, see Progress.
+	total, finished, retryTotal, retried atomic.Int64
+}
+
+// Progress is how far a Verifier has got. Done and Total count the
+// addresses of the first pass (those that need DNS), over every call to
+// Verify so far; Retried and RetryTotal those of the second pass.
+type Progress struct {
+	Done, Total         int64
+	Retried, RetryTotal int64
+}
+
+// IgnoredAnswers is the number of packets that came in answer to a query
+// without answering it (another id or question, or not a DNS message):
+// forged packets racing the resolver's answers, or a broken server. They
+// are skipped and the real answer waited for.
+func (v *Verifier) IgnoredAnswers() int64 {
+	v.init()
+	return v.res.ignored.Load()
+}
+
+// Progress returns how far verification has got. It is safe to call while
+// Verify runs (to show progress on a terminal, say).
+func (v *Verifier) Progress() Progress {
+	return Progress{Done: v.finished.Load(), Total: v.total.Load(), Retried: v.retried.Load(), RetryTotal: v.retryTotal.Load()}
 }
 
 func (v *Verifier) init() {
@@ -110,8 +161,11 @@ func (v *Verifier) init() {
 			v.list = BuiltinIPList()
 		}
 		v.done = map[netip.Addr]Result{}
-		res := newDNSResolver(v.Servers, v.Timeout, v.Retries, v.warn)
-		v.memo = &dnsMemo{res: res, cache: v.Cache, calls: map[string]*dnsCall{}}
+		v.res = newDNSResolver(v.Servers, v.Timeout, v.Retries, v.warn)
+		if v.after != nil {
+			v.res.after = v.after
+		}
+		v.memo = &dnsMemo{cache: v.Cache, calls: map[string]*dnsCall{}}
 		if !v.Offline && len(v.Servers) == 0 {
 			v.warn(NoResolverWarning)
 		}
@@ -137,8 +191,12 @@ func (v *Verifier) Warnings() []string {
 // Verify classifies addrs and returns one Result per element, in the same
 // order. Each distinct address is resolved once per Verifier, however often
 // it appears here or in earlier calls; up to Concurrency addresses are
-// resolved at once. When ctx is done, addresses not yet resolved count as
-// DNS failures.
+// resolved at once, in an order that spreads neighbouring addresses apart
+// (a block of addresses with a slow reverse zone does not hold up the
+// rest). Addresses left unverified because DNS could not answer are tried
+// once more at the end, with RetryTimeout, and lookups that failed are then
+// asked again. When ctx is done, addresses not yet resolved count as DNS
+// failures.
 func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 	v.init()
 	var todo []netip.Addr
@@ -152,7 +210,40 @@ func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 		}
 	}
 	v.mu.Unlock()
+	// Addresses that need no DNS are settled here, outside the count.
+	todo = slices.DeleteFunc(todo, func(a netip.Addr) bool {
+		if _, ok := v.Settled(a); !ok && a.IsValid() {
+			return false
+		}
+		r := v.verifyOne(ctx, v.res, a)
+		v.mu.Lock()
+		v.done[a] = r
+		v.mu.Unlock()
+		return true
+	})
+	slices.SortFunc(todo, func(a, b netip.Addr) int { return cmp.Compare(fcrdnsSpread(a), fcrdnsSpread(b)) })
 
+	v.total.Add(int64(len(todo)))
+	v.run(ctx, v.res, todo, &v.finished)
+
+	if again := v.retryable(todo); len(again) > 0 && ctx.Err() == nil && !v.res.allDown() {
+		v.retryTotal.Add(int64(len(again)))
+		v.memo.forgetFailures()
+		v.run(ctx, v.res.withTimeout(v.retryTimeout()), again, &v.retried)
+	}
+
+	out := make([]Result, len(addrs))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i, a := range addrs {
+		out[i] = fcrdnsCopy(v.done[fcrdnsKey(a)])
+	}
+	return out
+}
+
+// run verifies todo with up to Concurrency workers, asking res, and counts
+// each address done in done.
+func (v *Verifier) run(ctx context.Context, res *dnsResolver, todo []netip.Addr, done *atomic.Int64) {
 	workers := v.Concurrency
 	if workers <= 0 {
 		workers = DefaultDNSConcurrency
@@ -163,10 +254,11 @@ func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 	for range workers {
 		wg.Go(func() {
 			for a := range next {
-				r := v.verifyOne(ctx, a)
+				r := v.verifyOne(ctx, res, a)
 				v.mu.Lock()
 				v.done[a] = r
 				v.mu.Unlock()
+				done.Add(1)
 			}
 		})
 	}
@@ -175,14 +267,45 @@ func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 	}
 	close(next)
 	wg.Wait()
+}
 
-	out := make([]Result, len(addrs))
+// retryable returns the addresses of todo that are unverified because DNS
+// could not answer, in a way that asking again may mend.
+func (v *Verifier) retryable(todo []netip.Addr) []netip.Addr {
+	if v.RetryTimeout < 0 {
+		return nil
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for i, a := range addrs {
-		out[i] = fcrdnsCopy(v.done[fcrdnsKey(a)])
+	var again []netip.Addr
+	for _, a := range todo {
+		r := v.done[a]
+		if r.Verdict != Unverified || r.Reason != ReasonDNSError {
+			continue
+		}
+		switch r.DNSFailure {
+		case DNSFailureNoResolver, DNSFailureTooManyNames, DNSFailureCanceled:
+			continue
+		}
+		again = append(again, a)
 	}
-	return out
+	return again
+}
+
+func (v *Verifier) retryTimeout() time.Duration {
+	if v.RetryTimeout > 0 {
+		return v.RetryTimeout
+	}
+	return dnsRetryFactor * v.res.timeout
+}
+
+// fcrdnsSpread is the order addresses are verified in: a hash of the
+// address, so that neighbours (often behind one reverse zone) are apart.
+func fcrdnsSpread(a netip.Addr) uint64 {
+	h := fnv.New64a()
+	b := a.As16()
+	h.Write(b[:])
+	return h.Sum64()
 }
 
 // fcrdnsKey is the form of a verified: IPv4-mapped IPv6 addresses
@@ -227,8 +350,8 @@ func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	return r, true
 }
 
-// verifyOne applies the table of SPEC §3 to one address.
-func (v *Verifier) verifyOne(ctx context.Context, a netip.Addr) Result {
+// verifyOne applies the table of SPEC §3 to one address, asking res.
+func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr) Result {
 	r := Result{Addr: a, PTR: []string{}, Forward: []string{}}
 	if !a.IsValid() {
 		r.Verdict, r.Reason = Unverified, ReasonInvalidAddress
@@ -239,7 +362,7 @@ func (v *Verifier) verifyOne(ctx context.Context, a netip.Addr) Result {
 	}
 	r.InIPList = v.list.Contains(a)
 
-	outcome, reason := v.fcrdns(ctx, a, &r)
+	outcome, reason := v.fcrdns(ctx, res, a, &r)
 	switch {
 	case outcome == fcrdnsPass:
 		r.Verdict, r.Method = Genuine, MethodFCrDNS
@@ -258,18 +381,20 @@ func (v *Verifier) verifyOne(ctx context.Context, a netip.Addr) Result {
 
 // fcrdns does the reverse lookup and the forward confirmation, filling in
 // r's evidence. A definitive failure comes with its reason.
-func (v *Verifier) fcrdns(ctx context.Context, a netip.Addr, r *Result) (fcrdnsOutcome, string) {
+func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r *Result) (fcrdnsOutcome, string) {
+	noAnswer := func(err error) (fcrdnsOutcome, string) {
+		r.DNSError, r.DNSFailure = err.Error(), dnsFailureKind(err)
+		return fcrdnsNoAnswer, ""
+	}
 	arpa, err := dns.ReverseAddr(a.String())
 	if err != nil {
-		r.DNSError = err.Error()
-		return fcrdnsNoAnswer, ""
+		return noAnswer(err)
 	}
-	ptr := v.memo.lookup(ctx, arpa, dns.TypePTR)
+	ptr := v.memo.lookup(ctx, res, arpa, dns.TypePTR)
 	if ptr.Err != nil {
-		r.DNSError = ptr.Err.Error()
-		return fcrdnsNoAnswer, ""
+		return noAnswer(ptr.Err)
 	}
-	names := fcrdnsNames(ptr.Values)
+	names, more := fcrdnsNames(ptr.Values)
 	if len(names) == 0 {
 		return fcrdnsFail, ReasonNoPTR
 	}
@@ -279,52 +404,47 @@ func (v *Verifier) fcrdns(ctx context.Context, a netip.Addr, r *Result) (fcrdnsO
 		qtype = dns.TypeAAAA
 	}
 	candidates := 0
-	var dnsErr string
+	var fwdErr error
+	var forward []string
 	for _, name := range names {
 		if !IsCrawlerName(name) {
 			continue
 		}
 		candidates++
-		fwd := v.memo.lookup(ctx, name, qtype)
+		fwd := v.memo.lookup(ctx, res, name, qtype)
 		if fwd.Err != nil {
-			dnsErr = fwd.Err.Error()
+			fwdErr = fwd.Err
 			continue
 		}
-		match := false
-		for _, s := range fwd.Values {
-			if b, err := netip.ParseAddr(s); err == nil && b.Unmap() == a {
-				match = true
-			}
-			if !slices.Contains(r.Forward, s) {
-				r.Forward = append(r.Forward, s)
-			}
-		}
-		if match {
-			fcrdnsSortAddrs(r.Forward)
+		forward = append(forward, fwd.Values...)
+		if slices.ContainsFunc(fwd.Values, func(s string) bool {
+			b, err := netip.ParseAddr(s)
+			return err == nil && b.Unmap() == a
+		}) {
+			r.Forward = fcrdnsAddrs(forward)
 			return fcrdnsPass, ""
 		}
 	}
-	fcrdnsSortAddrs(r.Forward)
+	r.Forward = fcrdnsAddrs(forward)
 	switch {
 	case candidates == 0:
 		return fcrdnsFail, ReasonPTRMismatch
-	case dnsErr != "":
-		r.DNSError = dnsErr
-		return fcrdnsNoAnswer, ""
+	case fwdErr != nil:
+		return noAnswer(fwdErr)
+	case more:
+		return noAnswer(fmt.Errorf("%w: more than %d under %s; the first %d do not resolve to the address", errTooManyNames, fcrdnsMaxNames, CrawlerDomain, fcrdnsMaxNames))
 	}
 	return fcrdnsFail, ReasonForwardMismatch
 }
 
 // fcrdnsNames returns the PTR names to look at: lower case, without the
 // trailing dot, deduplicated, those under CrawlerDomain first, at most
-// fcrdnsMaxNames, sorted.
-func fcrdnsNames(values []string) []string {
+// fcrdnsMaxNames, sorted. more says names under CrawlerDomain were left
+// out.
+func fcrdnsNames(values []string) (names []string, more bool) {
 	var under, other []string
 	for _, v := range values {
-		n := strings.ToLower(v)
-		if dns.IsFqdn(n) {
-			n = n[:len(n)-1]
-		}
+		n := fcrdnsNorm(v)
 		if n == "" || slices.Contains(under, n) || slices.Contains(other, n) {
 			continue
 		}
@@ -336,12 +456,74 @@ func fcrdnsNames(values []string) []string {
 	}
 	slices.Sort(under)
 	slices.Sort(other)
-	names := append(under, other...)
+	more = len(under) > fcrdnsMaxNames
+	names = append(under, other...)
 	if len(names) > fcrdnsMaxNames {
 		names = names[:fcrdnsMaxNames]
 	}
 	slices.Sort(names)
-	return names
+	return names, more
+}
+
+// fcrdnsKeepNames reduces the names of a PTR answer (which the owner of
+// the reverse zone, anyone, writes, up to thousands) to what fcrdnsNames
+// needs, normalised: the fcrdnsMaxNames+1 first names under CrawlerDomain
+// in sorted order (one more than are looked at, so that their excess
+// shows) and the fcrdnsMaxNames first others.
+func fcrdnsKeepNames(values []string) []string {
+	var under, other []string
+	for _, v := range values {
+		n := fcrdnsNorm(v)
+		switch {
+		case n == "":
+		case IsCrawlerName(n):
+			under = fcrdnsInsert(under, n, fcrdnsMaxNames+1)
+		default:
+			other = fcrdnsInsert(other, n, fcrdnsMaxNames)
+		}
+	}
+	return append(under, other...)
+}
+
+// fcrdnsInsert inserts n into the sorted set s, keeping its limit first
+// elements.
+func fcrdnsInsert(s []string, n string, limit int) []string {
+	i, found := slices.BinarySearch(s, n)
+	if found || i >= limit {
+		return s
+	}
+	s = slices.Insert(s, i, n)
+	if len(s) > limit {
+		s = s[:limit]
+	}
+	return s
+}
+
+// fcrdnsNorm is a PTR name as looked at: lower case, without the trailing
+// dot.
+func fcrdnsNorm(v string) string {
+	n := strings.ToLower(v)
+	if dns.IsFqdn(n) {
+		n = n[:len(n)-1]
+	}
+	return n
+}
+
+// fcrdnsAddrs returns the addresses in values, deduplicated and sorted.
+func fcrdnsAddrs(values []string) []string {
+	addrs := make([]netip.Addr, 0, len(values))
+	for _, s := range values {
+		if a, err := netip.ParseAddr(s); err == nil {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	addrs = slices.Compact(addrs)
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = a.String()
+	}
+	return out
 }
 
 // IsCrawlerName reports whether name (in DNS presentation form, any case,
@@ -360,15 +542,4 @@ func IsCrawlerName(name string) bool {
 	name = dns.CanonicalName(name)
 	parent := dns.Fqdn(CrawlerDomain)
 	return dns.IsSubDomain(parent, name) && dns.CountLabel(name) > dns.CountLabel(parent)
-}
-
-func fcrdnsSortAddrs(s []string) {
-	slices.SortFunc(s, func(x, y string) int {
-		a, errA := netip.ParseAddr(x)
-		b, errB := netip.ParseAddr(y)
-		if errA != nil || errB != nil {
-			return strings.Compare(x, y)
-		}
-		return a.Compare(b)
-	})
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -157,18 +158,18 @@ func TestVerify(t *testing.T) {
 		{ip: "203.0.113.9", want: Result{Verdict: Spoofed, Method: MethodFCrDNS, Reason: ReasonForwardMismatch,
 			PTR: []string{"ghost.bot.lohisoft.com"}}},
 		{ip: "203.0.113.10", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError,
-			PTR: []string{"broken.bot.lohisoft.com"}}},
+			PTR: []string{"broken.bot.lohisoft.com"}, DNSFailure: DNSFailureServFail}},
 		{ip: "203.0.113.11", want: Result{Verdict: Genuine, Method: MethodFCrDNS,
 			PTR: []string{"crawler11.bot.lohisoft.com"}, Forward: []string{"203.0.113.11"}}},
 		{ip: "203.0.113.12", want: Result{Verdict: Genuine, Method: MethodFCrDNS,
 			PTR: []string{"crawler12.bot.lohisoft.com"}, Forward: []string{"203.0.113.12"}}},
 		{ip: "203.0.113.13", want: Result{Verdict: Spoofed, Method: MethodFCrDNS, Reason: ReasonForwardMismatch,
 			PTR: []string{"loop.bot.lohisoft.com"}}},
-		{ip: "203.0.113.20", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError}},
-		{ip: "203.0.113.21", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError}},
-		{ip: "203.0.113.22", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError}},
+		{ip: "203.0.113.20", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError, DNSFailure: DNSFailureServFail}},
+		{ip: "203.0.113.21", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError, DNSFailure: DNSFailureRefused}},
+		{ip: "203.0.113.22", want: Result{Verdict: Unverified, Method: MethodFCrDNS, Reason: ReasonDNSError, DNSFailure: DNSFailureTimeout}},
 		// Listed: a DNS failure leaves the list to decide, silently.
-		{ip: "80.139.58.99", want: Result{Verdict: Genuine, Method: MethodIPList, InIPList: true}},
+		{ip: "80.139.58.99", want: Result{Verdict: Genuine, Method: MethodIPList, InIPList: true, DNSFailure: DNSFailureServFail}},
 		// Listed: a definitive FCrDNS failure is a warning, not a verdict.
 		{ip: "80.139.58.98", want: Result{Verdict: Genuine, Method: MethodIPList, InIPList: true,
 			PTR: []string{"mail.lohisoft.com"}, Warnings: []string{WarningFCrDNSFailed}}},
@@ -194,10 +195,13 @@ func TestVerify(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			v := &Verifier{Servers: []string{addr}, Timeout: time.Second, Retries: 1,
-				List: fcrdnsTestList(), Offline: tc.offline}
+			v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 1,
+				List: fcrdnsTestList(), Offline: tc.offline, after: z.after}
 			a := netip.MustParseAddr(tc.ip)
 			got := v.Verify(context.Background(), []netip.Addr{a})[0]
+			if (got.DNSError == "") != (tc.want.DNSFailure == "") {
+				t.Errorf("DNSError %q with DNSFailure %q", got.DNSError, got.DNSFailure)
+			}
 			got.DNSError = ""
 			want := tc.want
 			want.Addr = a.Unmap().WithZone("")
@@ -217,10 +221,13 @@ func TestVerify(t *testing.T) {
 func TestVerifyDNSErrorIsExplained(t *testing.T) {
 	z := fcrdnsTestZone(t)
 	addr := startDNSServer(t, z)
-	v := &Verifier{Servers: []string{addr}, Timeout: time.Second}
+	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("203.0.113.20")})[0]
-	if got.Verdict != Unverified || !strings.Contains(got.DNSError, "SERVFAIL") {
+	if got.Verdict != Unverified || !strings.Contains(got.DNSError, "SERVFAIL") || got.DNSFailure != DNSFailureServFail {
 		t.Fatalf("got %+v, want unverified with SERVFAIL in DNSError", got)
+	}
+	if rep := got.IPReport(); rep.DNSFailure != DNSFailureServFail {
+		t.Fatalf("report entry %+v lacks the failure kind", rep)
 	}
 }
 
@@ -239,7 +246,7 @@ func TestVerifyNoDNSForIPv6OrOffline(t *testing.T) {
 func TestVerifyEachAddressOnce(t *testing.T) {
 	z := fcrdnsTestZone(t)
 	addr := startDNSServer(t, z)
-	v := &Verifier{Servers: []string{addr}, Concurrency: 8}
+	v := &Verifier{Servers: []string{addr}, Concurrency: 8, Timeout: dnsTestHang, after: z.after}
 	a := netip.MustParseAddr("79.139.58.98")
 	b := netip.MustParseAddr("203.0.113.5") // same forward name as a
 	in := []netip.Addr{a, b, a, netip.MustParseAddr("::ffff:79.139.58.98"), b, a}
@@ -273,33 +280,38 @@ func TestVerifyEachAddressOnce(t *testing.T) {
 
 func TestVerifyResolverUnreachable(t *testing.T) {
 	tests := []struct {
-		name    string
-		server  func(t testing.TB) string
-		timeout time.Duration
-		limit   time.Duration
+		name   string
+		server func(t testing.TB) (string, *dnsTestZone)
 	}{
-		{name: "refused", server: closedUDPAddr, timeout: 2 * time.Second, limit: 2 * time.Second},
-		{name: "blackhole", server: func(t testing.TB) string {
-			return startDNSServer(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
-		}, timeout: 200 * time.Millisecond, limit: 1500 * time.Millisecond},
+		{name: "refused", server: func(t testing.TB) (string, *dnsTestZone) { return closedUDPAddr(t), newDNSTestZone(t) }},
+		{name: "blackhole", server: func(t testing.TB) (string, *dnsTestZone) {
+			z := newDNSTestZone(t)
+			z.silence(true)
+			return startDNSServer(t, z), z
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			server := tc.server(t)
-			v := &Verifier{Servers: []string{server}, Timeout: tc.timeout, Retries: 2, Concurrency: 4}
+			server, z := tc.server(t)
+			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4, after: z.after}
 			var addrs []netip.Addr
 			for i := range 200 {
 				addrs = append(addrs, netip.AddrFrom4([4]byte{198, 51, byte(i / 250), byte(i%250 + 1)}))
 			}
 			addrs = append(addrs, netip.MustParseAddr("79.139.58.121"))
-			start := time.Now()
 			got := v.Verify(context.Background(), addrs)
-			if d := time.Since(start); d > tc.limit {
-				t.Errorf("took %s, want under %s: the run must notice the resolver is down", d, tc.limit)
+			// The run must notice the resolver is down and stop asking:
+			// without that, 201 addresses would send 603 queries, each
+			// waiting out its timeout.
+			if n := z.total(); n > 4*(dnsDownAfter+1) {
+				t.Errorf("the server got %d queries, want the run to stop asking after a few failures", n)
 			}
 			for _, r := range got[:200] {
 				if r.Verdict != Unverified || r.Reason != ReasonDNSError {
 					t.Fatalf("%s: %s/%s, want unverified/dns-error", r.Addr, r.Verdict, r.Reason)
+				}
+				if r.DNSFailure != DNSFailureUnreachable && r.DNSFailure != DNSFailureTimeout {
+					t.Fatalf("%s: failure %q, want unreachable (or the timeout that found it)", r.Addr, r.DNSFailure)
 				}
 			}
 			if last := got[200]; last.Verdict != Genuine || last.Method != MethodIPList {
@@ -308,6 +320,9 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 			w := v.Warnings()
 			if len(w) != 1 || !strings.Contains(w[0], "dns: resolver "+server+" unreachable") || !strings.HasSuffix(w[0], "the ip list decides") {
 				t.Errorf("warnings = %q, want one saying %s is unreachable", w, server)
+			}
+			if p := v.Progress(); p.RetryTotal != 0 {
+				t.Errorf("progress %+v: a second pass against a dead resolver", p)
 			}
 		})
 	}
@@ -325,23 +340,210 @@ func TestVerifyNoResolver(t *testing.T) {
 }
 
 func TestVerifyCanceled(t *testing.T) {
-	addr := startDNSServer(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	v := &Verifier{Servers: []string{addr}, Timeout: 10 * time.Second, Retries: 5}
-	start := time.Now()
-	got := v.Verify(ctx, []netip.Addr{netip.MustParseAddr("192.0.2.1")})
-	if time.Since(start) > 2*time.Second || got[0].Verdict != Unverified {
-		t.Fatalf("got %+v after %s, want unverified soon after the context ends", got[0], time.Since(start))
+	// The run is canceled while the query waits on a server that never
+	// answers.
+	addr := startDNSServer(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) { cancel() }))
+	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 5}
+	done := make(chan Result)
+	go func() { done <- v.Verify(ctx, []netip.Addr{netip.MustParseAddr("192.0.2.1")})[0] }()
+	select {
+	case got := <-done:
+		if got.Verdict != Unverified || got.DNSFailure != DNSFailureCanceled {
+			t.Fatalf("got %+v, want unverified, canceled", got)
+		}
+	case <-time.After(dnsTestHang / 2):
+		t.Fatal("Verify did not return after its context ended")
+	}
+	if p := v.Progress(); p.RetryTotal != 0 {
+		t.Errorf("progress %+v: a canceled run went on to a second pass", p)
+	}
+}
+
+// TestVerifyLargeForwardAnswer gives the crawler's name many A records,
+// the address's own last: over UDP, over UDP truncated then TCP, and in an
+// answer near the 64 KiB a DNS message can hold. Every record is read.
+func TestVerifyLargeForwardAnswer(t *testing.T) {
+	for _, n := range []int{41, 200, 3900} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			a := netip.MustParseAddr("203.0.113.200")
+			z := newDNSTestZone(t, "200.113.0.203.in-addr.arpa. 3600 IN PTR many.bot.lohisoft.com.")
+			for i := range n - 1 {
+				z.records["many.bot.lohisoft.com."] = append(z.records["many.bot.lohisoft.com."], &dns.A{
+					Hdr: dns.RR_Header{Name: "many.bot.lohisoft.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600},
+					A:   net.IPv4(10, byte(i>>16), byte(i>>8), byte(i)),
+				})
+			}
+			z.records["many.bot.lohisoft.com."] = append(z.records["many.bot.lohisoft.com."], &dns.A{
+				Hdr: dns.RR_Header{Name: "many.bot.lohisoft.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600},
+				A:   a.AsSlice(),
+			})
+			addr := startDNSServer(t, z)
+			dir := t.TempDir()
+			c, _ := OpenDNSCache(dir, nil)
+			v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after, Cache: c}
+			got := v.Verify(context.Background(), []netip.Addr{a})[0]
+			if got.Verdict != Genuine || got.Method != MethodFCrDNS || len(got.Forward) != n || got.Forward[len(got.Forward)-1] != a.String() {
+				t.Fatalf("got %s/%s/%s with %d forward addresses, want genuine by fcrdns with all %d", got.Verdict, got.Method, got.Reason, len(got.Forward), n)
+			}
+			wantTCP := 0
+			if n > 70 { // 16 bytes a record: more than 1232 bytes
+				wantTCP = 1
+			}
+			if z.tcpCount() != wantTCP || z.count(dns.TypeA, "many.bot.lohisoft.com") != 1+wantTCP {
+				t.Errorf("%d tcp queries, %d A queries; want %d tcp after a truncated udp answer", z.tcpCount(), z.count(dns.TypeA, "many.bot.lohisoft.com"), wantTCP)
+			}
+			// The cache keeps the whole set too.
+			if err := c.Save(); err != nil {
+				t.Fatal(err)
+			}
+			c2, err := OpenDNSCache(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := (&Verifier{Servers: []string{closedUDPAddr(t)}, Cache: c2}).Verify(context.Background(), []netip.Addr{a})[0]
+			if again.Verdict != Genuine || len(again.Forward) != n {
+				t.Fatalf("from the cache: %s/%s with %d forward addresses", again.Verdict, again.Reason, len(again.Forward))
+			}
+		})
+	}
+}
+
+// TestVerifyManyPTRNames gives addresses more PTR names than are looked
+// at: the right one is still found when it is among those looked at, and
+// an address whose names looked at all fail is not judged on them.
+func TestVerifyManyPTRNames(t *testing.T) {
+	z := newDNSTestZone(t)
+	add := func(line string) {
+		rr, err := dns.NewRR(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := strings.ToLower(rr.Header().Name)
+		z.records[owner] = append(z.records[owner], rr)
+	}
+	// .1: 2,500 names elsewhere, then the crawler's (last).
+	for i := range 2500 {
+		add(fmt.Sprintf("1.114.0.203.in-addr.arpa. 3600 IN PTR h%d.example.", i))
+	}
+	add("1.114.0.203.in-addr.arpa. 3600 IN PTR crawler1.bot.lohisoft.com.")
+	add("crawler1.bot.lohisoft.com. 3600 IN A 203.0.114.1")
+	// .2: 40 names under the crawler's domain, none with the address.
+	// .3: the same, and its own name sorts first.
+	for i := range 40 {
+		add(fmt.Sprintf("2.114.0.203.in-addr.arpa. 3600 IN PTR fake%02d.bot.lohisoft.com.", i))
+		add(fmt.Sprintf("3.114.0.203.in-addr.arpa. 3600 IN PTR fake%02d.bot.lohisoft.com.", i))
+	}
+	add("3.114.0.203.in-addr.arpa. 3600 IN PTR a3.bot.lohisoft.com.")
+	add("a3.bot.lohisoft.com. 3600 IN A 203.0.114.3")
+	// .4: 16 crawler-domain names, none right: that is the whole set.
+	for i := range fcrdnsMaxNames {
+		add(fmt.Sprintf("4.114.0.203.in-addr.arpa. 3600 IN PTR fake%02d.bot.lohisoft.com.", i))
+	}
+	addr := startDNSServer(t, z)
+	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
+	ips := []netip.Addr{netip.MustParseAddr("203.0.114.1"), netip.MustParseAddr("203.0.114.2"),
+		netip.MustParseAddr("203.0.114.3"), netip.MustParseAddr("203.0.114.4")}
+	got := v.Verify(context.Background(), ips)
+	want := []struct {
+		verdict      Verdict
+		reason, kind string
+		ptrs         int
+	}{
+		{Genuine, "", "", fcrdnsMaxNames},
+		{Unverified, ReasonDNSError, DNSFailureTooManyNames, fcrdnsMaxNames},
+		{Genuine, "", "", fcrdnsMaxNames},
+		{Spoofed, ReasonForwardMismatch, "", fcrdnsMaxNames},
+	}
+	for i, w := range want {
+		r := got[i]
+		if r.Verdict != w.verdict || r.Reason != w.reason || r.DNSFailure != w.kind || len(r.PTR) != w.ptrs {
+			t.Errorf("%s: %s/%s/%s with %d ptr names, want %s/%s/%s with %d", r.Addr, r.Verdict, r.Reason, r.DNSFailure, len(r.PTR), w.verdict, w.reason, w.kind, w.ptrs)
+		}
+	}
+	if p := v.Progress(); p.RetryTotal != 0 {
+		t.Errorf("progress %+v: too many names is not worth asking again", p)
+	}
+	if n := z.count(dns.TypeA, "fake20.bot.lohisoft.com"); n != 0 {
+		t.Errorf("a name beyond the %d looked at was asked about", fcrdnsMaxNames)
+	}
+}
+
+// TestVerifySecondPass checks that addresses DNS could not answer for are
+// tried again at the end, with a longer timeout, and say why when they
+// stay unverified.
+func TestVerifySecondPass(t *testing.T) {
+	z := fcrdnsTestZone(t)
+	z.dropOnce["98.58.139.79.in-addr.arpa."] = true // answers the second time
+	z.dropOnce["5.113.0.203.in-addr.arpa."] = true
+	addr := startDNSServer(t, z)
+	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 0, after: z.after, List: &IPList{}}
+	ips := []netip.Addr{
+		netip.MustParseAddr("79.139.58.98"),  // dropped once: genuine after all
+		netip.MustParseAddr("203.0.113.5"),   // dropped once: spoofed after all
+		netip.MustParseAddr("203.0.113.22"),  // always dropped
+		netip.MustParseAddr("203.0.113.20"),  // SERVFAIL
+		netip.MustParseAddr("203.0.113.7"),   // answers at once
+		netip.MustParseAddr("2001:db8:9::1"), // no DNS needed
+	}
+	got := v.Verify(context.Background(), ips)
+	want := []struct {
+		verdict Verdict
+		kind    string
+	}{{Genuine, ""}, {Spoofed, ""}, {Unverified, DNSFailureTimeout}, {Unverified, DNSFailureServFail}, {Genuine, ""}, {Spoofed, ""}}
+	for i, w := range want {
+		if got[i].Verdict != w.verdict || got[i].DNSFailure != w.kind {
+			t.Errorf("%s: %s (%s), want %s (%s)", got[i].Addr, got[i].Verdict, got[i].DNSFailure, w.verdict, w.kind)
+		}
+	}
+	if p := v.Progress(); p != (Progress{Done: 5, Total: 5, Retried: 4, RetryTotal: 4}) {
+		t.Errorf("progress %+v, want 5 of 5 and 4 of 4 tried again", p)
+	}
+	for _, q := range []string{"98.58.139.79.in-addr.arpa", "22.113.0.203.in-addr.arpa", "20.113.0.203.in-addr.arpa"} {
+		if n := z.count(dns.TypePTR, q); n != 2 {
+			t.Errorf("PTR %s asked %d times, want twice (once per pass)", q, n)
+		}
+	}
+	if n := z.count(dns.TypePTR, "7.113.0.203.in-addr.arpa"); n != 1 {
+		t.Errorf("an answered address was asked about %d times", n)
+	}
+	// The first pass asks with Timeout, the second with three times it.
+	var first, second int
+	for _, d := range z.timeouts() {
+		switch d {
+		case dnsTestHang:
+			first++
+		case 3 * dnsTestHang:
+			second++
+		default:
+			t.Errorf("a query with timeout %s", d)
+		}
+	}
+	if first == 0 || second == 0 {
+		t.Errorf("%d queries with the first timeout, %d with the longer one", first, second)
+	}
+	// A later call does not ask again about what is settled.
+	before := z.total()
+	v.Verify(context.Background(), ips)
+	if z.total() != before {
+		t.Errorf("a second Verify of the same addresses asked %d questions", z.total()-before)
 	}
 }
 
 // fcrdnsSynthHandler answers PTR and A for any IPv4 address a.b.c.d:
 // PTR host-a-b-c-d.bot.lohisoft.com, which has the address as its A record.
-type fcrdnsSynthHandler struct{ n atomic.Int64 }
+type fcrdnsSynthHandler struct {
+	n     atomic.Int64
+	delay time.Duration // before each answer
+}
 
 func (h *fcrdnsSynthHandler) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	h.n.Add(1)
+	if h.delay > 0 {
+		time.Sleep(h.delay)
+	}
 	m := new(dns.Msg)
 	m.SetReply(r)
 	q := r.Question[0]
@@ -385,6 +587,31 @@ func BenchmarkVerify10k(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(addrs))/time.Since(start).Seconds(), "addrs/s")
 }
 
+// BenchmarkVerifyLatency50ms verifies 4,000 distinct addresses against a
+// loopback DNS server that takes 50 ms to answer each query, as a
+// recursive resolver does for names it must look up, with the default
+// concurrency, and reports addresses per second.
+func BenchmarkVerifyLatency50ms(b *testing.B) {
+	h := &fcrdnsSynthHandler{delay: 50 * time.Millisecond}
+	addr := startDNSServer(b, h)
+	addrs := make([]netip.Addr, 4000)
+	for i := range addrs {
+		addrs[i] = netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		v := &Verifier{Servers: []string{addr}}
+		res := v.Verify(context.Background(), addrs)
+		for _, r := range res {
+			if r.Verdict != Genuine {
+				b.Fatalf("got %+v", r)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(addrs))/time.Since(start).Seconds(), "addrs/s")
+}
+
 // FuzzDNSAnswer feeds arbitrary DNS messages (as a hostile server might
 // send) through the answer walk and the PTR name checks.
 func FuzzDNSAnswer(f *testing.F) {
@@ -423,9 +650,15 @@ func FuzzDNSAnswer(f *testing.F) {
 				if len(values) > dnsMaxValues || ttl > uint32(dnsMaxTTL/time.Second) || len(values) > 0 && cname != "" {
 					t.Fatalf("dnsRecords: %d values, cname %q, ttl %d", len(values), cname, ttl)
 				}
-				names := fcrdnsNames(values)
+				names, more := fcrdnsNames(values)
 				if len(names) > fcrdnsMaxNames {
 					t.Fatalf("%d names kept", len(names))
+				}
+				// What a PTR lookup keeps decides as the whole answer would.
+				kept := fcrdnsKeepNames(values)
+				keptNames, keptMore := fcrdnsNames(kept)
+				if len(kept) > 2*fcrdnsMaxNames+1 || keptMore != more || !slices.Equal(names, keptNames) {
+					t.Fatalf("kept %d names %q (more %v), want the crawler names of %q (more %v)", len(kept), keptNames, keptMore, names, more)
 				}
 				for _, n := range names {
 					if n != strings.ToLower(n) || dns.IsFqdn(n) {

@@ -29,7 +29,14 @@ type IPListFetcher struct {
 	Timeout time.Duration
 	// UserAgent is sent as the User-Agent header when not empty.
 	UserAgent string
+
+	// after replaces time.AfterFunc for the timeout (tests).
+	after func(d time.Duration, f func()) (stop func() bool)
 }
+
+// errIPListTimeout is the cause of a fetch's context when its time ran
+// out.
+var errIPListTimeout = errors.New("ip list fetch timed out")
 
 // IPListFetch is the outcome of a fetch that got an answer.
 type IPListFetch struct {
@@ -61,8 +68,15 @@ func (f *IPListFetcher) Fetch(ctx context.Context, rawURL, etag, lastModified st
 	if timeout <= 0 {
 		timeout = DefaultIPListTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	after := f.after
+	if after == nil {
+		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	stop := after(timeout, func() { cancel(errIPListTimeout) })
+	defer stop()
+	timedOut := func() bool { return context.Cause(ctx) == errIPListTimeout }
 
 	client := ipListDefaultClient
 	if f.Client != nil {
@@ -88,7 +102,7 @@ func (f *IPListFetcher) Fetch(ctx context.Context, rawURL, etag, lastModified st
 	}
 	resp, err := noRedirect.Do(req)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if timedOut() {
 			return nil, fmt.Errorf("ip list %s: no answer within %s", rawURL, timeout)
 		}
 		return nil, fmt.Errorf("ip list %s: %w", rawURL, ipUnwrapURLError(err))
@@ -111,7 +125,7 @@ func (f *IPListFetcher) Fetch(ctx context.Context, rawURL, etag, lastModified st
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, IPListMaxBytes+1))
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if timedOut() {
 			return nil, fmt.Errorf("ip list %s: the body did not arrive within %s", rawURL, timeout)
 		}
 		return nil, fmt.Errorf("ip list %s: reading the body: %w", rawURL, err)
@@ -121,7 +135,7 @@ func (f *IPListFetcher) Fetch(ctx context.Context, rawURL, etag, lastModified st
 	}
 	list, err := ParseIPList(body)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if timedOut() {
 			// The body was cut off by the timeout, whatever the reader said.
 			return nil, fmt.Errorf("ip list %s: the body did not arrive within %s", rawURL, timeout)
 		}

@@ -84,6 +84,9 @@ type IPReport struct {
 	LastSeen   time.Time `json:"last_seen" yaml:"last_seen"`
 	UserAgents []string  `json:"user_agents" yaml:"user_agents"`
 	Warnings   []string  `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	// DNSFailure says why DNS could not answer (a DNSFailure constant),
+	// when it could not: why an address stayed unverified.
+	DNSFailure string `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
 }
 
 // SiteReport is what the genuine crawler did on one site.
