@@ -447,7 +447,7 @@ func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
 	if rep == nil {
 		return
 	}
-	for _, r := range rep.IPs {
+	for r := range rep.AllIPs() {
 		a, err := netip.ParseAddr(r.IP)
 		if err != nil {
 			if name != "" {

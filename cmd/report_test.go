@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -277,4 +278,28 @@ func TestWriteYAML(t *testing.T) {
 	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
 		t.Errorf("zeta read back as %#v", back["zeta"])
 	}
+}
+
+// generatedAt matches the generated_at field of a JSON or YAML report.
+var generatedAt = regexp.MustCompile(`(?m)^(  "generated_at": "|generated_at: )([^"\n]*)("?)$`)
+
+// normaliseGeneratedAt checks that a JSON or YAML report says it was made
+// at the command's clock (fixedNow), and puts GENERATED_AT in place of the
+// time, so that golden files do not lock in a time.
+func normaliseGeneratedAt(t *testing.T, format, out string) string {
+	t.Helper()
+	m := generatedAt.FindAllStringSubmatch(out, -1)
+	if format != "json" && format != "yaml" {
+		if len(m) != 0 {
+			t.Errorf("%s output has generated_at", format)
+		}
+		return out
+	}
+	if len(m) != 1 {
+		t.Fatalf("%s report has %d generated_at fields, want 1", format, len(m))
+	}
+	if got, want := m[0][2], fixedNow.UTC().Format(time.RFC3339); got != want {
+		t.Errorf("generated_at %q, want the clock's %q", got, want)
+	}
+	return generatedAt.ReplaceAllString(out, "${1}GENERATED_AT${3}")
 }
