@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"iter"
+	"math"
 	"net/netip"
 	"slices"
 	"sort"
@@ -61,8 +62,12 @@ type Audit struct {
 	settleIx map[resultKey]uint32
 
 	hits                         chunked[auditHit]
+	far                          map[int]farHit // by hit index
+	epoch                        time.Time      // the first kept hit's time
+	hasEpoch                     bool
 	text                         textArena // request targets of the kept hits
 	users, retries, sites, files interner
+	pairs                        table[hitPair]
 	siteHits                     []int64 // claimed hits per site, by site id
 
 	inputs   []InputReport
@@ -114,24 +119,48 @@ func resultKeyOf(r *Result) resultKey {
 	}
 }
 
-// auditHit is what the conduct checks need of a claimed hit, in 64 bytes.
+// auditHit is what the conduct checks need of a claimed hit, in 40 bytes.
+// What does not fit (a time more than 292 years from the audit's first, a
+// line past 2^40, a duration that is not a whole number of microseconds
+// below 35 minutes, an odd resolution or status, more than 65,536 files)
+// is kept whole in Audit.far.
 type auditHit struct {
-	sec, dur, line int64   // logged time (Unix seconds), duration (ns), line
-	target         textRef // request target, in Audit.text
-	nsec, res      int32   // logged time's nanoseconds; resolution, at most 1s
-	addr           uint32  // index into Audit.addrs
-	site, file     uint32  // ids in Audit.sites and Audit.files
-	user, retry    uint32  // ids in Audit.users and Audit.retries; 0 when none
-	status         int16
-	flags          uint8
+	t       int64   // logged time, nanoseconds since Audit.epoch
+	target  textRef // request target, in Audit.text
+	packed  uint64  // line<<24 | file<<8 | resolution<<4 | flags
+	durUsec int32   // duration, microseconds
+	addr    uint32  // index into Audit.addrs
+	site    uint32  // id in Audit.sites
+	extra   uint32  // pair<<10 | status; pair is the id of the (remote user, Retry-After) pair, 0 for neither
 }
 
-// auditHit.flags
+// auditHit.packed's flags
 const (
 	hitTimed       = 1 << iota // the log recorded a time
 	hitDur                     // the log recorded a duration
 	hitStartLogged             // the logged time is the start (else the end)
+	hitFar                     // all but the flags, addr, site and target are in Audit.far
 )
+
+// farHit holds a hit that did not fit in an auditHit.
+type farHit struct {
+	logged     time.Time
+	line       int64
+	file, pair uint32
+	dur, res   time.Duration
+	status     int
+}
+
+// hitResolutions are the resolutions a log reader gives times, coarsest
+// first (auditHit.res indexes them); an audit caps them at a second.
+var hitResolutions = [...]time.Duration{
+	0, time.Second, 100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond,
+	100 * time.Microsecond, 10 * time.Microsecond, time.Microsecond,
+	100 * time.Nanosecond, 10 * time.Nanosecond, time.Nanosecond,
+}
+
+// hitPair is a remote user and a Retry-After value, as interner ids.
+type hitPair struct{ user, retry uint32 }
 
 // Add takes one record from a log reader: a claimed hit, or a request from
 // a listed address without the product token (only counted). A record has
@@ -172,27 +201,40 @@ func (a *Audit) Add(rec *parse.Record) {
 	if e.settled != 0 && a.settled[e.settled-1].Verdict != Genuine {
 		return
 	}
-	h := auditHit{
-		line: rec.Line, target: a.text.add(rec.Target), addr: i, site: site, file: a.files.id(rec.File),
-		status: int16(rec.Status),
+	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
+	f := farHit{line: rec.Line, file: a.files.id(rec.File), status: rec.Status, dur: rec.Duration}
+	if rec.RemoteUser != "" || rec.RetryAfter != "" {
+		f.pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
 	}
-	if rec.RemoteUser != "" {
-		h.user = a.users.id(rec.RemoteUser)
-	}
-	if rec.RetryAfter != "" {
-		h.retry = a.retries.id(rec.RetryAfter)
-	}
+	var flags uint64
+	fits := true
 	if timed {
-		h.flags |= hitTimed
-		h.sec, h.nsec = rec.Time.Unix(), int32(rec.Time.Nanosecond())
-		h.res = int32(min(rec.Resolution, time.Second))
+		flags |= hitTimed
+		f.logged, f.res = rec.Time, min(rec.Resolution, time.Second)
+		if !a.hasEpoch {
+			a.epoch, a.hasEpoch = rec.Time, true
+		}
+		h.t = int64(rec.Time.Sub(a.epoch))
+		fits = a.epoch.Add(time.Duration(h.t)).Equal(rec.Time) // not cut at ±292 years
 		if rec.HasDuration && rec.Start.Equal(rec.Time) {
-			h.flags |= hitStartLogged
+			flags |= hitStartLogged
 		}
 	}
 	if rec.HasDuration {
-		h.flags |= hitDur
-		h.dur = int64(rec.Duration)
+		flags |= hitDur
+	}
+	res := slices.Index(hitResolutions[:], f.res)
+	usec := rec.Duration / time.Microsecond
+	if fits && f.line >= 0 && f.line < 1<<40 && f.file < 1<<16 && res >= 0 && f.status >= 0 && f.status < 1<<10 &&
+		f.pair < 1<<22 && rec.Duration%time.Microsecond == 0 && usec >= math.MinInt32 && usec <= math.MaxInt32 {
+		h.packed = uint64(f.line)<<24 | uint64(f.file)<<8 | uint64(res)<<4 | flags
+		h.durUsec, h.extra = int32(usec), f.pair<<10|uint32(f.status)
+	} else {
+		h.packed = flags | hitFar
+		if a.far == nil {
+			a.far = map[int]farHit{}
+		}
+		a.far[a.hits.len()] = f
 	}
 	a.hits.push(h)
 }
@@ -451,10 +493,11 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 		}
 		return strings.Compare(a.sites.name(x), a.sites.name(y))
 	})
+	none := []string{}
 	for _, id := range sites {
 		s, ok := bySite[id]
 		if !ok {
-			s = SiteReport{ChecksSkipped: []string{}}
+			s = SiteReport{ChecksSkipped: none}
 		}
 		s.Site = valid(id)
 		s.ClaimedHits = a.siteHits[id]
@@ -510,6 +553,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[u
 	}
 	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
 	out := make(map[uint32]SiteReport, len(ids))
+	skips := map[string][]string{} // sites share their lists of skipped checks
 	var recs []conductRec
 	for _, id := range ids {
 		recs = recs[:0]
@@ -517,6 +561,12 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[u
 			recs = append(recs, a.conductRec(int(i), names))
 		}
 		vs, rep := e.checkSite(a.sites.name(id), recs)
+		k := strings.Join(rep.ChecksSkipped, ",")
+		if shared, ok := skips[k]; ok {
+			rep.ChecksSkipped = shared
+		} else {
+			skips[k] = rep.ChecksSkipped
+		}
 		for _, v := range vs {
 			v.Path, v.Detail = validUTF8(v.Path), validUTF8(v.Detail)
 			r.Violations = append(r.Violations, v)
@@ -535,18 +585,27 @@ func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
 		ip = a.name(a.addrs.at(int(h.addr)))
 		names[h.addr] = ip
 	}
+	f := farHit{
+		logged: a.epoch.Add(time.Duration(h.t)), line: int64(h.packed >> 24), file: uint32(h.packed >> 8 & (1<<16 - 1)),
+		res: hitResolutions[h.packed>>4&15], dur: time.Duration(h.durUsec) * time.Microsecond,
+		pair: h.extra >> 10, status: int(h.extra & (1<<10 - 1)),
+	}
+	if h.packed&hitFar != 0 {
+		f = a.far[i]
+	}
+	pair := a.pairs.name(f.pair)
 	r := conductRec{
-		file: a.files.name(h.file), line: h.line, ip: ip, target: a.text.get(h.target),
-		user: a.users.name(h.user), retry: a.retries.name(h.retry), status: int(h.status), idx: i,
-		timed: h.flags&hitTimed != 0, claimedRes: time.Duration(h.res),
-		hasDur: h.flags&hitDur != 0, duration: time.Duration(h.dur),
+		file: a.files.name(f.file), line: f.line, ip: ip, target: a.text.get(h.target),
+		user: a.users.name(pair.user), retry: a.retries.name(pair.retry), status: f.status, idx: i,
+		timed: h.packed&hitTimed != 0, claimedRes: f.res,
+		hasDur: h.packed&hitDur != 0, duration: f.dur,
 	}
 	if r.timed {
-		r.logged = time.Unix(h.sec, int64(h.nsec)).UTC()
+		r.logged = f.logged.UTC()
 		r.start, r.end = r.logged, r.logged
 		switch {
 		case !r.hasDur:
-		case h.flags&hitStartLogged != 0:
+		case h.packed&hitStartLogged != 0:
 			r.end = r.logged.Add(r.duration)
 		default:
 			r.start = r.logged.Add(-r.duration)

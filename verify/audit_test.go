@@ -212,3 +212,73 @@ func TestAuditYearOneTime(t *testing.T) {
 		t.Errorf("ips %+v", ips)
 	}
 }
+
+// TestAuditRecordFar: a line number, duration or resolution that the
+// compact form cannot hold is kept whole.
+func TestAuditRecordFar(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		line int64
+		dur  time.Duration
+		res  time.Duration
+		far  bool
+	}{
+		{"small", 7, 1500 * time.Microsecond, time.Millisecond, false},
+		{"negative duration", 10, -2 * time.Second, time.Second, false},
+		{"line past 2^40", 1<<40 + 3, time.Millisecond, time.Second, true},
+		{"nanosecond duration", 8, 1234567 * time.Nanosecond, time.Nanosecond, true},
+		{"an hour's duration", 9, time.Hour, time.Second, true},
+		{"half-second resolution", 11, time.Second, 500 * time.Millisecond, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := auditHitAt("far.log", tt.line, t0, "/x")
+			rec.Duration, rec.HasDuration, rec.End, rec.Resolution = tt.dur, true, t0.Add(tt.dur), tt.res
+			rec.RemoteUser, rec.RetryAfter = "u", "60"
+			a := &Audit{}
+			a.Add(rec)
+			if far := len(a.far) == 1; far != tt.far {
+				t.Errorf("kept whole: %v, want %v", far, tt.far)
+			}
+			a.text.seal()
+			got, want := a.conductRec(0, map[uint32]string{}), conductRecOf(rec, 0)
+			if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
+				t.Errorf("times %v %v %v, want %v %v %v", got.logged, got.start, got.end, want.logged, want.start, want.end)
+			}
+			got.logged, got.start, got.end = want.logged, want.start, want.end
+			if got != want {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestAuditRecordFarTimes: hits centuries apart, and odd statuses, keep
+// their values.
+func TestAuditRecordFarTimes(t *testing.T) {
+	a := &Audit{}
+	recs := []*parse.Record{
+		auditHitAt("a.log", 1, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), "/"),
+		auditHitAt("a.log", 2, time.Time{}, "/old"),
+		auditHitAt("a.log", 3, time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), "/new"),
+		auditHitAt("a.log", 4, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC), "/odd"),
+	}
+	recs[3].Status = 5000
+	for _, r := range recs {
+		a.Add(r)
+	}
+	if len(a.far) != 3 {
+		t.Errorf("%d hits kept whole, want 3", len(a.far))
+	}
+	a.text.seal()
+	for i, rec := range recs {
+		got, want := a.conductRec(i, map[uint32]string{}), conductRecOf(rec, i)
+		if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
+			t.Errorf("%d: times %v %v %v, want %v %v %v", i, got.logged, got.start, got.end, want.logged, want.start, want.end)
+		}
+		got.logged, got.start, got.end = want.logged, want.start, want.end
+		if got != want {
+			t.Errorf("%d: got  %+v\nwant %+v", i, got, want)
+		}
+	}
+}

@@ -105,6 +105,36 @@ func (a *textArena) get(r textRef) string {
 	return a.blocks[block][off : off+n]
 }
 
+// table numbers distinct values from 1; 0 names no value and reads as
+// the zero value. The zero table is empty.
+type table[T comparable] struct {
+	ids    map[T]uint32
+	values []T
+}
+
+// id returns the number of v, giving it one when it is new.
+func (t *table[T]) id(v T) uint32 {
+	if id, ok := t.ids[v]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[T]uint32{}
+	}
+	t.values = append(t.values, v)
+	id := uint32(len(t.values))
+	t.ids[v] = id
+	return id
+}
+
+// name returns the value numbered id.
+func (t *table[T]) name(id uint32) T {
+	if id == 0 {
+		var zero T
+		return zero
+	}
+	return t.values[id-1]
+}
+
 // interner numbers distinct strings from 1 (the empty string too); 0
 // names no string, and reads as "". The zero value is empty.
 type interner struct {
