@@ -35,12 +35,14 @@ const (
 // and per site, and the counts of each input. Add records in any order;
 // then ask for the Report. The zero Audit is ready to use.
 //
-// Memory: an address costs about a hundred bytes (its counts, first and
-// last time, and up to ten user agents, each cut at 256 bytes and kept
-// once however many addresses send it). A hit is kept, in about 64 bytes
-// and its path, only while its address may still be genuine, since only
-// the genuine crawler's hits are checked for conduct; the hits of an
-// address settled as spoofed or unverified without DNS are only counted.
+// Memory: an address costs about 75 bytes (a 64-byte entry with its
+// counts and first and last times, and its place in an index), and up to
+// ten user agents, each cut at 256 bytes and kept once however many
+// addresses send it. A hit is kept, in 40 bytes and the bytes of its path,
+// only while its address may still be genuine, since only the genuine
+// crawler's hits are checked for conduct; the hits of an address settled
+// as spoofed without DNS are only counted. Sites, files, remote users and
+// Retry-After values are kept once each.
 type Audit struct {
 	// Since and Until, when set, drop claimed hits outside [Since, Until)
 	// (and claimed hits without a time, which cannot be placed).
@@ -52,13 +54,9 @@ type Audit struct {
 
 	summary Summary
 
-	addrs    chunked[addrEntry]
+	clients
 	byAddr   addrIndex
-	byRaw    map[string]uint32   // clients that are no address, or have a zone
-	raws     []string            // their names, by addrEntry.raw
-	extraUAs map[uint32][]uint32 // user agents of an address after its first
-	uas      interner
-	settled  []Result // distinct verdicts given by Settled
+	byRaw    map[string]uint32 // clients that are no address, or have a zone
 	settleIx map[resultKey]uint32
 
 	hits                         chunked[auditHit]
@@ -76,6 +74,16 @@ type Audit struct {
 	warnings []string
 }
 
+// clients is what an audit knows of the clients that claimed to be the
+// crawler: all a report needs once the audit is gone.
+type clients struct {
+	addrs    chunked[addrEntry]
+	raws     []string            // names of the clientRaw entries, by addrEntry.raw
+	extraUAs map[uint32][]uint32 // user agents of an address after its first
+	uas      interner
+	settled  []Result // distinct verdicts given by Settled
+}
+
 // Kinds of client, in addrEntry.kind.
 const (
 	clientRaw = iota // not an address (a host name), or an address with a zone
@@ -83,7 +91,7 @@ const (
 	clientV6
 )
 
-// addrKey is an address without a zone, as a map key without pointers.
+// addrKey is an address without a zone, as a key without pointers.
 type addrKey struct {
 	ip [16]byte
 	v4 bool
@@ -336,7 +344,7 @@ func cutText(s string, max int) string {
 
 // addrOf returns the address of an entry, or false for a client that is
 // not an address.
-func (a *Audit) addrOf(e *addrEntry) (netip.Addr, bool) {
+func (a *clients) addrOf(e *addrEntry) (netip.Addr, bool) {
 	switch e.kind {
 	case clientV4:
 		return netip.AddrFrom4([4]byte(e.ip[12:])), true
@@ -349,7 +357,7 @@ func (a *Audit) addrOf(e *addrEntry) (netip.Addr, bool) {
 
 // name is how the report names an entry's client: the address, or what
 // was logged when it is not one.
-func (a *Audit) name(e *addrEntry) string {
+func (a *clients) name(e *addrEntry) string {
 	if e.kind == clientRaw {
 		return a.raws[e.raw]
 	}
@@ -401,7 +409,7 @@ func (a *Audit) Addresses() []netip.Addr {
 }
 
 // result returns the verdict of entry i: settled, from results, or none.
-func (a *Audit) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bool) {
+func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bool) {
 	if e.settled != 0 {
 		return &a.settled[e.settled-1], true
 	}
@@ -417,7 +425,7 @@ func (a *Audit) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bo
 }
 
 // verdictOf returns the verdict the report gives entry e.
-func (a *Audit) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict {
+func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict {
 	if _, ok := a.addrOf(e); !ok {
 		return Unverified
 	}
@@ -463,7 +471,9 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 			r.Summary.UnverifiedHits += e.hits
 		}
 	}
-	r.lazy = &ipView{a: a, results: results, order: a.ipOrder()}
+	// The view keeps the clients, not the audit: once the caller lets go
+	// of the audit, its hits are garbage while the report is written.
+	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
 
 	if conduct.LogStart == nil {
 		starts := map[string]time.Time{}
@@ -480,8 +490,8 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	if conduct.Covered == nil {
 		conduct.Covered = a.covered
 	}
-	bySite := a.checkConduct(genuine, conduct, r)
-
+	// r.Sites in the order of their names as the report shows them; pos
+	// gives a site id's place in it.
 	sites := make([]uint32, 0, a.sites.count())
 	for id := 1; id <= a.sites.count(); id++ {
 		sites = append(sites, uint32(id))
@@ -493,24 +503,22 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 		}
 		return strings.Compare(a.sites.name(x), a.sites.name(y))
 	})
+	pos := make([]int32, a.sites.count()+1)
+	r.Sites = make([]SiteReport, len(sites))
 	none := []string{}
-	for _, id := range sites {
-		s, ok := bySite[id]
-		if !ok {
-			s = SiteReport{ChecksSkipped: none}
-		}
-		s.Site = valid(id)
-		s.ClaimedHits = a.siteHits[id]
-		r.Sites = append(r.Sites, s)
+	for i, id := range sites {
+		pos[id] = int32(i)
+		r.Sites[i] = SiteReport{Site: valid(id), ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
+	a.checkConduct(genuine, conduct, r, pos)
 	r.Summary.Violations = len(r.Violations)
 	return r
 }
 
 // checkConduct runs the conduct checks on the genuine addresses' hits, one
 // site at a time in the order of their names, adds the violations to r
-// and returns the site reports by site id.
-func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[uint32]SiteReport {
+// and fills in the site reports (r.Sites[pos[site id]]).
+func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos []int32) {
 	// Counting sort of the genuine hits by site: start[id] is where the
 	// site's hits begin in order.
 	start := make([]int, a.sites.count()+2)
@@ -522,7 +530,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[u
 		}
 	}
 	if total == 0 {
-		return nil
+		return
 	}
 	for id := 1; id < len(start); id++ {
 		start[id] += start[id-1]
@@ -552,7 +560,6 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[u
 		}
 	}
 	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
-	out := make(map[uint32]SiteReport, len(ids))
 	skips := map[string][]string{} // sites share their lists of skipped checks
 	var recs []conductRec
 	for _, id := range ids {
@@ -571,9 +578,9 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report) map[u
 			v.Path, v.Detail = validUTF8(v.Path), validUTF8(v.Detail)
 			r.Violations = append(r.Violations, v)
 		}
-		out[id] = rep
+		s := &r.Sites[pos[id]]
+		s.Pages, s.RobotsFetches, s.ChecksSkipped, s.Violations = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped, rep.Violations
 	}
-	return out
 }
 
 // conductRec expands kept hit i for the conduct checks; names caches the
@@ -616,7 +623,7 @@ func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
 
 // ipOrder returns the entries in report order: addresses numerically,
 // IPv4 first, then whatever is not an address, as text.
-func (a *Audit) ipOrder() []uint32 {
+func (a *clients) ipOrder() []uint32 {
 	n := a.addrs.len()
 	order := make([]uint32, n)
 	for i := range order {
@@ -665,7 +672,7 @@ func (a *Audit) ipOrder() []uint32 {
 
 // ipView makes a report's addresses from the audit, one at a time.
 type ipView struct {
-	a       *Audit
+	c       clients
 	results map[netip.Addr]Result
 	order   []uint32
 }
@@ -683,7 +690,7 @@ func (v *ipView) all() iter.Seq[IPReport] {
 
 // report makes the report entry of entry i.
 func (v *ipView) report(i uint32) IPReport {
-	a := v.a
+	a := &v.c
 	e := a.addrs.at(int(i))
 	ip := IPReport{
 		IP:         validUTF8(a.name(e)),
