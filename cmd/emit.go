@@ -447,7 +447,10 @@ func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
 	if rep == nil {
 		return
 	}
-	for _, r := range rep.IPs {
+	if in.Spoofed == nil {
+		in.Spoofed = make([]netip.Addr, 0, rep.NumIPs()) // at most; a botnet's million
+	}
+	for r := range rep.AllIPs() {
 		a, err := netip.ParseAddr(r.IP)
 		if err != nil {
 			if name != "" {

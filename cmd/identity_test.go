@@ -234,7 +234,7 @@ func TestUnverifiedWarningCounts(t *testing.T) {
 	add("192.0.2.4", unverified(verify.DNSFailureServFail))
 	add("192.0.2.5", unverified(verify.DNSFailureCanceled))
 	add("192.0.2.6", verify.Result{Verdict: verify.Genuine, Method: verify.MethodIPList, DNSFailure: verify.DNSFailureTimeout})
-	add("192.0.2.7", verify.Result{Verdict: verify.Unverified, Reason: verify.ReasonInvalidAddress})
+	add("192.0.2.7", verify.Result{Verdict: verify.Unverified, Reason: verify.ReasonNotAnAddress})
 	got := unverifiedWarning(results)
 	want := "dns: 4 addresses stay unverified, DNS could not answer for them (timeout 2, forged 1, servfail 1); "
 	if !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {

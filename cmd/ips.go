@@ -87,7 +87,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			for _, w := range ll.Warnings {
 				warnf(env, "%s", w)
 			}
-			if err := ipsShow(env.Stdout, format, o, ll, env.Now()); err != nil {
+			if err := ipsShow(stdout(env), format, o, ll, env.Now()); err != nil {
 				return writeFailed("the list", err)
 			}
 			return nil

@@ -3,97 +3,331 @@ package cmd
 import (
 	"bufio"
 	"bytes"
-	"encoding"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"reflect"
-	"strings"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
-// writeJSONStream writes v as json.MarshalIndent(v, "", "  ") would (HTML
-// characters not escaped), but a struct's slice fields element by element,
-// so that a report of a hundred thousand addresses is never held twice in
-// memory as one growing buffer. Values that are not plain structs are
-// written whole.
-func writeJSONStream(w io.Writer, v any) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var scratch bytes.Buffer
-	enc := json.NewEncoder(&scratch)
-	enc.SetEscapeHTML(false)
-	encode := func(x any, prefix string) ([]byte, error) {
-		scratch.Reset()
-		enc.SetIndent(prefix, "  ")
-		if err := enc.Encode(x); err != nil {
-			return nil, err
-		}
-		return bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), nil
-	}
+// The JSON printed is encoding/json's, indented by two spaces, with HTML
+// characters left as they are: scripts read it, so it does not depend on
+// how it was written. A report is written a piece at a time, so that a
+// report of a million addresses never exists whole in memory, neither as
+// values nor as text; the pieces are encoding/json's own output, and the
+// tests compare the result with json.Encoder's byte for byte.
 
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		rv = rv.Elem()
+// writeJSON prints v as indented JSON. A *verify.Report is streamed. To a
+// terminal (see stdout), the runes a terminal could act on that JSON
+// leaves as they are (DEL, the C1 controls, the bidi overrides and
+// isolates) are written as \u escapes: the same data, shown safely.
+func writeJSON(w io.Writer, v any) error {
+	if r, ok := v.(*verify.Report); ok {
+		return writeReportJSON(w, r)
 	}
-	_, marshaler := v.(json.Marshaler)
-	_, textMarshaler := v.(encoding.TextMarshaler)
-	if rv.Kind() != reflect.Struct || marshaler || textMarshaler {
-		b, err := encode(v, "")
-		if err != nil {
-			return err
-		}
-		bw.Write(b)
-		bw.WriteByte('\n')
-		return bw.Flush()
+	b, err := jsonIndent(v, "")
+	if err != nil {
+		return err
 	}
-	rt := rv.Type()
-	bw.WriteString("{")
-	first := true
-	for i := 0; i < rt.NumField(); i++ {
-		f := rt.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fv := rv.Field(i)
-		if strings.Contains(","+opts+",", ",omitempty,") && fv.IsZero() {
-			continue
-		}
-		if !first {
-			bw.WriteString(",")
-		}
-		first = false
-		key, _ := json.Marshal(name)
-		bw.WriteString("\n  ")
-		bw.Write(key)
-		bw.WriteString(": ")
-		if fv.Kind() == reflect.Slice && fv.Len() > 0 {
-			bw.WriteString("[")
-			for j := 0; j < fv.Len(); j++ {
-				b, err := encode(fv.Index(j).Interface(), "    ")
-				if err != nil {
-					return err
+	if toTerminal(w) {
+		b = jsonTerminalEscape(b)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// jsonIndent encodes v as json.MarshalIndent(v, prefix, "  ") would, but
+// without escaping HTML characters.
+func jsonIndent(v any, prefix string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// errSplice is an internal error: the report's layout is not the one the
+// streaming writers expect.
+var errSplice = errors.New("the report's layout changed: a list field is missing")
+
+// reportList is a list field of the report that is written element by
+// element.
+type reportList struct {
+	key  string
+	n    int
+	each func(yield func(any) bool)
+}
+
+// reportLists returns the report's long lists (addresses, sites,
+// violations), and a copy of the report without them, for the rest to be
+// encoded in one go. A list that is not nil is left empty in the copy:
+// encoding/json writes "[]" for it, and "null" for a nil one.
+func reportLists(r *verify.Report) (verify.Report, []reportList) {
+	head := *r
+	head.IPs, head.Sites, head.Violations = nil, nil, nil
+	if r.IPs != nil {
+		head.IPs = []verify.IPReport{}
+	}
+	if r.Sites != nil {
+		head.Sites = []verify.SiteReport{}
+	}
+	if r.Violations != nil {
+		head.Violations = []verify.Violation{}
+	}
+	lists := []reportList{
+		{"ips", r.NumIPs(), func(yield func(any) bool) {
+			for ip := range r.AllIPs() {
+				if !yield(ip) {
+					return
 				}
-				if j > 0 {
-					bw.WriteString(",")
-				}
-				bw.WriteString("\n    ")
-				bw.Write(b)
 			}
-			bw.WriteString("\n  ]")
-			continue
-		}
-		b, err := encode(fv.Interface(), "  ")
-		if err != nil {
-			return err
+		}},
+		{"sites", len(r.Sites), func(yield func(any) bool) {
+			for _, s := range r.Sites {
+				if !yield(s) {
+					return
+				}
+			}
+		}},
+		{"violations", len(r.Violations), func(yield func(any) bool) {
+			for _, v := range r.Violations {
+				if !yield(v) {
+					return
+				}
+			}
+		}},
+	}
+	return head, lists
+}
+
+// writeReportJSON streams a report as writeJSON would print it.
+func writeReportJSON(w io.Writer, r *verify.Report) error {
+	tty := toTerminal(w)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	put := func(b []byte) {
+		if tty {
+			b = jsonTerminalEscape(b)
 		}
 		bw.Write(b)
 	}
-	if first {
-		bw.WriteString("}\n")
-	} else {
-		bw.WriteString("\n}\n")
+	head, lists := reportLists(r)
+	text, err := jsonIndent(&head, "")
+	if err != nil {
+		return err
 	}
+	for _, l := range lists {
+		if l.n == 0 {
+			continue
+		}
+		marker := []byte("\n  " + jsonKey(l.key) + ": []")
+		at := bytes.Index(text, marker)
+		if at < 0 {
+			return fmt.Errorf("%w: %s", errSplice, l.key)
+		}
+		put(text[:at+len(marker)-1])
+		var encErr error
+		first := true
+		var scratch []byte
+		l.each(func(v any) bool {
+			var b []byte
+			var err error
+			if ip, ok := v.(verify.IPReport); ok {
+				scratch, err = appendIPReportJSON(scratch[:0], &ip)
+				b = scratch
+			} else {
+				b, err = jsonIndent(v, "    ")
+			}
+			if err != nil {
+				encErr = err
+				return false
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			bw.WriteString("\n    ")
+			put(b)
+			return true
+		})
+		if encErr != nil {
+			return encErr
+		}
+		bw.WriteString("\n  ")
+		text = text[at+len(marker)-1:]
+	}
+	put(text)
+	bw.WriteByte('\n')
 	return bw.Flush()
+}
+
+// jsonKey is a report key as JSON writes it (the keys are plain ASCII).
+func jsonKey(k string) string { return `"` + k + `"` }
+
+// jsonTerminalEscape escapes, inside JSON text, the runes a terminal could
+// act on that encoding/json leaves as they are: DEL, the C1 controls and
+// the bidi controls (it already escapes the C0 controls, U+2028 and
+// U+2029, and replaces invalid UTF-8). Such runes occur only inside
+// strings, where \uXXXX means the same.
+func jsonTerminalEscape(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if parse.IsTerminalUnsafe(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if parse.IsTerminalUnsafe(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+// appendIPReportJSON appends ip as jsonIndent(ip, "    ") encodes it, ten
+// times faster: a report may hold a million addresses. The tests compare
+// the two on reports filled at random, so a field added to IPReport must
+// be added here too.
+func appendIPReportJSON(b []byte, ip *verify.IPReport) ([]byte, error) {
+	const in = "\n      "
+	str := func(key, v string) {
+		b = append(b, in...)
+		b = append(b, key...)
+		b = jsonAppendString(b, v)
+		b = append(b, ',')
+	}
+	list := func(key string, vs []string) {
+		b = append(b, in...)
+		b = append(b, key...)
+		switch {
+		case vs == nil:
+			b = append(b, "null"...)
+		case len(vs) == 0:
+			b = append(b, "[]"...)
+		default:
+			b = append(b, '[')
+			for i, v := range vs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, in+"  "...)
+				b = jsonAppendString(b, v)
+			}
+			b = append(b, in+"]"...)
+		}
+		b = append(b, ',')
+	}
+	var err error
+	when := func(key string, t time.Time) {
+		b = append(b, in...)
+		b = append(b, key...)
+		var text []byte
+		if text, err = t.MarshalJSON(); err != nil {
+			err = &json.MarshalerError{Type: reflect.TypeFor[time.Time](), Err: err}
+		}
+		b = append(b, text...)
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	str(`"ip": `, ip.IP)
+	str(`"verdict": `, string(ip.Verdict))
+	str(`"method": `, ip.Method)
+	str(`"reason": `, ip.Reason)
+	list(`"ptr": `, ip.PTR)
+	list(`"forward": `, ip.Forward)
+	b = append(b, in+`"in_ip_list": `...)
+	b = strconv.AppendBool(b, ip.InIPList)
+	b = append(b, ',')
+	b = append(b, in+`"hits": `...)
+	b = strconv.AppendInt(b, ip.Hits, 10)
+	b = append(b, ',')
+	when(`"first_seen": `, ip.FirstSeen)
+	when(`"last_seen": `, ip.LastSeen)
+	list(`"user_agents": `, ip.UserAgents)
+	if len(ip.Warnings) > 0 {
+		list(`"warnings": `, ip.Warnings)
+	}
+	if err != nil {
+		return b, err
+	}
+	b = b[:len(b)-1] // the last comma
+	b = append(b, "\n    }"...)
+	return b, nil
+}
+
+// jsonAppendString appends s as encoding/json writes a string with HTML
+// escaping off: quotes, backslashes and C0 controls escaped, invalid UTF-8
+// as \ufffd, U+2028 and U+2029 as \u escapes, everything else as it is.
+func jsonAppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -3,55 +3,326 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
+	"gopkg.in/yaml.v3"
 )
 
-// TestWriteJSONStream: the streamed JSON is byte for byte what
-// json.MarshalIndent gives, for reports and other values.
-func TestWriteJSONStream(t *testing.T) {
+// hostileStrings are strings from strangers: controls of every kind,
+// invalid UTF-8, HTML, JSON and YAML syntax, and nothing at all.
+var hostileStrings = []string{
+	"", " ", "-", "plain", "LohiSoftBot/1.0 (+https://lohisoft.com/bot)", "79.139.58.98", "2001:db8::1",
+	"<script>&amp;</script>", `"quoted" \back\slash`, "\x00\x01\x1b]0;owned\x07", "\t\r\n", "line\nbreak",
+	"x\n\ny", "multi\nline\n", "\x7f", "\u0085nel", "\u009b31m", "\u202eevil", "\u2066iso\u2069", "\u2028ls\u2029ps",
+	"\xff\xfe", "a\xc3", "é日本🙂", "null", "true", "~", "- item", "key: value", "#comment", "  lead", "trail  ",
+	"'single'", "*alias", "&anchor", "!tag", "%directive", "---", "...", "{flow: 1}", "[1, 2]", "0x1F", "1e9", "0777",
+	"\ufeffbom", strings.Repeat("long ", 40),
+}
+
+// reportFiller fills any value with random content by reflection, so
+// that every field of the report, present and future, gets hostile
+// strings, nil and empty lists, zero and odd times.
+type reportFiller struct{ rng *rand.Rand }
+
+func (f *reportFiller) fill(v reflect.Value, depth int) {
+	switch v.Type() {
+	case reflect.TypeOf(time.Time{}):
+		times := []time.Time{
+			{}, time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), time.Date(2026, 12, 2, 12, 0, 0, 123456789, time.FixedZone("", 3600)),
+			time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Unix(0, 0),
+		}
+		v.Set(reflect.ValueOf(times[f.rng.IntN(len(times))]))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := hostileStrings[f.rng.IntN(len(hostileStrings))]
+		if f.rng.IntN(4) == 0 {
+			s += hostileStrings[f.rng.IntN(len(hostileStrings))]
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		v.SetBool(f.rng.IntN(2) == 0)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		ns := []int64{0, 1, -1, 42, 1 << 40, -1 << 62}
+		v.SetInt(ns[f.rng.IntN(len(ns))])
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				f.fill(v.Field(i), depth+1)
+			}
+		}
+	case reflect.Pointer:
+		if f.rng.IntN(3) > 0 {
+			p := reflect.New(v.Type().Elem())
+			f.fill(p.Elem(), depth+1)
+			v.Set(p)
+		}
+	case reflect.Slice:
+		switch n := f.rng.IntN(5); n {
+		case 0: // nil
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		default:
+			s := reflect.MakeSlice(v.Type(), n-1, n-1)
+			for i := 0; i < s.Len(); i++ {
+				f.fill(s.Index(i), depth+1)
+			}
+			v.Set(s)
+		}
+	default:
+		panic(fmt.Sprintf("reportFiller: cannot fill a %s", v.Type()))
+	}
+}
+
+// randomReports returns reports filled at random, and the empty ones.
+func randomReports(n int) []*verify.Report {
+	f := &reportFiller{rng: rand.New(rand.NewPCG(7, 8))}
+	out := []*verify.Report{{}, {IPs: []verify.IPReport{}, Sites: []verify.SiteReport{}, Violations: []verify.Violation{}, Warnings: []string{}, Inputs: []verify.InputReport{}}}
+	for range n {
+		var r verify.Report
+		f.fill(reflect.ValueOf(&r).Elem(), 0)
+		out = append(out, &r)
+	}
+	return out
+}
+
+// auditReports returns reports made by verify.Audit, whose addresses are
+// made one at a time: hostile clients (host names among them), user
+// agents, paths and sites, with and without verdicts.
+func auditReports(t *testing.T, n int) []*verify.Report {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 10))
+	var out []*verify.Report
+	for k := range n {
+		a := &verify.Audit{}
+		results := map[netip.Addr]verify.Result{}
+		for i := range rng.IntN(40) {
+			rec := &parse.Record{
+				File: hostileStrings[rng.IntN(len(hostileStrings))], Line: int64(i + 1),
+				Target: hostileStrings[rng.IntN(len(hostileStrings))], Status: []int{200, 403, 429, 503}[rng.IntN(4)],
+				UserAgent: "LohiSoftBot " + hostileStrings[rng.IntN(len(hostileStrings))], Host: hostileStrings[rng.IntN(len(hostileStrings))],
+				RemoteUser: []string{"", "bob\x1b"}[rng.IntN(2)], Claimed: true,
+			}
+			if rng.IntN(5) > 0 {
+				rec.Time = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(600)) * time.Second)
+				rec.Start, rec.End, rec.Resolution = rec.Time, rec.Time, time.Second
+			}
+			switch rng.IntN(4) {
+			case 0:
+				rec.ClientRaw = hostileStrings[rng.IntN(len(hostileStrings))] + ".example"
+			case 1:
+				rec.Client = netip.MustParseAddr("79.139.58.98")
+			default:
+				rec.Client = netip.AddrFrom4([4]byte{203, 0, 113, byte(rng.IntN(8))})
+			}
+			if rec.Client.IsValid() {
+				rec.ClientRaw = rec.Client.String()
+				results[rec.Client] = verify.Result{
+					Verdict: []verify.Verdict{verify.Genuine, verify.Spoofed, verify.Unverified}[rng.IntN(3)],
+					Method:  verify.MethodFCrDNS, PTR: []string{hostileStrings[rng.IntN(len(hostileStrings))]}, Forward: []string{},
+				}
+			}
+			a.Add(rec)
+		}
+		a.Warn(hostileStrings[rng.IntN(len(hostileStrings))])
+		a.AddInput(verify.InputReport{File: "in\x1b.log", Lines: 3}, nil)
+		if k%3 == 0 {
+			results = nil // identity not checked
+		}
+		r := a.Report(results, verify.ConductConfig{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
+		r.GeneratedAt = fixedNow
+		out = append(out, r)
+	}
+	return out
+}
+
+// materialized returns a copy of r with its addresses held in IPs, as
+// encoding/json and yaml.v3 see a report.
+func materialized(r *verify.Report) *verify.Report {
+	m := *r
+	m.IPs = r.IPList()
+	return &m
+}
+
+// wantJSON is the report as encoding/json prints it.
+func wantJSON(t *testing.T, v any) string {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// wantYAML is the report as yaml.v3 prints it whole (invalid UTF-8 made
+// text, as writeYAML does).
+func wantYAML(t *testing.T, v any) string {
+	t.Helper()
+	n, err := yamlNode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yamlValidUTF8(n)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		t.Fatal(err)
+	}
+	enc.Close()
+	return buf.String()
+}
+
+func allReports(t *testing.T) map[string]*verify.Report {
+	t.Helper()
+	reports := map[string]*verify.Report{}
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "sample.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	data = bytes.Replace(data, []byte(`"GENERATED_AT"`), []byte(`"2026-12-02T12:00:00Z"`), 1)
 	var sample verify.Report
 	if err := json.Unmarshal(data, &sample); err != nil {
 		t.Fatal(err)
 	}
+	reports["sample"] = &sample
+	for i, r := range randomReports(300) {
+		reports[fmt.Sprintf("random %d", i)] = r
+	}
+	for i, r := range auditReports(t, 60) {
+		reports[fmt.Sprintf("audit %d", i)] = r
+	}
+	return reports
+}
+
+// TestWriteReportJSON: the streamed report is byte for byte what
+// encoding/json prints for the whole report, on the sample, on reports
+// filled at random (every field, hostile strings, nil and empty lists,
+// zero times) and on reports made by an audit.
+func TestWriteReportJSON(t *testing.T) {
+	for name, r := range allReports(t) {
+		var got bytes.Buffer
+		if err := writeJSON(&got, r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := wantJSON(t, materialized(r)); got.String() != want {
+			t.Fatalf("%s: got\n%s\nwant\n%s", name, got.String(), want)
+		}
+	}
+}
+
+// TestWriteReportYAML: likewise for YAML and yaml.v3.
+func TestWriteReportYAML(t *testing.T) {
+	for name, r := range allReports(t) {
+		var got bytes.Buffer
+		if err := writeYAML(&got, r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := wantYAML(t, materialized(r)); got.String() != want {
+			t.Fatalf("%s: got\n%s\nwant\n%s", name, got.String(), want)
+		}
+	}
+}
+
+// TestWriteJSONOtherValues: values other than reports are encoding/json's
+// output too.
+func TestWriteJSONOtherValues(t *testing.T) {
 	type inner struct {
 		A []string `json:"a,omitempty"`
 		B string   `json:"b"`
 	}
 	values := map[string]any{
-		"sample report": &sample,
-		"empty report":  &verify.Report{},
-		"empty slices":  &verify.Report{IPs: []verify.IPReport{}, Warnings: []string{}},
-		"omitempty":     struct{ X inner }{inner{B: "x"}},
-		"no fields":     struct{}{},
-		"not a struct":  []int{1, 2},
-		"time":          time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		"html":          map[string]string{"a": "<b>&"},
+		"omitempty": struct{ X inner }{inner{B: "x", A: []string{}}},
+		"no fields": struct{}{},
+		"a list":    []int{1, 2},
+		"time":      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		"html":      map[string]string{"a": "<b>&\u202e\x7f"},
 	}
 	for name, v := range values {
-		t.Run(name, func(t *testing.T) {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(v); err != nil {
+		var got bytes.Buffer
+		if err := writeJSON(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if want := wantJSON(t, v); got.String() != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", name, got.String(), want)
+		}
+	}
+}
+
+// terminalUnsafe reports the first rune of s that a terminal could act
+// on, other than the line breaks and indentation of the layout.
+func terminalUnsafe(s string) (rune, bool) {
+	for _, r := range s {
+		if r != '\n' && (r < 0x20 || parse.IsTerminalUnsafe(r)) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// TestReportToTerminal: JSON and YAML written to a terminal carry no rune
+// a terminal could act on, and read back as the same report; written to a
+// pipe they are as before.
+func TestReportToTerminal(t *testing.T) {
+	for name, r := range allReports(t) {
+		for _, format := range []string{"json", "yaml"} {
+			var pipe, tty bytes.Buffer
+			if err := writeReport(&pipe, r, format); err != nil {
 				t.Fatal(err)
 			}
-			var got bytes.Buffer
-			if err := writeJSONStream(&got, v); err != nil {
+			if err := writeReport(terminal{&tty}, r, format); err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != want.String() {
-				t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
+			if c, bad := terminalUnsafe(tty.String()); bad {
+				t.Fatalf("%s %s: %U reaches the terminal:\n%s", name, format, c, tty.String())
 			}
-		})
+			if !utf8.Valid(tty.Bytes()) {
+				t.Fatalf("%s %s: invalid UTF-8 reaches the terminal", name, format)
+			}
+			var fromPipe, fromTTY any
+			unmarshal := json.Unmarshal
+			if format == "yaml" {
+				unmarshal = yaml.Unmarshal
+			}
+			if err := unmarshal(pipe.Bytes(), &fromPipe); err != nil {
+				t.Fatalf("%s %s: %v", name, format, err)
+			}
+			if err := unmarshal(tty.Bytes(), &fromTTY); err != nil {
+				t.Fatalf("%s %s to a terminal: %v\n%s", name, format, err, tty.String())
+			}
+			if !reflect.DeepEqual(fromPipe, fromTTY) {
+				t.Fatalf("%s %s: the terminal's copy reads back differently:\n%s\nfrom the pipe's\n%s", name, format, tty.String(), pipe.String())
+			}
+		}
+	}
+}
+
+// TestJSONTerminalEscape names the runes escaped for a terminal.
+func TestJSONTerminalEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		`"plain é日本🙂"`:            `"plain é日本🙂"`,
+		"\"\x7f\"":                `"\u007f"`,
+		"\"a\u009bb\u0085\"":      `"a\u009bb\u0085"`,
+		"\"\u202eevil\u2066x\"":   `"\u202eevil\u2066x"`,
+		"\"\u200bzero-width ok\"": "\"\u200bzero-width ok\"",
+	} {
+		if got := string(jsonTerminalEscape([]byte(in))); got != want {
+			t.Errorf("jsonTerminalEscape(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -60,7 +60,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil && !errors.Is(err, errIncomplete) {
 		return err
 	}
-	werr := writeReport(env.Stdout, rep, format)
+	werr := writeReport(stdout(env), rep, format)
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
@@ -172,6 +172,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		Robots:       robots.For,
 	})
 	rep.Version = Version
+	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source
 	if incomplete {
 		return rep, id, errIncomplete

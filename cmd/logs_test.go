@@ -78,7 +78,7 @@ func TestLogsSampleGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, "sample."+format, out)
+			golden(t, "sample."+format, normaliseGeneratedAt(t, format, out))
 			if strings.ContainsAny(out, "\x1b\x07") {
 				t.Errorf("%s output carries control characters from the log", format)
 			}

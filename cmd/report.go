@@ -1,15 +1,20 @@
 package cmd
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -17,25 +22,187 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// writeJSON prints v as indented JSON, without HTML escaping.
-func writeJSON(w io.Writer, v any) error { return writeJSONStream(w, v) }
+// terminal marks standard output when it is a terminal: JSON and YAML
+// written to it have the runes a terminal could act on escaped (JSON to a
+// pipe or a file stays exactly as encoding/json writes it).
+type terminal struct{ io.Writer }
 
-// writeYAML prints v as YAML with the same field names as the JSON. A
-// string that is not valid UTF-8 (a User-Agent logged as \xff\xfe) is
-// written with each bad byte as U+FFFD, as the JSON has it, not as
-// !!binary: a string field keeps its type.
+// stdout returns env.Stdout, marked when it is a terminal.
+func stdout(env *Env) io.Writer {
+	if env.StdoutTTY {
+		return terminal{env.Stdout}
+	}
+	return env.Stdout
+}
+
+// toTerminal reports whether w is (or wraps) standard output on a
+// terminal.
+func toTerminal(w io.Writer) bool {
+	for {
+		switch x := w.(type) {
+		case terminal:
+			return true
+		case *stickyWriter:
+			w = x.w
+		default:
+			return false
+		}
+	}
+}
+
+// writeYAML prints v as YAML with the same field names as the JSON; a
+// *verify.Report is streamed. A string that is not valid UTF-8 (a
+// User-Agent logged as \xff\xfe) is written with each bad byte as U+FFFD,
+// as the JSON has it, not as !!binary: a string field keeps its type. To
+// a terminal, a string holding a rune a terminal could act on is written
+// double-quoted, with that rune escaped.
 func writeYAML(w io.Writer, v any) error {
-	var n yaml.Node
-	if err := n.Encode(v); err != nil {
+	if r, ok := v.(*verify.Report); ok {
+		return writeReportYAML(w, r)
+	}
+	n, err := yamlNode(v)
+	if err != nil {
 		return err
 	}
-	yamlValidUTF8(&n)
-	enc := yaml.NewEncoder(w)
+	b, err := yamlText(n, toTerminal(w))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// yamlNode returns v as a YAML node, as yaml.Node.Encode does, but by way
+// of text indented by two spaces: Encode indents by four, and yaml.v3
+// cannot read back its own four-space text for a string that starts with
+// a space and holds a line break inside a list.
+func yamlNode(v any) (*yaml.Node, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&n); err != nil {
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, fmt.Errorf("yaml: %T did not encode as one document", v)
+	}
+	return doc.Content[0], nil
+}
+
+// yamlText encodes a node as the reports' YAML (two-space indent), with
+// the fixes writeYAML describes.
+func yamlText(n *yaml.Node, tty bool) ([]byte, error) {
+	yamlValidUTF8(n)
+	if tty {
+		yamlTerminalStyle(n)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	if tty {
+		b = yamlTerminalEscape(b)
+	}
+	return b, nil
+}
+
+// writeReportYAML streams a report as writeYAML would print it: the
+// report without its long lists in one go, then each element of them
+// encoded where it stands (under its key, as the only element, with the
+// key's line dropped), so that each is written as in the whole document.
+func writeReportYAML(w io.Writer, r *verify.Report) error {
+	tty := toTerminal(w)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	head, lists := reportLists(r)
+	n, err := yamlNode(&head)
+	if err != nil {
 		return err
 	}
-	return enc.Close()
+	text, err := yamlText(n, tty)
+	if err != nil {
+		return err
+	}
+	pos := 0 // text before pos is written
+	for _, l := range lists {
+		if l.n == 0 {
+			continue
+		}
+		marker := []byte("\n" + l.key + ": []\n")
+		from := max(pos-1, 0) // the newline before pos may start the marker
+		at := bytes.Index(text[from:], marker)
+		if at < 0 {
+			return fmt.Errorf("%w: %s", errSplice, l.key)
+		}
+		at += from
+		bw.Write(text[pos : at+1])
+		bw.WriteString(l.key + ":\n")
+		var encErr error
+		var direct bytes.Buffer
+		l.each(func(v any) bool {
+			// Most elements are plain ASCII and need no fixing: yaml.v3's
+			// own text for the element under its key is then what the
+			// way through a node gives, three times faster.
+			if !tty {
+				direct.Reset()
+				enc := yaml.NewEncoder(&direct)
+				enc.SetIndent(2)
+				encErr = enc.Encode(map[string]any{l.key: []any{v}})
+				if encErr == nil {
+					encErr = enc.Close()
+				}
+				if encErr != nil {
+					return false
+				}
+				if b := direct.Bytes(); plainASCII(b) && !bytes.Contains(b, []byte("!!binary")) {
+					bw.Write(b[len(l.key)+2:])
+					return true
+				}
+			}
+			var item *yaml.Node
+			if item, encErr = yamlNode(v); encErr != nil {
+				return false
+			}
+			doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: l.key},
+				{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{item}},
+			}}
+			var b []byte
+			if b, encErr = yamlText(doc, tty); encErr != nil {
+				return false
+			}
+			bw.Write(b[len(l.key)+2:]) // after "KEY:\n"
+			return true
+		})
+		if encErr != nil {
+			return encErr
+		}
+		pos = at + len(marker)
+	}
+	bw.Write(text[pos:])
+	return bw.Flush()
+}
+
+// plainASCII reports whether b holds only printable ASCII and line ends.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // yamlValidUTF8 turns the !!binary scalars that yaml.v3 makes of invalid
@@ -53,6 +220,24 @@ func yamlValidUTF8(n *yaml.Node) {
 	}
 }
 
+// yamlTerminalStyle makes every scalar that holds a rune a terminal could
+// act on double-quoted: yaml.v3 then escapes the controls and line
+// separators, and yamlTerminalEscape the rest.
+func yamlTerminalStyle(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && strings.ContainsFunc(n.Value, func(r rune) bool { return r < 0x20 || parse.IsTerminalUnsafe(r) }) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		yamlTerminalStyle(c)
+	}
+}
+
+// yamlTerminalEscape escapes, as \uXXXX, the runes a terminal could act on
+// that yaml.v3 writes as they are inside double quotes (the bidi
+// controls). yamlTerminalStyle has put every scalar holding one in double
+// quotes, where the escape means the same.
+func yamlTerminalEscape(b []byte) []byte { return jsonTerminalEscape(b) }
+
 // stickyWriter remembers the first write error, so that text printed in
 // many small writes (tables, lines) can be checked once at the end.
 type stickyWriter struct {
@@ -69,7 +254,8 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeReport prints a logs report in the chosen format.
+// writeReport prints a logs report in the chosen format. Give it
+// stdout(env), so that it knows whether it writes to a terminal.
 func writeReport(w io.Writer, r *verify.Report, format string) error {
 	switch format {
 	case "json":
@@ -77,7 +263,7 @@ func writeReport(w io.Writer, r *verify.Report, format string) error {
 	case "yaml":
 		return writeYAML(w, r)
 	case "csv":
-		return writeIPsCSV(w, r.IPs)
+		return writeIPsCSVSeq(w, r.AllIPs())
 	}
 	sw := &stickyWriter{w: w}
 	if err := writeReportText(sw, r, format == "markdown"); err != nil {
@@ -93,11 +279,16 @@ var csvHeader = []string{"ip", "verdict", "method", "reason", "in_ip_list", "hit
 // take for a formula are prefixed with a quote: user agents and PTR names
 // are written by strangers.
 func writeIPsCSV(w io.Writer, ips []verify.IPReport) error {
+	return writeIPsCSVSeq(w, slices.Values(ips))
+}
+
+// writeIPsCSVSeq is writeIPsCSV for addresses made one at a time.
+func writeIPsCSVSeq(w io.Writer, ips iter.Seq[verify.IPReport]) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
-	for _, ip := range ips {
+	for ip := range ips {
 		row := []string{
 			ip.IP, string(ip.Verdict), ip.Method, ip.Reason,
 			strconv.FormatBool(ip.InIPList), strconv.FormatInt(ip.Hits, 10),
@@ -228,10 +419,10 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 	}
 	fmt.Fprintf(w, "IP list: %s\n", textLine(orDash(s.IPListSource), md))
 
-	if len(r.IPs) > 0 {
+	if r.NumIPs() > 0 {
 		heading(w, md, "Addresses claiming to be LohiSoftBot")
 		t := newTable(w, md, "IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN")
-		for _, ip := range r.IPs {
+		for ip := range r.AllIPs() {
 			if err := t.Append([]string{textCell(ip.IP, 45, md), textCell(string(ip.Verdict), 0, md), textCell(whyText(ip.Method, ip.Reason, ip.Warnings), 60, md),
 				strconv.FormatInt(ip.Hits, 10), textCell(strings.Join(ip.PTR, " "), 60, md), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)}); err != nil {
 				return err

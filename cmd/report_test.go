@@ -3,17 +3,23 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 	"gopkg.in/yaml.v3"
 )
@@ -276,5 +282,118 @@ func TestWriteYAML(t *testing.T) {
 	}
 	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
 		t.Errorf("zeta read back as %#v", back["zeta"])
+	}
+}
+
+// generatedAt matches the generated_at field of a JSON or YAML report.
+var generatedAt = regexp.MustCompile(`(?m)^(  "generated_at": "|generated_at: )([^"\n]*)("?)$`)
+
+// normaliseGeneratedAt checks that a JSON or YAML report says it was made
+// at the command's clock (fixedNow), and puts GENERATED_AT in place of the
+// time, so that golden files do not lock in a time.
+func normaliseGeneratedAt(t *testing.T, format, out string) string {
+	t.Helper()
+	m := generatedAt.FindAllStringSubmatch(out, -1)
+	if format != "json" && format != "yaml" {
+		if len(m) != 0 {
+			t.Errorf("%s output has generated_at", format)
+		}
+		return out
+	}
+	if len(m) != 1 {
+		t.Fatalf("%s report has %d generated_at fields, want 1", format, len(m))
+	}
+	if got, want := m[0][2], fixedNow.UTC().Format(time.RFC3339); got != want {
+		t.Errorf("generated_at %q, want the clock's %q", got, want)
+	}
+	return generatedAt.ReplaceAllString(out, "${1}GENERATED_AT${3}")
+}
+
+// TestLogsHostNameClient: a host name in the client field (Apache's
+// HostnameLookups On) is reported unverified with the reason
+// not-an-address: DNS is never asked about it and no rule blocks it.
+func TestLogsHostNameClient(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	resolver := serveDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		asked = append(asked, r.Question[0].Name)
+		mu.Unlock()
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeNameError)
+		w.WriteMsg(m)
+	}))
+	log := identityWriteFile(t, "access.log", strings.Join([]string{
+		`crawl-7.bot.lohisoft.com - - [01/Dec/2026:06:03:40 +0100] "GET / HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
+		`evil.example - - [01/Dec/2026:06:03:41 +0100] "GET /a HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
+		`203.0.113.7 - - [01/Dec/2026:06:03:42 +0100] "GET /b HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
+	}, "\n")+"\n")
+	args := []string{"--log-format", "combined", "--resolver", resolver, "--no-cache", "--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`), log}
+	code, out, errOut := runInMemory(t, "", append([]string{"logs", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep verify.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ip := range rep.IPs {
+		got[ip.IP] = fmt.Sprintf("%s/%s/%s", ip.Verdict, ip.Method, ip.Reason)
+	}
+	want := map[string]string{
+		"crawl-7.bot.lohisoft.com": "unverified//not-an-address",
+		"evil.example":             "unverified//not-an-address",
+		"203.0.113.7":              "spoofed/fcrdns/no-ptr",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	mu.Lock()
+	for _, q := range asked {
+		if q != "7.113.0.203.in-addr.arpa." {
+			t.Errorf("DNS was asked about %q", q)
+		}
+	}
+	mu.Unlock()
+	code, rules, errOut := runInMemory(t, "", append([]string{"emit", "nftables"}, args...)...)
+	if code != 0 {
+		t.Fatalf("emit: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(rules, "203.0.113.7 timeout") || strings.Contains(rules, "evil.example") || strings.Contains(rules, "crawl-7") {
+		t.Errorf("rules block other than 203.0.113.7:\n%s", rules)
+	}
+}
+
+// TestLogsJSONToTerminal: JSON and YAML reports printed to a terminal
+// escape the C1 controls, DEL and bidi overrides a log carries; printed to
+// a pipe, the JSON keeps them as encoding/json does.
+func TestLogsJSONToTerminal(t *testing.T) {
+	log := identityWriteFile(t, "access.log",
+		`203.0.113.7 - - [01/Dec/2026:06:03:42 +0100] "GET /\xc2\x9b31m\x7f HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0 \xe2\x80\xaeevil\xc2\x85"`+"\n")
+	for _, format := range []string{"json", "yaml"} {
+		for _, tty := range []bool{false, true} {
+			var out, errb bytes.Buffer
+			env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tty, Now: func() time.Time { return fixedNow },
+				Getenv: func(k string) string {
+					if k == "HOME" || k == "XDG_CACHE_HOME" || k == "XDG_CONFIG_HOME" {
+						return t.TempDir()
+					}
+					return ""
+				}}
+			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", format, "--log-format", "combined", log})
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			_, unsafe := terminalUnsafe(out.String())
+			if unsafe != tty {
+				continue
+			}
+			if tty {
+				t.Errorf("%s to a terminal carries terminal controls:\n%s", format, out.String())
+			} else if format == "json" {
+				t.Errorf("json to a pipe lost the log's runes:\n%s", out.String())
+			}
+		}
 	}
 }

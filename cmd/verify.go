@@ -88,7 +88,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			for _, w := range id.Warnings {
 				warnf(env, "%s", w)
 			}
-			if err := verifyWrite(env.Stdout, format, out, addrs, results, id.List, env.Now()); err != nil {
+			if err := verifyWrite(stdout(env), format, out, addrs, results, id.List, env.Now()); err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the

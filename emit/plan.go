@@ -174,7 +174,7 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 	switch mode {
 	case BlockSpoofed:
 		p.Exempt = collapse(crawler)
-		var block []netip.Prefix
+		block := make([]netip.Prefix, 0, len(in.Spoofed))
 		for _, a := range in.Spoofed {
 			a = normAddr(a)
 			if !a.IsValid() {
@@ -190,7 +190,7 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 				block = append(block, q)
 			}
 		}
-		p.Block = collapse(block)
+		p.Block = collapseOwned(block)
 	case BlockBot:
 		var block []netip.Prefix
 		for _, q := range crawler {
@@ -198,7 +198,7 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 				block = append(block, q)
 			}
 		}
-		p.Block = collapse(block)
+		p.Block = collapseOwned(block)
 	case AllowBot:
 		var allow []netip.Prefix
 		for _, q := range crawler {
@@ -212,7 +212,7 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 			}
 			allow = append(allow, q)
 		}
-		p.Allow = collapse(allow)
+		p.Allow = collapseOwned(allow)
 	}
 	slices.SortFunc(skipped, func(a, b Skipped) int {
 		if c := comparePrefix(a.Prefix, b.Prefix); c != 0 {
@@ -309,10 +309,15 @@ func comparePrefix(a, b netip.Prefix) int {
 // prefixes are nested or disjoint, so after sorting a prefix is held by
 // another only if the last one kept holds it.
 func collapse(ps []netip.Prefix) []netip.Prefix {
+	return collapseOwned(slices.Clone(ps))
+}
+
+// collapseOwned is collapse in place, for a slice the caller no longer
+// needs: a million spoofing addresses are not copied once more.
+func collapseOwned(ps []netip.Prefix) []netip.Prefix {
 	if len(ps) == 0 {
 		return nil
 	}
-	ps = slices.Clone(ps)
 	slices.SortFunc(ps, comparePrefix)
 	out := ps[:0]
 	for _, p := range ps {
@@ -335,16 +340,16 @@ func prefixString(p netip.Prefix) string {
 	return p.String()
 }
 
-// split4and6 splits sorted prefixes into IPv4 and IPv6 ones.
+// split4and6 splits sorted prefixes (IPv4 first) into IPv4 and IPv6
+// ones, without copying them.
 func split4and6(ps []netip.Prefix) (v4, v6 []netip.Prefix) {
-	for _, p := range ps {
+	i, _ := slices.BinarySearchFunc(ps, true, func(p netip.Prefix, _ bool) int {
 		if p.Addr().Is4() {
-			v4 = append(v4, p)
-		} else {
-			v6 = append(v6, p)
+			return -1
 		}
-	}
-	return v4, v6
+		return 1
+	})
+	return ps[:i:i], ps[i:]
 }
 
 // String describes a skip for a warning.

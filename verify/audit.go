@@ -1,7 +1,10 @@
 package verify
 
 import (
-	"maps"
+	"bytes"
+	"cmp"
+	"iter"
+	"math"
 	"net/netip"
 	"slices"
 	"sort"
@@ -16,6 +19,12 @@ import (
 const (
 	// maxUserAgents bounds the user agents kept per address.
 	maxUserAgents = 10
+	// maxClientText is how many bytes of a user agent, or of a client
+	// field that is not an address, the report keeps: a user agent is
+	// rarely longer than 200 bytes and a host name never longer than 253,
+	// and a botnet must not make each of a million addresses cost
+	// kilobytes.
+	maxClientText = 256
 	// coverageGap is the longest quiet time between two inputs that still
 	// counts as logged: rotated logs follow each other, but a missing
 	// rotation must not look like a stretch of time without requests.
@@ -26,149 +35,334 @@ const (
 // and per site, and the counts of each input. Add records in any order;
 // then ask for the Report. The zero Audit is ready to use.
 //
-// Memory: an address keeps counts and a few user agents; its hits are
-// kept (about a hundred bytes each) only while its verdict may still be
-// genuine, since only the genuine crawler's hits are checked for conduct.
+// Memory: an address costs about 75 bytes (a 64-byte entry with its
+// counts and first and last times, and its place in an index), and up to
+// ten user agents, each cut at 256 bytes and kept once however many
+// addresses send it. A hit is kept, in 40 bytes and the bytes of its path,
+// only while its address may still be genuine, since only the genuine
+// crawler's hits are checked for conduct; the hits of an address settled
+// as spoofed without DNS are only counted. Sites, files, remote users and
+// Retry-After values are kept once each.
 type Audit struct {
-	// Since and Until, when set, drop claimed hits outside [Since, Until).
+	// Since and Until, when set, drop claimed hits outside [Since, Until)
+	// (and claimed hits without a time, which cannot be placed).
 	Since, Until time.Time
 	// Settled, when set, gives an address's verdict when it needs no DNS
 	// (see [Verifier.Settled]); the hits of an address settled as spoofed
 	// are counted and not kept.
 	Settled func(netip.Addr) (Result, bool)
 
-	summary  Summary
-	ips      map[string]*ipAgg
-	sites    map[string]int64
-	files    []string // file names, indexed by auditHit.file
-	fileIdx  map[string]int32
+	summary Summary
+
+	clients
+	byAddr   addrIndex
+	byRaw    map[string]uint32 // clients that are no address, or have a zone
+	settleIx map[resultKey]uint32
+
+	hits                         chunked[auditHit]
+	far                          map[int]farHit // by hit index
+	epoch                        time.Time      // the first kept hit's time
+	hasEpoch                     bool
+	text                         textArena // request targets of the kept hits
+	users, retries, sites, files interner
+	pairs                        table[hitPair]
+	siteHits                     []int64 // claimed hits per site, by site id
+
 	inputs   []InputReport
 	examples []Malformed
 	formats  []string
 	warnings []string
 }
 
-type ipAgg struct {
-	addr        netip.Addr
-	raw         string
-	hits        int64
-	first, last time.Time
-	uas         map[string]bool
-	settled     *Result
-	kept        []auditHit // while the address may be genuine
+// clients is what an audit knows of the clients that claimed to be the
+// crawler: all a report needs once the audit is gone.
+type clients struct {
+	addrs    chunked[addrEntry]
+	raws     []string            // names of the clientRaw entries, by addrEntry.raw
+	extraUAs map[uint32][]uint32 // user agents of an address after its first
+	uas      interner
+	settled  []Result // distinct verdicts given by Settled
 }
 
-// auditHit is what the conduct checks need of a claimed hit.
-type auditHit struct {
-	logged, start, end int64 // Unix nanoseconds
-	dur                int64
-	line               int64
-	res                int32 // nanoseconds, at most a second
-	status             int16
-	hasDur             bool
-	file               int32
-	path, user, retry  string
-	site               string
+// Kinds of client, in addrEntry.kind.
+const (
+	clientRaw = iota // not an address (a host name), or an address with a zone
+	clientV4
+	clientV6
+)
+
+// addrKey is an address without a zone, as a key without pointers.
+type addrKey struct {
+	ip [16]byte
+	v4 bool
 }
+
+// addrEntry is what an audit knows of one client.
+type addrEntry struct {
+	hits                int64
+	firstSec, lastSec   int64 // first and last start times seen, when timed
+	firstNsec, lastNsec int32
+	ua                  uint32 // id of its first user agent; 0 before any
+	settled             uint32 // 1 + index into Audit.settled; 0 when DNS decides
+	raw                 uint32 // clientRaw: index into Audit.raws
+	ip                  [16]byte
+	kind                uint8
+	timed               bool // a hit of the address had a time
+}
+
+// resultKey tells settled verdicts apart (the address aside), so that a
+// million spoofers share a handful of Results.
+type resultKey struct {
+	verdict                  Verdict
+	method, reason, dnsError string
+	ptr, forward, warnings   string
+	inIPList                 bool
+}
+
+func resultKeyOf(r *Result) resultKey {
+	return resultKey{
+		verdict: r.Verdict, method: r.Method, reason: r.Reason, dnsError: r.DNSError,
+		ptr: strings.Join(r.PTR, "\x00"), forward: strings.Join(r.Forward, "\x00"),
+		warnings: strings.Join(r.Warnings, "\x00"), inIPList: r.InIPList,
+	}
+}
+
+// auditHit is what the conduct checks need of a claimed hit, in 40 bytes.
+// What does not fit (a time more than 292 years from the audit's first, a
+// line past 2^40, a duration that is not a whole number of microseconds
+// below 35 minutes, an odd resolution or status, more than 65,536 files)
+// is kept whole in Audit.far.
+type auditHit struct {
+	t       int64   // logged time, nanoseconds since Audit.epoch
+	target  textRef // request target, in Audit.text
+	packed  uint64  // line<<24 | file<<8 | resolution<<4 | flags
+	durUsec int32   // duration, microseconds
+	addr    uint32  // index into Audit.addrs
+	site    uint32  // id in Audit.sites
+	extra   uint32  // pair<<10 | status; pair is the id of the (remote user, Retry-After) pair, 0 for neither
+}
+
+// auditHit.packed's flags
+const (
+	hitTimed       = 1 << iota // the log recorded a time
+	hitDur                     // the log recorded a duration
+	hitStartLogged             // the logged time is the start (else the end)
+	hitFar                     // all but the flags, addr, site and target are in Audit.far
+)
+
+// farHit holds a hit that did not fit in an auditHit.
+type farHit struct {
+	logged     time.Time
+	line       int64
+	file, pair uint32
+	dur, res   time.Duration
+	status     int
+}
+
+// hitResolutions are the resolutions a log reader gives times, coarsest
+// first (auditHit.res indexes them); an audit caps them at a second.
+var hitResolutions = [...]time.Duration{
+	0, time.Second, 100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond,
+	100 * time.Microsecond, 10 * time.Microsecond, time.Microsecond,
+	100 * time.Nanosecond, 10 * time.Nanosecond, time.Nanosecond,
+}
+
+// hitPair is a remote user and a Retry-After value, as interner ids.
+type hitPair struct{ user, retry uint32 }
 
 // Add takes one record from a log reader: a claimed hit, or a request from
-// a listed address without the product token (only counted).
+// a listed address without the product token (only counted). A record has
+// a time when its Resolution is above zero, as the log reader sets it.
+// Its strings are copied as far as they are kept: the record may be
+// reused.
 func (a *Audit) Add(rec *parse.Record) {
 	if !rec.Claimed {
 		a.summary.UnclaimedHit++
 		return
 	}
-	if (!a.Since.IsZero() && rec.Start.Before(a.Since)) || (!a.Until.IsZero() && !rec.Start.Before(a.Until)) {
+	timed := rec.Resolution > 0
+	if (!a.Since.IsZero() || !a.Until.IsZero()) &&
+		(!timed || (!a.Since.IsZero() && rec.Start.Before(a.Since)) || (!a.Until.IsZero() && !rec.Start.Before(a.Until))) {
 		a.summary.FilteredOut++
 		return
 	}
-	if a.ips == nil {
-		a.ips = map[string]*ipAgg{}
-		a.sites = map[string]int64{}
-		a.fileIdx = map[string]int32{}
-	}
-	key := clientKey(rec)
-	g := a.ips[key]
-	if g == nil {
-		g = &ipAgg{addr: rec.Client, raw: rec.ClientRaw, first: rec.Start, last: rec.Start, uas: map[string]bool{}}
-		if a.Settled != nil && rec.Client.IsValid() {
-			if res, ok := a.Settled(rec.Client); ok {
-				g.settled = &res
-			}
+	i := a.entry(rec)
+	e := a.addrs.at(int(i))
+	e.hits++
+	if timed {
+		sec, nsec := rec.Start.Unix(), int32(rec.Start.Nanosecond())
+		if !e.timed || sec < e.firstSec || sec == e.firstSec && nsec < e.firstNsec {
+			e.firstSec, e.firstNsec = sec, nsec
 		}
-		a.ips[key] = g
+		if !e.timed || sec > e.lastSec || sec == e.lastSec && nsec > e.lastNsec {
+			e.lastSec, e.lastNsec = sec, nsec
+		}
+		e.timed = true
 	}
-	g.hits++
-	if rec.Start.Before(g.first) {
-		g.first = rec.Start
-	}
-	if rec.Start.After(g.last) {
-		g.last = rec.Start
-	}
-	if len(g.uas) < maxUserAgents {
-		g.uas[rec.UserAgent] = true
-	}
+	a.addUserAgent(i, e, rec.UserAgent)
 	a.summary.ClaimedHits++
-	a.sites[rec.Host]++
-	if g.settled != nil && g.settled.Verdict != Genuine {
+	site := a.sites.id(rec.Host)
+	for int(site) >= len(a.siteHits) {
+		a.siteHits = append(a.siteHits, 0)
+	}
+	a.siteHits[site]++
+	if e.settled != 0 && a.settled[e.settled-1].Verdict != Genuine {
 		return
 	}
-	fi, ok := a.fileIdx[rec.File]
+	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
+	f := farHit{line: rec.Line, file: a.files.id(rec.File), status: rec.Status, dur: rec.Duration}
+	if rec.RemoteUser != "" || rec.RetryAfter != "" {
+		f.pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
+	}
+	var flags uint64
+	fits := true
+	if timed {
+		flags |= hitTimed
+		f.logged, f.res = rec.Time, min(rec.Resolution, time.Second)
+		if !a.hasEpoch {
+			a.epoch, a.hasEpoch = rec.Time, true
+		}
+		h.t = int64(rec.Time.Sub(a.epoch))
+		fits = a.epoch.Add(time.Duration(h.t)).Equal(rec.Time) // not cut at ±292 years
+		if rec.HasDuration && rec.Start.Equal(rec.Time) {
+			flags |= hitStartLogged
+		}
+	}
+	if rec.HasDuration {
+		flags |= hitDur
+	}
+	res := slices.Index(hitResolutions[:], f.res)
+	usec := rec.Duration / time.Microsecond
+	if fits && f.line >= 0 && f.line < 1<<40 && f.file < 1<<16 && res >= 0 && f.status >= 0 && f.status < 1<<10 &&
+		f.pair < 1<<22 && rec.Duration%time.Microsecond == 0 && usec >= math.MinInt32 && usec <= math.MaxInt32 {
+		h.packed = uint64(f.line)<<24 | uint64(f.file)<<8 | uint64(res)<<4 | flags
+		h.durUsec, h.extra = int32(usec), f.pair<<10|uint32(f.status)
+	} else {
+		h.packed = flags | hitFar
+		if a.far == nil {
+			a.far = map[int]farHit{}
+		}
+		a.far[a.hits.len()] = f
+	}
+	a.hits.push(h)
+}
+
+// entry returns the index of the record's client, adding it when new.
+func (a *Audit) entry(rec *parse.Record) uint32 {
+	c := rec.Client
+	if c.IsValid() && c.Zone() == "" {
+		k := addrKey{ip: c.As16(), v4: c.Is4()}
+		if i, _, ok := a.byAddr.lookup(k, &a.addrs); ok {
+			return i
+		}
+		e := addrEntry{ip: k.ip, kind: clientV6}
+		if k.v4 {
+			e.kind = clientV4
+		}
+		i := uint32(a.addrs.push(e))
+		a.byAddr.insert(k, i, &a.addrs)
+		a.settle(i, c)
+		return i
+	}
+	name := rec.ClientRaw
+	if c.IsValid() {
+		name = c.String()
+	} else {
+		name = cutText(name, maxClientText)
+	}
+	if i, ok := a.byRaw[name]; ok {
+		return i
+	}
+	if a.byRaw == nil {
+		a.byRaw = map[string]uint32{}
+	}
+	name = strings.Clone(name)
+	a.raws = append(a.raws, name)
+	i := uint32(a.addrs.push(addrEntry{kind: clientRaw, raw: uint32(len(a.raws) - 1)}))
+	a.byRaw[name] = i
+	if c.IsValid() {
+		a.settle(i, c)
+	}
+	return i
+}
+
+// settle asks Settled for the verdict of a new address.
+func (a *Audit) settle(i uint32, addr netip.Addr) {
+	if a.Settled == nil {
+		return
+	}
+	res, ok := a.Settled(addr)
 	if !ok {
-		fi = int32(len(a.files))
-		a.files = append(a.files, rec.File)
-		a.fileIdx[rec.File] = fi
+		return
 	}
-	g.kept = append(g.kept, auditHit{
-		logged: unixNano(rec.Time), start: unixNano(rec.Start), end: unixNano(rec.End),
-		dur: int64(rec.Duration), hasDur: rec.HasDuration, res: int32(min(rec.Resolution, time.Second)),
-		line: rec.Line, status: int16(rec.Status), file: fi,
-		path: rec.Target, user: rec.RemoteUser, retry: rec.RetryAfter, site: rec.Host,
-	})
+	k := resultKeyOf(&res)
+	n, ok := a.settleIx[k]
+	if !ok {
+		if a.settleIx == nil {
+			a.settleIx = map[resultKey]uint32{}
+		}
+		res.Addr = netip.Addr{}
+		a.settled = append(a.settled, res)
+		n = uint32(len(a.settled))
+		a.settleIx[k] = n
+	}
+	a.addrs.at(int(i)).settled = n
 }
 
-// clientKey is how a record's client is named in the report: the address,
-// or what was logged when it is not one.
-func clientKey(rec *parse.Record) string {
-	if rec.Client.IsValid() {
-		return rec.Client.String()
+// addUserAgent notes a user agent of the address, up to maxUserAgents.
+func (a *Audit) addUserAgent(i uint32, e *addrEntry, ua string) {
+	id := a.uas.id(cutText(ua, maxClientText))
+	switch {
+	case e.ua == 0:
+		e.ua = id
+		return
+	case e.ua == id:
+		return
 	}
-	return rec.ClientRaw
+	more := a.extraUAs[i]
+	if 1+len(more) >= maxUserAgents || slices.Contains(more, id) {
+		return
+	}
+	if a.extraUAs == nil {
+		a.extraUAs = map[uint32][]uint32{}
+	}
+	a.extraUAs[i] = append(more, id)
 }
 
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
+// cutText cuts s to at most max bytes at a character boundary, marking the
+// cut with "…".
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return t.UnixNano()
+	n := max - len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
+// addrOf returns the address of an entry, or false for a client that is
+// not an address.
+func (a *clients) addrOf(e *addrEntry) (netip.Addr, bool) {
+	switch e.kind {
+	case clientV4:
+		return netip.AddrFrom4([4]byte(e.ip[12:])), true
+	case clientV6:
+		return netip.AddrFrom16(e.ip), true
 	}
-	return time.Unix(0, n).UTC()
+	addr, err := netip.ParseAddr(a.raws[e.raw])
+	return addr, err == nil
 }
 
-// keptHits counts the hits kept for the conduct checks.
-func (a *Audit) keptHits() int {
-	n := 0
-	for _, g := range a.ips {
-		n += len(g.kept)
+// name is how the report names an entry's client: the address, or what
+// was logged when it is not one.
+func (a *clients) name(e *addrEntry) string {
+	if e.kind == clientRaw {
+		return a.raws[e.raw]
 	}
-	return n
-}
-
-// record rebuilds the record the conduct checks read.
-func (a *Audit) record(g *ipAgg, h *auditHit) parse.Record {
-	return parse.Record{
-		File: a.files[h.file], Line: h.line,
-		Client: g.addr, ClientRaw: g.raw,
-		Time: fromUnixNano(h.logged), Start: fromUnixNano(h.start), End: fromUnixNano(h.end),
-		Duration: time.Duration(h.dur), HasDuration: h.hasDur, Resolution: time.Duration(h.res),
-		RemoteUser: h.user, Target: h.path, Status: int(h.status),
-		Host: h.site, RetryAfter: h.retry, Claimed: true,
-	}
+	addr, _ := a.addrOf(e)
+	return addr.String()
 }
 
 // AddInput records the counts of one input once it has been read, with
@@ -200,24 +394,61 @@ func (a *Audit) Warn(w string) { a.warnings = append(a.warnings, w) }
 // Addresses returns the valid client addresses of the claimed hits whose
 // verdict needs DNS, sorted.
 func (a *Audit) Addresses() []netip.Addr {
-	out := make([]netip.Addr, 0, len(a.ips))
-	for _, g := range a.ips {
-		if g.addr.IsValid() && g.settled == nil {
-			out = append(out, g.addr)
+	var out []netip.Addr
+	for i := 0; i < a.addrs.len(); i++ {
+		e := a.addrs.at(i)
+		if e.settled != 0 {
+			continue
+		}
+		if addr, ok := a.addrOf(e); ok {
+			out = append(out, addr)
 		}
 	}
 	slices.SortFunc(out, netip.Addr.Compare)
 	return out
 }
 
+// result returns the verdict of entry i: settled, from results, or none.
+func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bool) {
+	if e.settled != 0 {
+		return &a.settled[e.settled-1], true
+	}
+	if results == nil {
+		return nil, false
+	}
+	addr, ok := a.addrOf(e)
+	if !ok {
+		return nil, false
+	}
+	res, ok := results[addr]
+	return &res, ok
+}
+
+// verdictOf returns the verdict the report gives entry e.
+func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict {
+	if _, ok := a.addrOf(e); !ok {
+		return Unverified
+	}
+	if res, ok := a.result(e, results); ok {
+		return res.Verdict
+	}
+	return Unverified
+}
+
 // Report builds the report from the verdicts (for the addresses not yet
 // settled; nil when identity was not checked: those addresses are then
 // unverified with reason not-checked) and the conduct configuration.
+//
+// The report's addresses are made one at a time as they are read
+// ([Report.AllIPs]), from the audit: leave the audit alone while the
+// report is in use. The conduct checks run site by site, so that only
+// one site's hits are ever expanded at once.
 func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Report {
+	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
 		Summary:           a.summary,
-		IPs:               make([]IPReport, 0, len(a.ips)),
+		IPs:               []IPReport{}, // made one at a time: see AllIPs
 		Sites:             []SiteReport{},
 		Violations:        []Violation{},
 		MalformedExamples: append([]Malformed{}, a.examples...),
@@ -226,60 +457,23 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	}
 	r.Summary.LogFormat = strings.Join(a.formats, ",")
 
-	var genuine []*parse.Record
-	pool := make([]parse.Record, 0, a.keptHits())
-	for key, g := range a.ips {
-		ip := IPReport{
-			IP:         validUTF8(key),
-			Hits:       g.hits,
-			FirstSeen:  g.first.UTC(),
-			LastSeen:   g.last.UTC(),
-			PTR:        []string{},
-			Forward:    []string{},
-			UserAgents: []string{},
-		}
-		for _, ua := range slices.Sorted(maps.Keys(g.uas)) {
-			ip.UserAgents = append(ip.UserAgents, validUTF8(ua))
-		}
-		res, ok := Result{}, false
-		switch {
-		case g.settled != nil:
-			res, ok = *g.settled, true
-		case g.addr.IsValid() && results != nil:
-			res, ok = results[g.addr]
-		}
-		switch {
-		case !g.addr.IsValid():
-			ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonInvalidAddress
-		case !ok:
-			ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotChecked
-		default:
-			ip.Verdict, ip.Method, ip.Reason = res.Verdict, res.Method, res.Reason
-			ip.InIPList = res.InIPList
-			if res.PTR != nil {
-				ip.PTR = res.PTR
-			}
-			if res.Forward != nil {
-				ip.Forward = res.Forward
-			}
-			ip.Warnings = res.Warnings
-			ip.DNSFailure = res.DNSFailure
-		}
-		switch ip.Verdict {
+	n := a.addrs.len()
+	genuine := make([]bool, n)
+	for i := 0; i < n; i++ {
+		e := a.addrs.at(i)
+		switch a.verdictOf(e, results) {
 		case Genuine:
-			r.Summary.GenuineHits += g.hits
-			for i := range g.kept {
-				pool = append(pool, a.record(g, &g.kept[i]))
-				genuine = append(genuine, &pool[len(pool)-1])
-			}
+			genuine[i] = true
+			r.Summary.GenuineHits += e.hits
 		case Spoofed:
-			r.Summary.SpoofedHits += g.hits
+			r.Summary.SpoofedHits += e.hits
 		default:
-			r.Summary.UnverifiedHits += g.hits
+			r.Summary.UnverifiedHits += e.hits
 		}
-		r.IPs = append(r.IPs, ip)
 	}
-	sortIPReports(r.IPs)
+	// The view keeps the clients, not the audit: once the caller lets go
+	// of the audit, its hits are garbage while the report is written.
+	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
 
 	if conduct.LogStart == nil {
 		starts := map[string]time.Time{}
@@ -288,38 +482,257 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 				starts[in.File] = a.clampSince(in.FirstTime)
 			}
 		}
-		conduct.LogStart = func(file string) time.Time { return starts[file] }
+		conduct.LogStart = func(file string) (time.Time, bool) {
+			t, ok := starts[file]
+			return t, ok
+		}
 	}
 	if conduct.Covered == nil {
 		conduct.Covered = a.covered
 	}
-	violations, sites := CheckConduct(genuine, conduct)
-	for _, v := range violations {
-		v.Path, v.Detail = validUTF8(v.Path), validUTF8(v.Detail)
-		r.Violations = append(r.Violations, v)
+	// r.Sites in the order of their names as the report shows them; pos
+	// gives a site id's place in it.
+	sites := make([]uint32, 0, a.sites.count())
+	for id := 1; id <= a.sites.count(); id++ {
+		sites = append(sites, uint32(id))
 	}
-	bySite := map[string]SiteReport{}
-	for _, s := range sites {
-		bySite[s.Site] = s
-	}
-	for site, n := range a.sites {
-		s, ok := bySite[site]
-		if !ok {
-			s = SiteReport{Site: site}
+	valid := func(id uint32) string { return validUTF8(a.sites.name(id)) }
+	slices.SortFunc(sites, func(x, y uint32) int {
+		if c := strings.Compare(valid(x), valid(y)); c != 0 {
+			return c
 		}
-		s.ClaimedHits = n
-		bySite[site] = s
+		return strings.Compare(a.sites.name(x), a.sites.name(y))
+	})
+	pos := make([]int32, a.sites.count()+1)
+	r.Sites = make([]SiteReport, len(sites))
+	none := []string{}
+	for i, id := range sites {
+		pos[id] = int32(i)
+		r.Sites[i] = SiteReport{Site: valid(id), ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
-	for _, s := range bySite {
-		if s.ChecksSkipped == nil {
-			s.ChecksSkipped = []string{}
-		}
-		s.Site = validUTF8(s.Site)
-		r.Sites = append(r.Sites, s)
-	}
-	sort.Slice(r.Sites, func(i, j int) bool { return r.Sites[i].Site < r.Sites[j].Site })
+	a.checkConduct(genuine, conduct, r, pos)
 	r.Summary.Violations = len(r.Violations)
 	return r
+}
+
+// checkConduct runs the conduct checks on the genuine addresses' hits, one
+// site at a time in the order of their names, adds the violations to r
+// and fills in the site reports (r.Sites[pos[site id]]).
+func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos []int32) {
+	// Counting sort of the genuine hits by site: start[id] is where the
+	// site's hits begin in order.
+	start := make([]int, a.sites.count()+2)
+	total := 0
+	for i := 0; i < a.hits.len(); i++ {
+		if h := a.hits.at(i); genuine[h.addr] {
+			start[h.site+1]++
+			total++
+		}
+	}
+	if total == 0 {
+		return
+	}
+	for id := 1; id < len(start); id++ {
+		start[id] += start[id-1]
+	}
+	order := make([]uint32, total)
+	next := slices.Clone(start)
+	names := map[uint32]string{}
+	e := newConductEngine(cfg)
+	for i := 0; i < a.hits.len(); i++ {
+		h := a.hits.at(i)
+		if !genuine[h.addr] {
+			continue
+		}
+		order[next[h.site]] = uint32(i)
+		next[h.site]++
+		rec := a.conductRec(i, names)
+		e.noteUnits(&rec)
+	}
+	for _, i := range order {
+		rec := a.conductRec(int(i), names)
+		e.noteFirst(&rec)
+	}
+	ids := make([]uint32, 0, a.sites.count())
+	for id := range a.sites.count() + 1 {
+		if start[id+1] > start[id] {
+			ids = append(ids, uint32(id))
+		}
+	}
+	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
+	skips := map[string][]string{} // sites share their lists of skipped checks
+	var recs []conductRec
+	for _, id := range ids {
+		recs = recs[:0]
+		for _, i := range order[start[id]:start[id+1]] {
+			recs = append(recs, a.conductRec(int(i), names))
+		}
+		vs, rep := e.checkSite(a.sites.name(id), recs)
+		k := strings.Join(rep.ChecksSkipped, ",")
+		if shared, ok := skips[k]; ok {
+			rep.ChecksSkipped = shared
+		} else {
+			skips[k] = rep.ChecksSkipped
+		}
+		for _, v := range vs {
+			v.Path, v.Detail = validUTF8(v.Path), validUTF8(v.Detail)
+			r.Violations = append(r.Violations, v)
+		}
+		s := &r.Sites[pos[id]]
+		s.Pages, s.RobotsFetches, s.ChecksSkipped, s.Violations = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped, rep.Violations
+	}
+}
+
+// conductRec expands kept hit i for the conduct checks; names caches the
+// names of the addresses.
+func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
+	h := a.hits.at(i)
+	ip, ok := names[h.addr]
+	if !ok {
+		ip = a.name(a.addrs.at(int(h.addr)))
+		names[h.addr] = ip
+	}
+	f := farHit{
+		logged: a.epoch.Add(time.Duration(h.t)), line: int64(h.packed >> 24), file: uint32(h.packed >> 8 & (1<<16 - 1)),
+		res: hitResolutions[h.packed>>4&15], dur: time.Duration(h.durUsec) * time.Microsecond,
+		pair: h.extra >> 10, status: int(h.extra & (1<<10 - 1)),
+	}
+	if h.packed&hitFar != 0 {
+		f = a.far[i]
+	}
+	pair := a.pairs.name(f.pair)
+	r := conductRec{
+		file: a.files.name(f.file), line: f.line, ip: ip, target: a.text.get(h.target),
+		user: a.users.name(pair.user), retry: a.retries.name(pair.retry), status: f.status, idx: i,
+		timed: h.packed&hitTimed != 0, claimedRes: f.res,
+		hasDur: h.packed&hitDur != 0, duration: f.dur,
+	}
+	if r.timed {
+		r.logged = f.logged.UTC()
+		r.start, r.end = r.logged, r.logged
+		switch {
+		case !r.hasDur:
+		case h.packed&hitStartLogged != 0:
+			r.end = r.logged.Add(r.duration)
+		default:
+			r.start = r.logged.Add(-r.duration)
+		}
+	}
+	return r
+}
+
+// ipOrder returns the entries in report order: addresses numerically,
+// IPv4 first, then whatever is not an address, as text.
+func (a *clients) ipOrder() []uint32 {
+	n := a.addrs.len()
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	// Clients logged with a zone are addresses too.
+	zoned := map[uint32]netip.Addr{}
+	for i := 0; i < n; i++ {
+		if e := a.addrs.at(i); e.kind == clientRaw {
+			if addr, ok := a.addrOf(e); ok {
+				zoned[uint32(i)] = addr
+			}
+		}
+	}
+	key := func(i uint32) (netip.Addr, bool) {
+		e := a.addrs.at(int(i))
+		if e.kind != clientRaw {
+			return a.addrOf(e)
+		}
+		addr, ok := zoned[i]
+		return addr, ok
+	}
+	slices.SortFunc(order, func(x, y uint32) int {
+		if ex, ey := a.addrs.at(int(x)), a.addrs.at(int(y)); ex.kind != clientRaw && ey.kind != clientRaw {
+			// netip.Addr.Compare without building the addresses: IPv4
+			// first, then the 16 bytes.
+			if ex.kind != ey.kind {
+				return cmp.Compare(ex.kind, ey.kind)
+			}
+			return bytes.Compare(ex.ip[:], ey.ip[:])
+		}
+		ax, okx := key(x)
+		ay, oky := key(y)
+		switch {
+		case okx && oky:
+			return ax.Compare(ay)
+		case okx:
+			return -1
+		case oky:
+			return 1
+		}
+		return strings.Compare(validUTF8(a.raws[a.addrs.at(int(x)).raw]), validUTF8(a.raws[a.addrs.at(int(y)).raw]))
+	})
+	return order
+}
+
+// ipView makes a report's addresses from the audit, one at a time.
+type ipView struct {
+	c       clients
+	results map[netip.Addr]Result
+	order   []uint32
+}
+
+// all yields the addresses in report order.
+func (v *ipView) all() iter.Seq[IPReport] {
+	return func(yield func(IPReport) bool) {
+		for _, i := range v.order {
+			if !yield(v.report(i)) {
+				return
+			}
+		}
+	}
+}
+
+// report makes the report entry of entry i.
+func (v *ipView) report(i uint32) IPReport {
+	a := &v.c
+	e := a.addrs.at(int(i))
+	ip := IPReport{
+		IP:         validUTF8(a.name(e)),
+		Hits:       e.hits,
+		PTR:        []string{},
+		Forward:    []string{},
+		UserAgents: []string{},
+	}
+	if e.timed {
+		ip.FirstSeen = time.Unix(e.firstSec, int64(e.firstNsec)).UTC()
+		ip.LastSeen = time.Unix(e.lastSec, int64(e.lastNsec)).UTC()
+	}
+	if e.ua != 0 {
+		uas := []string{a.uas.name(e.ua)}
+		for _, id := range a.extraUAs[i] {
+			uas = append(uas, a.uas.name(id))
+		}
+		slices.Sort(uas)
+		for _, ua := range uas {
+			ip.UserAgents = append(ip.UserAgents, validUTF8(ua))
+		}
+	}
+	_, isAddr := a.addrOf(e)
+	res, ok := a.result(e, v.results)
+	switch {
+	case !isAddr:
+		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotAnAddress
+	case !ok:
+		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotChecked
+	default:
+		ip.Verdict, ip.Method, ip.Reason = res.Verdict, res.Method, res.Reason
+		ip.InIPList = res.InIPList
+		if res.PTR != nil {
+			ip.PTR = res.PTR
+		}
+		if res.Forward != nil {
+			ip.Forward = res.Forward
+		}
+		ip.Warnings = res.Warnings
+		ip.DNSFailure = res.DNSFailure
+	}
+	return ip
 }
 
 // clampSince moves a time to --since: claimed hits before it are not read,
@@ -381,28 +794,4 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// sortIPReports orders addresses numerically, IPv4 first, and anything
-// that is not an address after them as text.
-func sortIPReports(ips []IPReport) {
-	keys := make(map[string]netip.Addr, len(ips))
-	for _, ip := range ips {
-		if a, err := netip.ParseAddr(ip.IP); err == nil {
-			keys[ip.IP] = a
-		}
-	}
-	slices.SortFunc(ips, func(x, y IPReport) int {
-		ax, okx := keys[x.IP]
-		ay, oky := keys[y.IP]
-		switch {
-		case okx && oky:
-			return ax.Compare(ay)
-		case okx:
-			return -1
-		case oky:
-			return 1
-		}
-		return strings.Compare(x.IP, y.IP)
-	})
 }

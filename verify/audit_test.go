@@ -121,14 +121,8 @@ func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
 		a.Add(&v6)
 	}
 	a.Add(auditHitAt("a.log", 5000, base, "/robots.txt"))
-	for key, g := range a.ips {
-		wantKept := 0
-		if key == "79.139.58.98" {
-			wantKept = 1
-		}
-		if len(g.kept) != wantKept || g.settled == nil {
-			t.Errorf("%s: %d hits kept, settled %v", key, len(g.kept), g.settled)
-		}
+	if a.hits.len() != 1 || a.addrs.len() != 3 || len(a.settled) != 3 {
+		t.Errorf("%d hits kept (want 1), %d addresses (want 3), %d distinct settled verdicts (want 3)", a.hits.len(), a.addrs.len(), len(a.settled))
 	}
 	if n := len(a.Addresses()); n != 0 {
 		t.Errorf("%d addresses left for DNS, want 0", n)
@@ -138,7 +132,7 @@ func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
 		t.Errorf("summary %+v", r.Summary)
 	}
 	reasons := map[string]string{}
-	for _, ip := range r.IPs {
+	for ip := range r.AllIPs() {
 		reasons[ip.IP] = string(ip.Verdict) + "/" + ip.Method + "/" + ip.Reason
 	}
 	want := map[string]string{"79.139.58.98": "genuine/ip-list/", "203.0.113.9": "spoofed/ip-list/not-in-ip-list", "2001:db8::9": "spoofed/ip-list/ipv6"}
@@ -150,26 +144,141 @@ func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
 }
 
 // TestAuditRecordRoundTrip: what the audit keeps of a hit gives the
-// conduct checks the same record fields.
+// conduct checks what the record said, for a start logged with a duration
+// (Apache %t with %D), an end logged with one (nginx $time_local with
+// $request_time), and no duration; times in year 1 and at the Unix epoch
+// are times like any other.
 func TestAuditRecordRoundTrip(t *testing.T) {
-	start := time.Date(2026, 12, 2, 10, 0, 0, 250_000_000, time.FixedZone("", 3600))
-	rec := &parse.Record{
-		File: "x.log", Line: 42, Client: netip.MustParseAddr("79.139.58.98"), ClientRaw: "79.139.58.98",
-		Time: start.Add(time.Second), Start: start, End: start.Add(time.Second), Duration: time.Second, HasDuration: true,
-		Resolution: time.Millisecond, RemoteUser: "bob", Target: "/a?b", Status: 503, Host: "s.example",
-		RetryAfter: "120", UserAgent: "LohiSoftBot", Claimed: true,
+	zone := time.FixedZone("", 3600)
+	tests := []struct {
+		name       string
+		time       time.Time
+		start, end time.Time
+		dur        time.Duration
+	}{
+		{"start logged", time.Date(2026, 12, 2, 10, 0, 0, 250_000_000, zone), time.Date(2026, 12, 2, 10, 0, 0, 250_000_000, zone), time.Date(2026, 12, 2, 10, 0, 1, 250_000_000, zone), time.Second},
+		{"end logged", time.Date(2026, 12, 2, 10, 0, 1, 0, zone), time.Date(2026, 12, 2, 10, 0, 0, 500_000_000, zone), time.Date(2026, 12, 2, 10, 0, 1, 0, zone), 500 * time.Millisecond},
+		{"no duration", time.Date(2026, 12, 2, 10, 0, 1, 0, zone), time.Date(2026, 12, 2, 10, 0, 1, 0, zone), time.Date(2026, 12, 2, 10, 0, 1, 0, zone), -1},
+		{"year 1", time.Time{}, time.Time{}, time.Time{}, -1},
+		{"unix epoch", time.Unix(0, 0), time.Unix(0, 0), time.Unix(0, 0), -1},
+		{"year 9999", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), -1},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &parse.Record{
+				File: "x.log", Line: 42, Client: netip.MustParseAddr("79.139.58.98"), ClientRaw: "79.139.58.98",
+				Time: tt.time, Start: tt.start, End: tt.end, Duration: max(tt.dur, 0), HasDuration: tt.dur >= 0,
+				Resolution: time.Millisecond, RemoteUser: "bob", Target: "/a?b", Status: 503, Host: "s.example",
+				RetryAfter: "120", UserAgent: "LohiSoftBot", Claimed: true,
+			}
+			a := &Audit{}
+			a.Add(rec)
+			if a.hits.len() != 1 {
+				t.Fatalf("%d hits kept, want 1", a.hits.len())
+			}
+			a.text.seal()
+			got := a.conductRec(0, map[uint32]string{})
+			want := conductRecOf(rec, 0)
+			if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
+				t.Errorf("times %v %v %v, want %v %v %v", got.logged, got.start, got.end, want.logged, want.start, want.end)
+			}
+			got.logged, got.start, got.end = want.logged, want.start, want.end
+			if got != want {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+			if !got.timed {
+				t.Error("the hit lost its time")
+			}
+		})
+	}
+}
+
+// TestAuditYearOneTime: a hit logged in year 1 (the zero time.Time) is
+// timed like any other, so it does not switch off its site's time checks.
+func TestAuditYearOneTime(t *testing.T) {
 	a := &Audit{}
-	a.Add(rec)
-	g := a.ips["79.139.58.98"]
-	got := a.record(g, &g.kept[0])
-	if got.Line == 0 {
-		t.Fatal("no record")
+	a.Add(auditHitAt("a.log", 1, time.Time{}, "/robots.txt"))
+	a.Add(auditHitAt("a.log", 2, time.Time{}, "/a"))
+	a.Add(auditHitAt("a.log", 3, time.Time{}.Add(10*time.Minute), "/b"))
+	r := a.Report(genuineResults, ConductConfig{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second})
+	if got := kindsOf(r); !slices.Equal(got, []string{KindPause}) {
+		t.Errorf("violations %v, want the pause of line 2%s", got, dumpViolations(r.Violations))
 	}
-	if got.File != rec.File || got.Line != rec.Line || got.Client != rec.Client || !got.Time.Equal(rec.Time) ||
-		!got.Start.Equal(rec.Start) || !got.End.Equal(rec.End) || got.Duration != rec.Duration || !got.HasDuration ||
-		got.Resolution != rec.Resolution || got.RemoteUser != "bob" || got.Path() != "/a?b" || got.Status != 503 ||
-		got.Host != "s.example" || got.RetryAfter != "120" {
-		t.Errorf("got %+v\nwant %+v", got, rec)
+	if len(r.Sites) != 1 || slices.Contains(r.Sites[0].ChecksSkipped, KindPause) || slices.Contains(r.Sites[0].ChecksSkipped, KindBudget) {
+		t.Errorf("sites %+v: the time checks must run", r.Sites)
+	}
+	ips := r.IPList()
+	if len(ips) != 1 || !ips[0].FirstSeen.Equal(time.Time{}) || !ips[0].LastSeen.Equal(time.Time{}.Add(10*time.Minute)) {
+		t.Errorf("ips %+v", ips)
+	}
+}
+
+// TestAuditRecordFar: a line number, duration or resolution that the
+// compact form cannot hold is kept whole.
+func TestAuditRecordFar(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		line int64
+		dur  time.Duration
+		res  time.Duration
+		far  bool
+	}{
+		{"small", 7, 1500 * time.Microsecond, time.Millisecond, false},
+		{"negative duration", 10, -2 * time.Second, time.Second, false},
+		{"line past 2^40", 1<<40 + 3, time.Millisecond, time.Second, true},
+		{"nanosecond duration", 8, 1234567 * time.Nanosecond, time.Nanosecond, true},
+		{"an hour's duration", 9, time.Hour, time.Second, true},
+		{"half-second resolution", 11, time.Second, 500 * time.Millisecond, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := auditHitAt("far.log", tt.line, t0, "/x")
+			rec.Duration, rec.HasDuration, rec.End, rec.Resolution = tt.dur, true, t0.Add(tt.dur), tt.res
+			rec.RemoteUser, rec.RetryAfter = "u", "60"
+			a := &Audit{}
+			a.Add(rec)
+			if far := len(a.far) == 1; far != tt.far {
+				t.Errorf("kept whole: %v, want %v", far, tt.far)
+			}
+			a.text.seal()
+			got, want := a.conductRec(0, map[uint32]string{}), conductRecOf(rec, 0)
+			if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
+				t.Errorf("times %v %v %v, want %v %v %v", got.logged, got.start, got.end, want.logged, want.start, want.end)
+			}
+			got.logged, got.start, got.end = want.logged, want.start, want.end
+			if got != want {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestAuditRecordFarTimes: hits centuries apart, and odd statuses, keep
+// their values.
+func TestAuditRecordFarTimes(t *testing.T) {
+	a := &Audit{}
+	recs := []*parse.Record{
+		auditHitAt("a.log", 1, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), "/"),
+		auditHitAt("a.log", 2, time.Time{}, "/old"),
+		auditHitAt("a.log", 3, time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), "/new"),
+		auditHitAt("a.log", 4, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC), "/odd"),
+	}
+	recs[3].Status = 5000
+	for _, r := range recs {
+		a.Add(r)
+	}
+	if len(a.far) != 3 {
+		t.Errorf("%d hits kept whole, want 3", len(a.far))
+	}
+	a.text.seal()
+	for i, rec := range recs {
+		got, want := a.conductRec(i, map[uint32]string{}), conductRecOf(rec, i)
+		if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
+			t.Errorf("%d: times %v %v %v, want %v %v %v", i, got.logged, got.start, got.end, want.logged, want.start, want.end)
+		}
+		got.logged, got.start, got.end = want.logged, want.start, want.end
+		if got != want {
+			t.Errorf("%d: got  %+v\nwant %+v", i, got, want)
+		}
 	}
 }

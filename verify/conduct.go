@@ -3,6 +3,7 @@ package verify
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -85,11 +86,11 @@ type ConductConfig struct {
 	// nil result: the robots check is skipped for that site.
 	Robots func(site string) *parse.Robots
 	// LogStart, when set, returns the time on the first line of a file
-	// (any request, not only the crawler's): how far back that log
-	// reaches, so that a crawl early in it can be judged for
-	// robots-not-fetched. Without it the first crawler hit in the file
-	// marks where the log begins.
-	LogStart func(file string) time.Time
+	// (any request, not only the crawler's) and true, or false when it is
+	// not known: how far back that log reaches, so that a crawl early in
+	// it can be judged for robots-not-fetched. Without it the first
+	// crawler hit in the file marks where the log begins.
+	LogStart func(file string) (time.Time, bool)
 	// Covered, when set, reports whether the logs of site cover all of
 	// [from, to] (no input missing, cut short or left out by --since):
 	// a crawl is judged for robots-not-fetched only when the 24 h before
@@ -188,8 +189,10 @@ type ConductConfig struct {
 //     violation. /robots.txt is left out of the second part: its 403 means
 //     "no restrictions" (RFC 9309 §2.3.1.3), not a login.
 //
-// A site whose records lack a time gets only the robots and remote-user
-// checks; the time checks are listed as skipped. A check listed in
+// A record has a time when its Resolution is above zero, as the log reader
+// sets it (a time in year 1, the zero time.Time, is a time like any
+// other). A site whose records lack a time gets only the robots and
+// remote-user checks; the time checks are listed as skipped. A check listed in
 // checks_skipped was not (or not fully) checked for that site; violations
 // found in the part that could be checked are still reported.
 //
@@ -202,53 +205,150 @@ type ConductConfig struct {
 // non-printing runes escaped), cut at 200 bytes, and file names in it go
 // through [parse.EscapeControl].
 func CheckConduct(hits []*parse.Record, cfg ConductConfig) ([]Violation, []SiteReport) {
-	if cfg.Token == "" {
-		cfg.Token = parse.Token
-	}
-	files := conductFileInfos(hits)
-	bySite := map[string][]*conductHit{}
+	e := newConductEngine(cfg)
+	recs := make([]conductRec, 0, len(hits))
+	sites := make([]string, 0, len(hits))
 	for i, rec := range hits {
 		if rec == nil {
 			continue
 		}
-		h := conductNewHit(rec, i, files[rec.File])
-		if h.timed {
-			f := files[rec.File]
-			if !f.hasFirst || h.sHi.Before(f.first.sHi) {
-				f.first, f.hasFirst = h, true
-			}
-		}
-		bySite[rec.Host] = append(bySite[rec.Host], h)
+		recs = append(recs, conductRecOf(rec, i))
+		sites = append(sites, rec.Host)
+		e.noteUnits(&recs[len(recs)-1])
 	}
-	sites := make([]string, 0, len(bySite))
-	for s := range bySite {
-		sites = append(sites, s)
+	bySite := map[string][]conductRec{}
+	for i := range recs {
+		e.noteFirst(&recs[i])
+		bySite[sites[i]] = append(bySite[sites[i]], recs[i])
 	}
-	slices.Sort(sites)
-
+	names := slices.Sorted(maps.Keys(bySite))
 	violations := []Violation{}
-	reports := make([]SiteReport, 0, len(sites))
-	for _, site := range sites {
-		c := &conductSite{cfg: cfg, site: site, skipped: map[string]bool{}}
-		c.setHits(bySite[site], files)
-		c.run()
-		skipped := make([]string, 0, len(c.skipped))
-		for k := range c.skipped {
-			skipped = append(skipped, k)
-		}
-		slices.Sort(skipped)
-		reports = append(reports, SiteReport{
-			Site:          site,
-			Pages:         int64(len(c.pages)),
-			RobotsFetches: int64(len(c.robots)),
-			ChecksSkipped: skipped,
-			Violations:    len(c.out),
-		})
-		violations = append(violations, c.out...)
+	reports := make([]SiteReport, 0, len(names))
+	for _, site := range names {
+		vs, rep := e.checkSite(site, bySite[site])
+		violations = append(violations, vs...)
+		reports = append(reports, rep)
 	}
-	slices.SortStableFunc(violations, func(a, b Violation) int {
+	return violations, reports
+}
+
+// conductRec is what the checks read of one hit. Which of its times the
+// log recorded is said by flags, never by a zero time: a request logged
+// in year 1 is as timed as any other.
+type conductRec struct {
+	file        string
+	line        int64
+	ip          string // the client as the report names it
+	target      string // the request target as logged
+	user, retry string // remote user and Retry-After, as logged
+	status      int
+	idx         int // position in the input, the last tie-break
+
+	// timed says whether the log recorded a time: logged, with start and
+	// end derived from it (both equal to it without a duration).
+	timed              bool
+	logged, start, end time.Time
+	hasDur             bool
+	duration           time.Duration
+	// claimedRes is the resolution the log reader claims for logged.
+	claimedRes time.Duration
+}
+
+// conductRecOf takes what the checks need from a record. A record has a
+// time when its Resolution is above zero (the log reader sets it with
+// every time it reads); without a duration its start and end are its
+// time.
+func conductRecOf(rec *parse.Record, idx int) conductRec {
+	r := conductRec{
+		file: rec.File, line: rec.Line, ip: rec.ClientRaw, target: rec.Target,
+		user: rec.RemoteUser, retry: rec.RetryAfter, status: rec.Status, idx: idx,
+		timed: rec.Resolution > 0, claimedRes: rec.Resolution,
+		hasDur: rec.HasDuration, duration: rec.Duration,
+	}
+	if rec.Client.IsValid() {
+		r.ip = rec.Client.String()
+	}
+	if r.timed {
+		r.logged, r.start, r.end = rec.Time, rec.Time, rec.Time
+		if rec.HasDuration {
+			r.start, r.end = rec.Start, rec.End
+		}
+	}
+	return r
+}
+
+// conductEngine runs the checks one site at a time. It first learns, from
+// every hit of every site, the time units of each file (noteUnits, then
+// noteFirst), so that a site's checks need only that site's hits in
+// memory.
+type conductEngine struct {
+	cfg   ConductConfig
+	files map[string]*conductFile
+}
+
+func newConductEngine(cfg ConductConfig) *conductEngine {
+	if cfg.Token == "" {
+		cfg.Token = parse.Token
+	}
+	return &conductEngine{cfg: cfg, files: map[string]*conductFile{}}
+}
+
+// file returns what is known of the named file.
+func (e *conductEngine) file(name string) *conductFile {
+	f := e.files[name]
+	if f == nil {
+		f = &conductFile{}
+		e.files[name] = f
+	}
+	return f
+}
+
+// noteUnits narrows the coarsest units that the timestamps and durations
+// of r's file are multiples of. Every hit goes through it before any goes
+// through noteFirst.
+func (e *conductEngine) noteUnits(r *conductRec) {
+	f := e.file(r.file)
+	if r.timed {
+		ns := int64(r.logged.Nanosecond())
+		for f.tIdx < len(conductUnits)-1 && ns%int64(conductUnits[f.tIdx]) != 0 {
+			f.tIdx++
+		}
+	}
+	if r.hasDur {
+		for f.dIdx < len(conductUnits)-1 && !conductFits(r.duration, conductUnits[f.dIdx]) {
+			f.dIdx++
+		}
+	}
+}
+
+// noteFirst keeps, per file, the bounds of the hit that surely started
+// first.
+func (e *conductEngine) noteFirst(r *conductRec) {
+	f := e.files[r.file]
+	h := conductNewHit(r, f)
+	if h.timed && (!f.hasFirst || h.sHi.Before(f.firstHi)) {
+		f.firstHi, f.firstNom, f.hasFirst = h.sHi, h.sNom, true
+	}
+}
+
+// checkSite checks one site's hits, in any order, and returns its
+// violations, sorted, and its report.
+func (e *conductEngine) checkSite(site string, recs []conductRec) ([]Violation, SiteReport) {
+	hits := make([]conductHit, len(recs))
+	ptrs := make([]*conductHit, len(recs))
+	for i := range recs {
+		hits[i] = *conductNewHit(&recs[i], e.files[recs[i].file])
+		ptrs[i] = &hits[i]
+	}
+	c := &conductSite{cfg: e.cfg, site: site, skipped: map[string]bool{}}
+	c.setHits(ptrs, e.files)
+	c.run()
+	skipped := slices.Sorted(maps.Keys(c.skipped))
+	if skipped == nil {
+		skipped = []string{}
+	}
+	slices.SortStableFunc(c.out, func(a, b Violation) int {
 		return cmp.Or(
-			strings.Compare(a.Site, b.Site),
 			a.Time.Compare(b.Time),
 			strings.Compare(a.File, b.File),
 			cmp.Compare(a.Line, b.Line),
@@ -257,58 +357,35 @@ func CheckConduct(hits []*parse.Record, cfg ConductConfig) ([]Violation, []SiteR
 			strings.Compare(a.Detail, b.Detail),
 		)
 	})
-	return violations, reports
+	return c.out, SiteReport{
+		Site:          site,
+		Pages:         int64(len(c.pages)),
+		RobotsFetches: int64(len(c.robots)),
+		ChecksSkipped: skipped,
+		Violations:    len(c.out),
+	}
 }
 
-// conductHit is a record with what the log proves about its times: the
+// conductHit is a hit with what the log proves about its times: the
 // request started in [sLo, sHi) and ended in [eLo, eHi); sNom and eNom are
 // the times as logged (or derived with the duration).
 type conductHit struct {
-	rec   *parse.Record
-	idx   int // position in the input, the last tie-break
-	path  string
-	page  bool
-	timed bool // the record has a time
-	dur   bool // the record has a usable duration
-	res   time.Duration
+	conductRec
+	path string
+	page bool
+	dur  bool          // the hit has a usable duration
+	res  time.Duration // the unit of its logged time
 
 	sNom, eNom         time.Time
 	sLo, sHi, eLo, eHi time.Time
 }
 
-// conductFile is what the records of one file tell about the file.
+// conductFile is what the hits of one file tell about the file.
 type conductFile struct {
-	tIdx, dIdx int         // indexes into conductUnits
-	first      *conductHit // the hit with the earliest sHi
-	hasFirst   bool
-}
-
-// conductFileInfos finds, per file, the coarsest units that its timestamps
-// and durations are multiples of.
-func conductFileInfos(hits []*parse.Record) map[string]*conductFile {
-	files := map[string]*conductFile{}
-	for _, rec := range hits {
-		if rec == nil {
-			continue
-		}
-		f := files[rec.File]
-		if f == nil {
-			f = &conductFile{}
-			files[rec.File] = f
-		}
-		if t := conductLoggedTime(rec); !t.IsZero() {
-			ns := int64(t.Nanosecond())
-			for f.tIdx < len(conductUnits)-1 && ns%int64(conductUnits[f.tIdx]) != 0 {
-				f.tIdx++
-			}
-		}
-		if rec.HasDuration {
-			for f.dIdx < len(conductUnits)-1 && !conductFits(rec.Duration, conductUnits[f.dIdx]) {
-				f.dIdx++
-			}
-		}
-	}
-	return files
+	tIdx, dIdx int // indexes into conductUnits
+	// The hit with the earliest sHi: its sHi and sNom.
+	firstHi, firstNom time.Time
+	hasFirst          bool
 }
 
 // conductFits reports whether d is a multiple of unit, allowing for the
@@ -321,37 +398,21 @@ func conductFits(d, unit time.Duration) bool {
 	return r <= unit/1000 || unit-r <= unit/1000
 }
 
-// conductLoggedTime is the record's logged time, or its start when only
-// that is set.
-func conductLoggedTime(rec *parse.Record) time.Time {
-	if !rec.Time.IsZero() {
-		return rec.Time
-	}
-	return rec.Start
-}
-
-// conductNewHit works out the bounds of a record's start and end.
-func conductNewHit(rec *parse.Record, idx int, f *conductFile) *conductHit {
-	path := rec.Path()
-	h := &conductHit{rec: rec, idx: idx, path: path, page: path != conductRobotsPath}
-	t := conductLoggedTime(rec)
-	if t.IsZero() {
+// conductNewHit works out the bounds of a hit's start and end.
+func conductNewHit(r *conductRec, f *conductFile) *conductHit {
+	path := (&parse.Record{Target: r.target}).Path()
+	h := &conductHit{conductRec: *r, path: path, page: path != conductRobotsPath}
+	if !r.timed {
 		return h
 	}
-	h.timed = true
+	t := r.logged
 	res := conductUnits[f.tIdx]
-	if rec.Resolution > res {
-		res = rec.Resolution
+	if r.claimedRes > res {
+		res = r.claimedRes
 	}
 	h.res = res
-	start, end := rec.Start, rec.End
-	if start.IsZero() {
-		start = t
-	}
-	if end.IsZero() {
-		end = t
-	}
-	h.dur = rec.HasDuration && rec.Duration >= 0 && !end.Before(start)
+	start, end := r.start, r.end
+	h.dur = r.hasDur && r.duration >= 0 && !end.Before(start)
 	if !h.dur {
 		// Without a duration the logged time may be either end: the
 		// start is at or before it and the end at or after it. The outer
@@ -412,17 +473,17 @@ func (c *conductSite) setHits(hits []*conductHit, files map[string]*conductFile)
 	slices.SortFunc(hits, func(a, b *conductHit) int {
 		return cmp.Or(
 			a.sNom.Compare(b.sNom),
-			strings.Compare(a.rec.File, b.rec.File),
-			cmp.Compare(a.rec.Line, b.rec.Line),
+			strings.Compare(a.file, b.file),
+			cmp.Compare(a.line, b.line),
 			cmp.Compare(a.idx, b.idx),
 		)
 	})
 	c.timed, c.durs = true, true
 	seenFile := map[string]bool{}
 	for i, h := range hits {
-		if i > 0 && h.rec.Line > 0 {
-			p := hits[i-1].rec
-			if p.File == h.rec.File && p.Line == h.rec.Line {
+		if i > 0 && h.line > 0 {
+			p := hits[i-1]
+			if p.file == h.file && p.line == h.line {
 				continue // the same line read twice
 			}
 		}
@@ -434,14 +495,14 @@ func (c *conductSite) setHits(hits []*conductHit, files map[string]*conductFile)
 		}
 		c.timed = c.timed && h.timed
 		c.durs = c.durs && h.dur
-		if !seenFile[h.rec.File] {
-			seenFile[h.rec.File] = true
-			f := files[h.rec.File]
+		if !seenFile[h.file] {
+			seenFile[h.file] = true
+			f := files[h.file]
 			if f.hasFirst {
-				c.cover(f.first.sHi, f.first.sNom)
+				c.cover(f.firstHi, f.firstNom)
 			}
 			if c.cfg.LogStart != nil {
-				if t := c.cfg.LogStart(h.rec.File); !t.IsZero() {
+				if t, ok := c.cfg.LogStart(h.file); ok {
 					c.cover(t.Add(max(conductUnits[f.tIdx], time.Second)), t)
 				}
 			}
@@ -476,27 +537,23 @@ func (c *conductSite) run() {
 func (c *conductSite) skip(kind string) { c.skipped[kind] = true }
 
 func (c *conductSite) add(kind string, h *conductHit, detail string) {
-	ip := h.rec.ClientRaw
-	if h.rec.Client.IsValid() {
-		ip = h.rec.Client.String()
-	}
 	var t time.Time
 	if h.timed {
 		t = h.sNom.UTC()
 	}
 	c.out = append(c.out, Violation{
-		Kind: kind, Site: c.site, IP: ip, Time: t,
-		File: h.rec.File, Line: h.rec.Line, Path: h.path, Detail: detail,
+		Kind: kind, Site: c.site, IP: h.ip, Time: t,
+		File: h.file, Line: h.line, Path: h.path, Detail: detail,
 	})
 }
 
 // ref names another record for a detail: "line 12", or "line 12 of FILE"
 // when it is in another file than the violation's record.
 func (c *conductSite) ref(other, cur *conductHit) string {
-	if other.rec.File == cur.rec.File || other.rec.File == "" {
-		return fmt.Sprintf("line %d", other.rec.Line)
+	if other.file == cur.file || other.file == "" {
+		return fmt.Sprintf("line %d", other.line)
 	}
-	return fmt.Sprintf("line %d of %s", other.rec.Line, parse.EscapeControl(other.rec.File))
+	return fmt.Sprintf("line %d of %s", other.line, parse.EscapeControl(other.file))
 }
 
 // checkRobots flags pages the site's robots.txt disallows.
@@ -533,7 +590,7 @@ func (c *conductSite) checkRobots() {
 // checkRemoteUser flags requests that carried credentials.
 func (c *conductSite) checkRemoteUser() {
 	for _, h := range c.hits {
-		if u := h.rec.RemoteUser; u != "" && u != "-" {
+		if u := h.user; u != "" && u != "-" {
 			c.add(KindAuth, h, "sent credentials: the log shows the remote user "+conductQuote(u))
 		}
 	}
@@ -649,7 +706,7 @@ func conductParseRetryAfter(v string) (delta time.Duration, at time.Time, isDate
 // waitFor is the wait that a 429 or 5xx answer x asked for; ok is false
 // when there is nothing to check.
 func (c *conductSite) waitFor(x *conductHit) (w conductWait, ok bool) {
-	w.header = x.rec.RetryAfter
+	w.header = x.retry
 	delta, at, isDate, parsed := conductParseRetryAfter(w.header)
 	switch {
 	case parsed && isDate:
@@ -669,7 +726,7 @@ func (c *conductSite) waitFor(x *conductHit) (w conductWait, ok bool) {
 func (c *conductSite) checkBackoff() {
 	reported := map[*conductHit]bool{}
 	for i, x := range c.hits {
-		st := x.rec.Status
+		st := x.status
 		if st != http.StatusTooManyRequests && (st < 500 || st > 599) {
 			continue
 		}
@@ -700,7 +757,7 @@ func (c *conductSite) checkBackoff() {
 func (c *conductSite) backoffDetail(x, y *conductHit, w conductWait) string {
 	gap := conductDur(y.sNom.Sub(x.eNom))
 	ref := c.ref(x, y)
-	st := x.rec.Status
+	st := x.status
 	switch {
 	case w.hasAt:
 		return fmt.Sprintf("came at %s, before the %s that the %d answer on %s asked for (Retry-After: %s)",
@@ -840,7 +897,7 @@ func (c *conductSite) judgeCrawl(crawl []*conductHit) {
 func (c *conductSite) checkRobotsAvailable() {
 	var fivesByHi, clears []*conductHit
 	for _, r := range c.robots {
-		if r.rec.Status >= 500 && r.rec.Status <= 599 {
+		if r.status >= 500 && r.status <= 599 {
 			fivesByHi = append(fivesByHi, r)
 		} else {
 			clears = append(clears, r)
@@ -910,7 +967,7 @@ func (c *conductSite) checkRobotsAvailable() {
 		}
 		c.add(KindRobotsUnavailable, pg, fmt.Sprintf(
 			"fetched %s after /robots.txt answered %d (%s) and before it was fetched again: RFC 9309 treats that as a complete disallow",
-			conductDur(pg.sNom.Sub(a.eNom)), a.rec.Status, c.ref(a, pg)))
+			conductDur(pg.sNom.Sub(a.eNom)), a.status, c.ref(a, pg)))
 	}
 }
 
@@ -922,7 +979,7 @@ func (c *conductSite) checkDeniedThenOK() {
 		if !h.page {
 			continue
 		}
-		st := h.rec.Status
+		st := h.status
 		switch {
 		case st == http.StatusUnauthorized || st == http.StatusForbidden:
 			l := append(pending[h.path], h)
@@ -949,7 +1006,7 @@ func (c *conductSite) checkDeniedThenOK() {
 			}
 			pending[h.path] = l[:n]
 			c.add(KindAuth, h, fmt.Sprintf("got %d for a path that answered %d to the crawler %s earlier (%s)",
-				st, denied.rec.Status, conductDur(h.sNom.Sub(denied.eNom)), c.ref(denied, h)))
+				st, denied.status, conductDur(h.sNom.Sub(denied.eNom)), c.ref(denied, h)))
 		}
 	}
 }

@@ -1223,8 +1223,8 @@ func FuzzCheckConduct(f *testing.F) {
 			}
 			opts = append(opts, retryAfter(retry[int(b[4])%len(retry)]))
 			r := hit(file, lines[file], t0, paths[int(b[3])%len(paths)], statuses[int(b[3]>>3)%len(statuses)], opts...)
-			if unit == 0 {
-				r.Resolution = 0
+			if unit == 0 && r.Resolution > 0 {
+				r.Resolution = time.Nanosecond // the file's timestamps decide
 			}
 			hits = append(hits, r)
 		}
@@ -1233,6 +1233,28 @@ func FuzzCheckConduct(f *testing.F) {
 		again, againSites := CheckConduct(slices.Clone(hits), cfg)
 		if !reflect.DeepEqual(got, again) || !reflect.DeepEqual(sites, againSites) {
 			t.Fatal("two runs over the same input differ")
+		}
+
+		// An Audit keeps hits in its own compact form: its report must
+		// find the same violations.
+		cfg.Covered = func(site string, from, to time.Time) bool { return true }
+		want, wantSites := CheckConduct(hits, cfg)
+		a := &Audit{}
+		for _, h := range hits {
+			a.Add(h)
+		}
+		rep := a.Report(map[netip.Addr]Result{
+			netip.MustParseAddr("79.139.58.98"):  {Verdict: Genuine, Method: MethodIPList},
+			netip.MustParseAddr("79.139.58.121"): {Verdict: Genuine, Method: MethodIPList},
+		}, cfg)
+		if !reflect.DeepEqual(rep.Violations, want) {
+			t.Fatalf("audit violations differ from CheckConduct's:%s\nwant:%s", dumpViolations(rep.Violations), dumpViolations(want))
+		}
+		for i := range rep.Sites {
+			rep.Sites[i].ClaimedHits = 0
+		}
+		if !reflect.DeepEqual(rep.Sites, wantSites) {
+			t.Fatalf("audit sites %+v, CheckConduct's %+v", rep.Sites, wantSites)
 		}
 	})
 }
@@ -1275,11 +1297,11 @@ func TestCheckConductLogStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := conductDefaults()
-			cfg.LogStart = func(file string) time.Time {
+			cfg.LogStart = func(file string) (time.Time, bool) {
 				if file != "access.log" {
 					t.Errorf("asked for %q", file)
 				}
-				return tt.start
+				return tt.start, !tt.start.IsZero()
 			}
 			got, sites := CheckConduct(hits, cfg)
 			n := 0

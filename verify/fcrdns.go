@@ -354,7 +354,7 @@ func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr) Result {
 	r := Result{Addr: a, PTR: []string{}, Forward: []string{}}
 	if !a.IsValid() {
-		r.Verdict, r.Reason = Unverified, ReasonInvalidAddress
+		r.Verdict, r.Reason = Unverified, ReasonNotAnAddress
 		return r
 	}
 	if s, ok := v.Settled(a); ok {

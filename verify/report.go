@@ -1,6 +1,10 @@
 package verify
 
-import "time"
+import (
+	"iter"
+	"slices"
+	"time"
+)
 
 // Verdict is what an address claiming to be the crawler turned out to be.
 type Verdict string
@@ -24,8 +28,12 @@ const (
 	ReasonForwardMismatch = "forward-mismatch"
 	ReasonNotInIPList     = "not-in-ip-list"
 	ReasonDNSError        = "dns-error"
-	ReasonNotChecked      = "not-checked"
-	ReasonInvalidAddress  = "invalid-address"
+	// ReasonNotChecked: the address was not verified in this run.
+	ReasonNotChecked = "not-checked"
+	// ReasonNotAnAddress: the log's client field holds no IP address (a
+	// host name, with Apache's HostnameLookups On); such a client is never
+	// looked up and never blocked.
+	ReasonNotAnAddress = "not-an-address"
 
 	// WarningFCrDNSFailed marks a listed address that failed FCrDNS
 	// definitively; it stays genuine.
@@ -34,6 +42,12 @@ const (
 
 // Report is the result of an audit, as printed by `logs --format json`.
 // Its JSON field names are a documented contract (SPEC §5).
+//
+// A report made by [Audit.Report] leaves IPs empty and makes its addresses
+// one at a time when they are read, so that a report of a million
+// addresses is never held whole: read them with [Report.AllIPs] and
+// [Report.NumIPs], which serve IPs for any other report (one decoded from
+// JSON, or built by hand).
 type Report struct {
 	Tool              string        `json:"tool" yaml:"tool"`
 	Version           string        `json:"version" yaml:"version"`
@@ -45,6 +59,39 @@ type Report struct {
 	Warnings          []string      `json:"warnings" yaml:"warnings"`
 	Inputs            []InputReport `json:"inputs,omitempty" yaml:"inputs,omitempty"`
 	GeneratedAt       time.Time     `json:"generated_at" yaml:"generated_at"`
+
+	lazy *ipView // the addresses, when made one at a time
+}
+
+// NumIPs returns how many addresses the report holds.
+func (r *Report) NumIPs() int {
+	if r.lazy != nil {
+		return len(r.lazy.order)
+	}
+	return len(r.IPs)
+}
+
+// AllIPs yields the report's addresses in order: numerically, IPv4 first,
+// then clients that are not addresses.
+func (r *Report) AllIPs() iter.Seq[IPReport] {
+	if r.lazy != nil {
+		return r.lazy.all()
+	}
+	return slices.Values(r.IPs)
+}
+
+// IPList returns the report's addresses as one slice: for small reports
+// and tests, as it holds them all at once. For a report not made by
+// [Audit.Report] it is IPs itself.
+func (r *Report) IPList() []IPReport {
+	if r.lazy == nil {
+		return r.IPs
+	}
+	out := make([]IPReport, 0, r.NumIPs())
+	for ip := range r.AllIPs() {
+		out = append(out, ip)
+	}
+	return out
 }
 
 // Summary holds the report's totals.

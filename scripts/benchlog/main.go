@@ -1,15 +1,34 @@
-// Command benchlog writes a synthetic combined access log for benchmarks:
-// realistic lines with about 0.5 % of them claiming to be LohiSoftBot
-// (half from the crawler's addresses, half from impostors).
+// Command benchlog writes synthetic access logs for benchmarks.
+//
+// The default kind, mixed, is a combined log of about -size with realistic
+// lines, about 0.5 % of them claiming to be LohiSoftBot (half from the
+// crawler's addresses, half from impostors):
 //
 //	go run ./scripts/benchlog -size 1GiB -o /tmp/bench.log
+//
+// Two more kinds measure memory rather than speed; every line of them
+// claims to be the crawler:
+//
+//	go run ./scripts/benchlog -kind spoofers -n 1000000 -o /tmp/spoofers.log
+//	go run ./scripts/benchlog -kind genuine -n 1000000 -sites 100000 -o /tmp/genuine.log
+//
+// spoofers is a combined log of -n hits from -n distinct addresses (a
+// botnet rotating through addresses: public IPv4 space, one in ten IPv6),
+// none of them the crawler's, so an --offline run finds them all spoofed.
+// genuine is a vhost_combined log of -n hits from the crawler's listed
+// addresses (79.139.58.98 and 79.139.58.121) spread over -sites virtual
+// hosts, as a hosting provider's log would hold them: each site is crawled
+// in rounds, /robots.txt first, then pages with distinct paths, minutes
+// apart, so that the conduct checks have a whole crawl to judge.
 package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -19,11 +38,26 @@ import (
 func main() {
 	size := flag.String("size", "1GiB", "approximate size of the log (e.g. 100MiB, 1GiB)")
 	out := flag.String("o", "", "output file (default stdout)")
-	claimed := flag.Float64("claimed", 0.005, "fraction of lines claiming to be LohiSoftBot")
+	claimed := flag.Float64("claimed", 0.005, "mixed: fraction of lines claiming to be LohiSoftBot")
+	kind := flag.String("kind", "mixed", "mixed, spoofers or genuine")
+	n := flag.Int("n", 1000000, "spoofers, genuine: number of claimed hits")
+	sites := flag.Int("sites", 100000, "genuine: number of sites the hits are spread over")
 	flag.Parse()
-	limit, err := parseSize(*size)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchlog:", err)
+	var limit int64
+	switch *kind {
+	case "mixed":
+		var err error
+		if limit, err = parseSize(*size); err != nil {
+			fmt.Fprintln(os.Stderr, "benchlog:", err)
+			os.Exit(2)
+		}
+	case "spoofers", "genuine":
+		if *n < 1 || *sites < 1 {
+			fmt.Fprintln(os.Stderr, "benchlog: -n and -sites must be 1 or more")
+			os.Exit(2)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "benchlog: unknown -kind %q: use mixed, spoofers or genuine\n", *kind)
 		os.Exit(2)
 	}
 	w := os.Stdout
@@ -37,8 +71,27 @@ func main() {
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	defer bw.Flush()
+	var err error
+	switch *kind {
+	case "mixed":
+		err = writeMixed(bw, limit, *claimed)
+	case "spoofers":
+		err = writeSpoofers(bw, *n)
+	case "genuine":
+		err = writeGenuine(bw, *n, *sites)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchlog:", err)
+		os.Exit(1)
+	}
+}
 
+// writeMixed writes realistic combined lines up to limit bytes, a fraction
+// claimed of them claiming to be the crawler.
+func writeMixed(bw *bufio.Writer, limit int64, claimed float64) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	uas := []string{
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -57,7 +110,7 @@ func main() {
 	for written < limit {
 		t = t.Add(time.Duration(rng.IntN(40)) * time.Millisecond)
 		var ip, ua string
-		if rng.Float64() < *claimed {
+		if rng.Float64() < claimed {
 			ua = bot[rng.IntN(2)]
 			if rng.IntN(2) == 0 {
 				ip = []string{"79.139.58.98", "79.139.58.121"}[rng.IntN(2)]
@@ -83,11 +136,123 @@ func main() {
 		line = append(line, "\"\n"...)
 		n, err := bw.Write(line)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "benchlog:", err)
-			os.Exit(1)
+			return err
 		}
 		written += int64(n)
 	}
+	return nil
+}
+
+// botAgents are the crawler's User-Agents, and a few that impostors write.
+var botAgents = []string{
+	"LohiSoftBot/1.0 (+message@lohisoft.com)",
+	"LohiSoftBot/1.0 (+https://lohisoft.com/bot)",
+	"Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)",
+	"LohiSoftBot/2.0",
+	"lohisoftbot",
+}
+
+// spooferAddr returns the i-th of a sequence of distinct public addresses:
+// IPv4 from a bijection of the counter over the address space, skipping
+// the ranges no rule blocks and the crawler's own /24; every tenth an IPv6
+// address in 2a01:4f8::/32.
+func spooferAddr(i int, next *uint32) netip.Addr {
+	if i%10 == 9 {
+		var b [16]byte
+		b[0], b[1], b[2], b[3] = 0x2a, 0x01, 0x04, 0xf8
+		binary.BigEndian.PutUint64(b[8:], uint64(i)*0x9e3779b97f4a7c15)
+		return netip.AddrFrom16(b)
+	}
+	for {
+		*next++
+		v := *next * 2654435761 // odd: a bijection of uint32
+		a := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+		if a.IsGlobalUnicast() && !a.IsPrivate() && v>>24 != 0 && v>>24 < 224 && v>>24 != 127 &&
+			v>>22 != 100<<2|1 && v>>8 != 79<<16|139<<8|58 {
+			return a
+		}
+	}
+}
+
+// writeSpoofers writes n combined lines claiming the token, each from an
+// address of its own, a second apart at most.
+func writeSpoofers(bw *bufio.Writer, n int) error {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	paths := []string{"/", "/wp-login.php", "/admin/", "/search?q=cheap", "/.env", "/blog/2026/11/some-post", "/xmlrpc.php"}
+	var next uint32
+	line := make([]byte, 0, 256)
+	for i := 0; i < n; i++ {
+		t = t.Add(time.Duration(rng.IntN(1000)) * time.Millisecond)
+		line = line[:0]
+		line = spooferAddr(i, &next).AppendTo(line)
+		line = append(line, " - - ["...)
+		line = t.AppendFormat(line, "02/Jan/2006:15:04:05 -0700")
+		line = append(line, "] \"GET "...)
+		line = append(line, paths[rng.IntN(len(paths))]...)
+		line = append(line, " HTTP/1.1\" "...)
+		line = strconv.AppendInt(line, int64([]int{200, 403, 404, 301}[rng.IntN(4)]), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(rng.IntN(20000)), 10)
+		line = append(line, " \"-\" \""...)
+		line = append(line, botAgents[rng.IntN(len(botAgents))]...)
+		line = append(line, "\"\n"...)
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGenuine writes n vhost_combined lines from the crawler's addresses
+// over the given number of sites. Round r visits every site once, site by
+// site, 10 ms apart: a site's requests are sites×10 ms apart (1000 s for
+// 100,000 sites), its first one /robots.txt, the others pages of their
+// own.
+func writeGenuine(bw *bufio.Writer, n, sites int) error {
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	words := []string{"news", "blog", "shop", "docs", "about", "products", "help", "events", "archive", "team"}
+	crawler := []string{"79.139.58.98", "79.139.58.121"}
+	line := make([]byte, 0, 256)
+	for i := 0; i < n; i++ {
+		round, site := i/sites, i%sites
+		t := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		line = line[:0]
+		line = append(line, "site"...)
+		line = strconv.AppendInt(line, int64(site), 10)
+		line = append(line, ".example:443 "...)
+		line = append(line, crawler[rng.IntN(2)]...)
+		line = append(line, " - - ["...)
+		line = t.AppendFormat(line, "02/Jan/2006:15:04:05 -0700")
+		line = append(line, "] \"GET "...)
+		status := 200
+		if round == 0 {
+			line = append(line, "/robots.txt"...)
+		} else {
+			line = append(line, '/')
+			line = append(line, words[rng.IntN(len(words))]...)
+			line = append(line, "/2026/"...)
+			line = strconv.AppendInt(line, int64(rng.IntN(1000000)), 10)
+			line = append(line, "-"...)
+			line = append(line, words[rng.IntN(len(words))]...)
+			line = append(line, ".html"...)
+			if rng.IntN(50) == 0 {
+				status = 404
+			}
+		}
+		line = append(line, " HTTP/1.1\" "...)
+		line = strconv.AppendInt(line, int64(status), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(rng.IntN(50000)), 10)
+		line = append(line, " \"-\" \""...)
+		line = append(line, botAgents[rng.IntN(2)]...)
+		line = append(line, "\"\n"...)
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func parseSize(s string) (int64, error) {

@@ -1,0 +1,230 @@
+package verify
+
+import (
+	"hash/maphash"
+	"strings"
+)
+
+// The compact stores an Audit keeps its hits and addresses in. A log with
+// a million claimants must not cost a million of everything: these hold
+// values end to end in large blocks, without pointers for the garbage
+// collector to follow, and grow without copying what they hold.
+
+// chunkBits sets the number of elements in one block of a chunked slice.
+const chunkBits = 12
+
+// chunked is an append-only sequence kept in blocks of 1<<chunkBits
+// elements, so that growing it never holds an old and a new array at
+// once, as a doubling slice does. The zero value is empty.
+type chunked[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+// push appends v and returns its index.
+func (c *chunked[T]) push(v T) int {
+	if c.n>>chunkBits == len(c.blocks) {
+		c.blocks = append(c.blocks, make([]T, 0, 1<<chunkBits))
+	}
+	b := &c.blocks[c.n>>chunkBits]
+	*b = append(*b, v)
+	c.n++
+	return c.n - 1
+}
+
+// at returns the element at index i, which must be below len.
+func (c *chunked[T]) at(i int) *T { return &c.blocks[i>>chunkBits][i&(1<<chunkBits-1)] }
+
+func (c *chunked[T]) len() int { return c.n }
+
+// textRef names a string kept in a textArena: block<<40 | offset<<20 |
+// length, or a whole block when the length is textWhole. The zero textRef
+// is the empty string.
+type textRef uint64
+
+const (
+	// textBlock is the size of an arena block.
+	textBlock = 1 << 20
+	// textOwnBlock is the length from which a string gets a block of its
+	// own.
+	textOwnBlock = 64 << 10
+	// textWhole is the length field of a string that fills its block.
+	textWhole = 1<<20 - 1
+)
+
+// textArena keeps strings end to end in blocks of a megabyte: a string
+// costs its bytes and an 8-byte textRef, not a header and an allocation
+// of its own. Strings are never removed. The zero value is empty.
+type textArena struct {
+	blocks []string // full blocks, and strings too long to share one
+	cur    []byte   // the block being filled; it becomes blocks[len(blocks)]
+}
+
+// add keeps s and returns its reference.
+func (a *textArena) add(s string) textRef {
+	switch {
+	case s == "":
+		return 0
+	case len(s) >= textOwnBlock:
+		a.seal()
+		a.blocks = append(a.blocks, strings.Clone(s))
+		return textRef(len(a.blocks)-1)<<40 | textWhole
+	}
+	if len(a.cur)+len(s) > textBlock {
+		a.seal()
+	}
+	if a.cur == nil {
+		a.cur = make([]byte, 0, 4<<10) // grows by doubling, up to a block
+	}
+	off := len(a.cur)
+	a.cur = append(a.cur, s...)
+	return textRef(len(a.blocks))<<40 | textRef(off)<<20 | textRef(len(s))
+}
+
+// seal ends the block being filled. References stay valid.
+func (a *textArena) seal() {
+	if len(a.cur) > 0 {
+		a.blocks = append(a.blocks, string(a.cur))
+		a.cur = a.cur[:0]
+	}
+}
+
+// get returns the string r names. Once the arena is sealed, the string
+// shares the arena's memory.
+func (a *textArena) get(r textRef) string {
+	if r == 0 {
+		return ""
+	}
+	block, off, n := int(r>>40), int(r>>20&textWhole), int(r&textWhole)
+	if block == len(a.blocks) {
+		return string(a.cur[off : off+n])
+	}
+	if n == textWhole {
+		return a.blocks[block]
+	}
+	return a.blocks[block][off : off+n]
+}
+
+// table numbers distinct values from 1; 0 names no value and reads as
+// the zero value. The zero table is empty.
+type table[T comparable] struct {
+	ids    map[T]uint32
+	values []T
+}
+
+// id returns the number of v, giving it one when it is new.
+func (t *table[T]) id(v T) uint32 {
+	if id, ok := t.ids[v]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[T]uint32{}
+	}
+	t.values = append(t.values, v)
+	id := uint32(len(t.values))
+	t.ids[v] = id
+	return id
+}
+
+// name returns the value numbered id.
+func (t *table[T]) name(id uint32) T {
+	if id == 0 {
+		var zero T
+		return zero
+	}
+	return t.values[id-1]
+}
+
+// interner numbers distinct strings from 1 (the empty string too); 0
+// names no string, and reads as "". The zero value is empty.
+type interner struct {
+	ids   map[string]uint32
+	names []string
+}
+
+// id returns the number of s, giving it one when it is new.
+func (in *interner) id(s string) uint32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	if in.ids == nil {
+		in.ids = map[string]uint32{}
+	}
+	s = strings.Clone(s) // not the record's memory
+	in.names = append(in.names, s)
+	id := uint32(len(in.names))
+	in.ids[s] = id
+	return id
+}
+
+// name returns the string numbered id.
+func (in *interner) name(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	return in.names[id-1]
+}
+
+// count returns how many strings have a number.
+func (in *interner) count() int { return len(in.names) }
+
+// addrIndex finds the entry of an address: open addressing over entry
+// numbers, from a quarter to a half full, so about ten bytes an address
+// where a map would take forty. The hash is seeded per index, so that
+// addresses chosen by an attacker cannot all land in one place. The zero
+// value is empty.
+type addrIndex struct {
+	slots []uint32 // 1 + entry number; 0 when free
+	n     int
+	seed  maphash.Seed
+}
+
+// lookup returns the entry number of k, or false with the slot where it
+// would go.
+func (x *addrIndex) lookup(k addrKey, entries *chunked[addrEntry]) (idx uint32, slot int, ok bool) {
+	if len(x.slots) == 0 {
+		return 0, -1, false
+	}
+	mask := len(x.slots) - 1
+	for s := int(maphash.Comparable(x.seed, k)) & mask; ; s = (s + 1) & mask {
+		v := x.slots[s]
+		if v == 0 {
+			return 0, s, false
+		}
+		if e := entries.at(int(v - 1)); e.ip == k.ip && (e.kind == clientV4) == k.v4 {
+			return v - 1, s, true
+		}
+	}
+}
+
+// insert notes that k is entry idx; k must not be in the index.
+func (x *addrIndex) insert(k addrKey, idx uint32, entries *chunked[addrEntry]) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow(entries)
+	}
+	_, s, _ := x.lookup(k, entries)
+	x.slots[s] = idx + 1
+	x.n++
+}
+
+// grow doubles the table and puts every entry back in.
+func (x *addrIndex) grow(entries *chunked[addrEntry]) {
+	old := x.slots
+	if len(old) == 0 {
+		x.seed = maphash.MakeSeed()
+	}
+	x.slots = make([]uint32, max(64, 2*len(old)))
+	mask := len(x.slots) - 1
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		e := entries.at(int(v - 1))
+		k := addrKey{ip: e.ip, v4: e.kind == clientV4}
+		s := int(maphash.Comparable(x.seed, k)) & mask
+		for x.slots[s] != 0 {
+			s = (s + 1) & mask
+		}
+		x.slots[s] = v
+	}
+}
