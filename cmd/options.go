@@ -20,7 +20,7 @@ import (
 type auditOptions struct {
 	Format       string
 	LogFormat    string
-	Site         string
+	Site         []string
 	Resolvers    []string
 	DNSTimeout   time.Duration
 	DNSRetries   int
@@ -65,7 +65,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_combined, json, 'nginx:<log_format>', 'apache:<LogFormat>'")
-	f.StringVar(&o.Site, "site", "", "site name for logs that do not record the virtual host (default: the file's base name)")
+	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
 	f.IntVar(&o.Budget, "budget", 20, "pages per site per budget window")
 	f.DurationVar(&o.BudgetWindow, "budget-window", 24*time.Hour, "the budget's window")

@@ -22,8 +22,9 @@ func newRobotsCmd(env *Env) *cobra.Command {
 decides for each URL.
 
 ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
-counts as "allow all", and one that answers 5xx or cannot be reached as
-"disallow all" (RFC 9309 §2.3.1); the output says when that happened.`,
+counts as "allow all" (RFC 9309 §2.3.1.3), and the output says so. One that
+answers 5xx, times out or cannot be reached could not be checked: exit 3,
+unless --on-fetch-error rfc asks for RFC 9309's reading ("disallow all").`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
@@ -44,7 +45,7 @@ type robotsTestResult struct {
 }
 
 func newRobotsTestCmd(env *Env) *cobra.Command {
-	var userAgent, format string
+	var userAgent, format, onFetchError string
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
@@ -60,7 +61,11 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usageError("unknown --format %q: use text or json", format)
 			}
-			src, err := loadRobots(c.Context(), env, args[0])
+			policy, err := parseRobotsFetchPolicy(onFetchError)
+			if err != nil {
+				return err
+			}
+			src, err := loadRobots(c.Context(), env, args[0], policy)
 			if err != nil {
 				return err
 			}
@@ -89,11 +94,17 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	}
 	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }
 
+// addOnFetchErrorFlag adds --on-fetch-error to a robots command.
+func addOnFetchErrorFlag(c *cobra.Command, v *string) {
+	c.Flags().StringVar(v, "on-fetch-error", "fail", "a ROBOTS URL that answers 5xx, times out or cannot be reached: fail (exit 3, could not check) or rfc (RFC 9309: disallow all)")
+}
+
 func newRobotsCheckCmd(env *Env) *cobra.Command {
-	var userAgent, expect string
+	var userAgent, expect, onFetchError string
 	var paths []string
 	c := &cobra.Command{
 		Use:   "check ROBOTS",
@@ -101,6 +112,11 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 		Long: `Check that robots.txt blocks (--expect blocked, the default) or allows
 (--expect allowed) the crawler for every --path (default /). Exit 0 when it
 does, 1 when it does not, with the deciding robots.txt lines; made for CI.
+
+A gate checks the file, not the network: a ROBOTS URL that answers 5xx,
+times out or cannot be reached exits 3 ("could not check"), unless
+--on-fetch-error rfc asks for RFC 9309's reading (disallow all). A 4xx
+answer means "allow all" (RFC 9309), and the output says so.
 
 When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
 Actions error annotation on the deciding line of the robots.txt file.`,
@@ -123,7 +139,11 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if len(paths) == 0 {
 				paths = []string{"/"}
 			}
-			src, err := loadRobots(c.Context(), env, args[0])
+			policy, err := parseRobotsFetchPolicy(onFetchError)
+			if err != nil {
+				return err
+			}
+			src, err := loadRobots(c.Context(), env, args[0], policy)
 			if err != nil {
 				return err
 			}
@@ -171,6 +191,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 	c.Flags().StringVar(&expect, "expect", "blocked", "what robots.txt must do for the crawler: blocked or allowed")
 	c.Flags().StringArrayVar(&paths, "path", nil, "`PATH` (or URL) to check, repeatable (default /)")
 	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }
 

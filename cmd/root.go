@@ -47,6 +47,27 @@ type Env struct {
 	// HTTPClient, when set, replaces the client used for HTTPS fetches
 	// (robots.txt and the IP list); tests point it at an httptest server.
 	HTTPClient *http.Client
+
+	// onPhase, when set, is called as a run enters each phase (the phase*
+	// names): tests use it to interrupt a run at a known point.
+	onPhase func(phase string)
+}
+
+// The phases of a run, as Env.onPhase is told them.
+const (
+	phaseRobots  = "robots"  // fetching robots.txt
+	phaseIPList  = "ip-list" // loading (fetching) the IP list
+	phaseRead    = "read"    // reading the logs
+	phaseDNS     = "dns"     // verifying addresses
+	phaseConduct = "conduct" // conduct checks and building the report
+	phaseWrite   = "write"   // writing the report or the rules
+)
+
+// phase tells env.onPhase that the run enters phase p.
+func (e *Env) phase(p string) {
+	if e.onPhase != nil {
+		e.onPhase(p)
+	}
 }
 
 // exitError carries an exit code through cobra to Run.
