@@ -220,15 +220,33 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	var buf bytes.Buffer
-	plan, err := write(&buf, in)
-	if err != nil {
-		return emitError(err)
+	type rules struct {
+		plan *emit.Plan
+		text []byte
+		err  error
 	}
+	r, err := untilDone(ctx, func() rules {
+		env.phase(phaseRules)
+		var buf bytes.Buffer
+		plan, err := write(&buf, in)
+		return rules{plan, buf.Bytes(), err}
+	})
+	if err != nil {
+		return err
+	}
+	if r.err != nil {
+		return emitError(r.err)
+	}
+	plan := r.plan
 	emitWarnPlan(env, plan)
+	env.phase(phaseWrite)
 
 	if o.Output == "" || o.Output == "-" {
-		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+		_, err := ctxWriter{ctx, env.Stdout}.Write(r.text)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		if err != nil {
 			return writeFailed("the rules", err)
 		}
 		if incomplete {
@@ -236,9 +254,18 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		return nil
 	}
-	changed, err := emit.WriteFileAtomic(o.Output, buf.Bytes(), emit.SameIgnoringGenerated)
+	// Should the run have to end at once, no temporary file stays.
+	defer onForcedExit(func() { emit.RemoveTempFiles(o.Output) })()
+	changed, err := emit.WriteFileAtomicContext(ctx, o.Output, r.text, emit.SameIgnoringGenerated)
+	// Cancelled before the rename, the old file stays; after it, the new
+	// one is whole and the run is done.
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
 	if err != nil {
-		return &exitError{code: ExitUsage, err: withHint(err, "check the directory exists and is writable; the old file, if any, is as it was")}
+		return &exitError{code: ExitIncomplete, output: true, err: withHint(
+			fmt.Errorf("cannot write the rules to %s: %w", o.Output, unwrapPathError(err)),
+			"check that the directory exists, is writable and has room; the old file, if any, is as it was")}
 	}
 	if env.StderrTTY {
 		state := "unchanged"
@@ -375,6 +402,7 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 		name = "stdin"
 	}
 	in.Sources = []string{"report " + name}
+	env.phase(phaseIPList)
 	listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
 	if err != nil {
 		return err

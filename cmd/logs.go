@@ -61,7 +61,14 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil && !errors.Is(err, errIncomplete) {
 		return err
 	}
-	werr := writeReport(env.Stdout, rep, format)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	env.phase(phaseWrite)
+	werr := writeReport(ctxWriter{ctx, env.Stdout}, rep, format)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
@@ -184,10 +191,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	for _, w := range id.Warnings {
 		audit.Warn(w)
 	}
-	env.phase(phaseConduct)
 	// The conduct checks and the report of a long audit take a while and
 	// cannot be stopped midway: an interrupted run leaves them behind.
 	rep, err := untilDone(ctx, func() *verify.Report {
+		env.phase(phaseConduct)
 		return audit.Report(results, verify.ConductConfig{
 			Token:        parse.Token,
 			Budget:       o.Budget,
@@ -266,8 +273,21 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, 
 	stop := context.AfterFunc(ctx, r.Stop)
 	defer stop()
 	prog.start(name, size, r)
-	for r.Scan() {
-		audit.Add(r.Record())
+	// The reader runs aside, so that an interrupted run returns at once
+	// even when the reader is slow to notice Stop; it is then left behind
+	// and nothing here touches the audit again.
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		for r.Scan() {
+			audit.Add(r.Record())
+		}
+	}()
+	select {
+	case <-scanned:
+	case <-ctx.Done():
+		prog.done()
+		return false, false
 	}
 	prog.done()
 	err := r.Err()

@@ -78,8 +78,14 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent,
 				})
 			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
 			if format == "json" {
-				return robotsWriteJSON(env, results)
+				if err := robotsWriteJSON(env, results); err != nil {
+					return writeFailed("the results", err)
+				}
+				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			for _, r := range results {
@@ -89,7 +95,10 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robotsReason(r.Line, r.Rule, r.Why)))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return writeFailed("the results", err)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
@@ -147,7 +156,11 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if err != nil {
 				return err
 			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
 			gha := env.Getenv("GITHUB_ACTIONS") == "true"
+			out := &stickyWriter{w: env.Stdout}
 			robotsWarn(env, src)
 			if gha {
 				robotsAnnotateWarnings(env, src)
@@ -163,10 +176,21 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 					status = "FAIL"
 					failed++
 				}
-				fmt.Fprintf(env.Stdout, "%s: %s\n", status, sanitize(msg))
+				fmt.Fprintf(out, "%s: %s\n", status, sanitize(msg))
 				if gha && !ok {
-					fmt.Fprintln(env.Stdout, ghaCommand("error", src.File, d.Line, "robots check", msg))
+					fmt.Fprintln(out, ghaCommand("error", src.File, d.Line, "robots check", msg))
 				}
+			}
+			if gha && failed == 0 {
+				what := "blocks"
+				if wantAllowed {
+					what = "allows"
+				}
+				fmt.Fprintln(out, ghaCommand("notice", src.File, 0, "robots check",
+					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
+			}
+			if out.err != nil {
+				return writeFailed("the results", out.err)
 			}
 			if failed > 0 {
 				what := "block"
@@ -176,14 +200,6 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s does not %s %s for %d of %d %s\n",
 					sanitize(src.Name), what, sanitize(token), failed, len(paths), robotsPlural(len(paths), "path"))
 				return errFindings
-			}
-			if gha {
-				what := "blocks"
-				if wantAllowed {
-					what = "allows"
-				}
-				fmt.Fprintln(env.Stdout, ghaCommand("notice", src.File, 0, "robots check",
-					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
 			}
 			return nil
 		},

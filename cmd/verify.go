@@ -66,10 +66,15 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			if err != nil {
 				return err
 			}
+			env.phase(phaseIPList)
 			id, err := newIdentity(c.Context(), env, o)
 			if err != nil {
 				return err
 			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
+			env.phase(phaseDNS)
 			results := id.classify(c.Context(), addrs)
 			// A cancelled lookup is unverified for want of an answer:
 			// never print such results as the verdicts.
@@ -88,7 +93,12 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			for _, w := range id.Warnings {
 				warnf(env, "%s", w)
 			}
-			if err := verifyWrite(env.Stdout, format, out, addrs, results, id.List, env.Now()); err != nil {
+			env.phase(phaseWrite)
+			err = verifyWrite(ctxWriter{c.Context(), env.Stdout}, format, out, addrs, results, id.List, env.Now())
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
+			if err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
