@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -393,7 +392,7 @@ func emitLogSources(files []string) []string {
 
 // emitFromReport fills in from a --report file and the IP list in force.
 func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Input) error {
-	rep, err := emitReadReport(env, o.Report)
+	rep, err := emitReadReport(ctx, env, o.Report)
 	if err != nil {
 		return err
 	}
@@ -436,17 +435,23 @@ func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix,
 }
 
 // emitReadReport reads and parses a JSON report; "-" is stdin.
-func emitReadReport(env *Env, name string) (*verify.Report, error) {
+func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report, error) {
 	var r io.Reader = env.Stdin
 	if name != "-" {
-		fh, err := os.Open(name)
+		fh, err := openInput(ctx, name)
+		if errors.Is(err, errInterrupted) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, usageError("cannot read report %s: %v", name, unwrapPathError(err))
 		}
 		defer fh.Close()
 		r = fh
 	}
-	data, err := io.ReadAll(io.LimitReader(r, emitMaxReport+1))
+	data, err := readAllContext(ctx, r, emitMaxReport+1)
+	if errors.Is(err, errInterrupted) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, usageError("cannot read report %s: %v", name, err)
 	}

@@ -417,7 +417,7 @@ func FuzzEmitReadReport(f *testing.F) {
 			t.Fatal(err)
 		}
 		env, _, _ := emitTestEnv(t, "", emitNow)
-		rep, err := emitReadReport(env, p)
+		rep, err := emitReadReport(context.Background(), env, p)
 		if err != nil {
 			return
 		}

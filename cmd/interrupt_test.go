@@ -186,19 +186,21 @@ func TestInterruptedInEveryPhase(t *testing.T) {
 	list := identityWriteFile(t, "ips.json", `["79.139.58.98", "79.139.58.121"]`)
 	common := []string{"--offline", "--no-cache", "--ip-list", list}
 	tests := []struct {
+		name   string
 		cmd    []string
 		phases []string
 		output bool // -o FILE
 	}{
-		{[]string{"logs", "--format", "json", "--robots", robots, log}, []string{phaseRobots, phaseIPList, phaseRead, phaseDNS, phaseConduct, phaseWrite}, false},
-		{[]string{"logs", "--format", "table", log}, []string{phaseConduct, phaseWrite}, false},
-		{[]string{"emit", "nftables", log}, []string{phaseIPList, phaseRead, phaseDNS, phaseConduct, phaseRules, phaseWrite}, false},
-		{[]string{"emit", "modsecurity", log}, []string{phaseRules, phaseWrite}, true},
-		{[]string{"verify", "--format", "json", "79.139.58.98", "203.0.113.7"}, []string{phaseIPList, phaseDNS, phaseWrite}, false},
+		{"logs json", []string{"logs", "--format", "json", "--robots", robots, log}, []string{phaseRobots, phaseIPList, phaseRead, phaseDNS, phaseConduct, phaseWrite}, false},
+		{"logs table", []string{"logs", "--format", "table", log}, []string{phaseConduct, phaseWrite}, false},
+		{"emit nftables", []string{"emit", "nftables", log}, []string{phaseIPList, phaseRead, phaseDNS, phaseConduct, phaseRules, phaseWrite}, false},
+		{"emit modsecurity -o", []string{"emit", "modsecurity", log}, []string{phaseRules, phaseWrite}, true},
+		{"verify", []string{"verify", "--format", "json", "79.139.58.98", "203.0.113.7"}, []string{phaseIPList, phaseDNS, phaseWrite}, false},
+		{"emit cloudflare --report -o", []string{"emit", "cloudflare", "--report", emitReportFile(t)}, []string{phaseIPList, phaseRules, phaseWrite}, true},
 	}
 	for _, tc := range tests {
 		for _, phase := range tc.phases {
-			t.Run(strings.Join(tc.cmd[:2], " ")+"/"+phase, func(t *testing.T) {
+			t.Run(tc.name+"/"+phase, func(t *testing.T) {
 				dir := t.TempDir()
 				args := append(append([]string{}, tc.cmd...), common...)
 				if tc.output {
@@ -267,4 +269,29 @@ func TestOpenInputFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+}
+
+// TestInterruptedReadingOtherInputs cancels commands that read a whole
+// input from a pipe that never ends: robots.txt and an earlier report.
+func TestInterruptedReadingOtherInputs(t *testing.T) {
+	for _, args := range [][]string{
+		{"robots", "test", "-", "/"},
+		{"robots", "check", "-"},
+		{"emit", "nftables", "--offline", "--no-cache", "--report", "-"},
+		{"logs", "--offline", "--no-cache", "--robots", "-", filepath.Join("..", "testdata", "sample", "access.log")},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			pr, pw := io.Pipe()
+			t.Cleanup(func() { pw.CloseWithError(errors.New("test over")) })
+			go pw.Write([]byte("User-agent: *\n")) // a start, and no end
+			stdin := &readSignal{r: pr, reading: make(chan struct{})}
+			code, out, errOut := runCancelled(t, stdin, func(cancel context.CancelFunc, _ *Env) {
+				go func() {
+					<-stdin.reading
+					cancel()
+				}()
+			}, args...)
+			assertInterrupted(t, code, out, errOut)
+		})
+	}
 }

@@ -357,6 +357,24 @@ func openInput(ctx context.Context, name string) (*os.File, error) {
 	}
 }
 
+// readAllContext reads r to its end, or up to limit bytes, aside: an
+// interrupted run does not wait for a pipe that never ends
+// (errInterrupted).
+func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	got, err := untilDone(ctx, func() read {
+		data, err := io.ReadAll(io.LimitReader(r, limit))
+		return read{data, err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got.data, got.err
+}
+
 // untilDone runs f aside and returns its result, or errInterrupted as soon
 // as ctx is cancelled (f is then left to finish on its own; its result is
 // dropped).

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -91,7 +90,10 @@ func loadRobots(ctx context.Context, env *Env, src string, policy robotsFetchPol
 	case src == "":
 		return nil, usageError("robots.txt source is empty: give a file, - for stdin, or an http(s):// URL")
 	case src == "-":
-		data, err := io.ReadAll(io.LimitReader(env.Stdin, parse.RobotsMaxBytes+1))
+		data, err := readAllContext(ctx, env.Stdin, parse.RobotsMaxBytes+1)
+		if errors.Is(err, errInterrupted) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt from stdin: %w", err)}
 		}
@@ -99,7 +101,10 @@ func loadRobots(ctx context.Context, env *Env, src string, policy robotsFetchPol
 	case robotsIsURL(src):
 		return fetchRobots(ctx, env, src, policy)
 	}
-	f, err := os.Open(src)
+	f, err := openInput(ctx, src)
+	if errors.Is(err, errInterrupted) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, robotsFileError(src, err)
 	}
@@ -109,7 +114,10 @@ func loadRobots(ctx context.Context, env *Env, src string, policy robotsFetchPol
 			fmt.Errorf("cannot read robots.txt %s: it is a directory", src),
 			"give the robots.txt file itself, - for stdin, or an http(s):// URL")}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, parse.RobotsMaxBytes+1))
+	data, err := readAllContext(ctx, f, parse.RobotsMaxBytes+1)
+	if errors.Is(err, errInterrupted) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt %s whole: %w", src, err)}
 	}
