@@ -344,6 +344,7 @@ func newRobotsServer(t *testing.T) *robotsServer {
 	// first, however loaded the machine.
 	mux.HandleFunc("/slow/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
+		panic(http.ErrAbortHandler) // no answer at all, not an empty 200
 	})
 	mux.HandleFunc("/nolocation/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusFound)
