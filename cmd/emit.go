@@ -93,8 +93,9 @@ Targets:
 
 Safety: no rule ever blocks loopback, private, link-local, multicast,
 unspecified, carrier-grade NAT or reserved addresses, IPv6 addresses that
-carry one (NAT64, 6to4), nor anything in --never-block; block-spoofed never blocks a genuine address or one in the IP
-list; unverified addresses are never blocked. Put your own networks, proxies
+carry one (NAT64, 6to4), nor anything in --never-block; block-spoofed never
+blocks a genuine address or one in the IP list; unverified addresses are
+never blocked. Put your own networks, proxies
 and CDN ranges in --never-block: behind a proxy the log shows the proxy's
 address unless you use --trust-xff.
 

@@ -175,6 +175,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		return nil, nil, errInterrupted
 	}
 
+	for _, w := range unmatchedSiteRules(siteRules, files) {
+		audit.Warn(w)
+	}
 	for _, w := range siteWarnings(sites, hostLogged) {
 		audit.Warn(w)
 	}

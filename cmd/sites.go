@@ -218,3 +218,23 @@ func siteWarnings(choices []siteChoice, hostLogged []bool) []string {
 	}
 	return out
 }
+
+// unmatchedSiteRules says which --site GLOB=SITE values match none of
+// files: a glob is matched against the path as given, so a typo or a
+// relative path for absolute ones would otherwise be silent.
+func unmatchedSiteRules(rules []siteRule, files []string) []string {
+	var out []string
+	for _, r := range rules {
+		matched := false
+		for _, f := range files {
+			if ok, _ := filepath.Match(r.Glob, f); ok {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("--site %s=%s matches none of the files given (the glob is matched against each path as given)", r.Glob, r.Site))
+		}
+	}
+	return out
+}

@@ -195,6 +195,20 @@ func TestLogsSiteFlag(t *testing.T) {
 	}
 }
 
+// TestLogsSiteGlobMatchesNothing checks that a --site glob that matches
+// no file is said.
+func TestLogsSiteGlobMatchesNothing(t *testing.T) {
+	_, files := sitesTree(t)
+	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files, "--site", "sites/*/access.log=shop.example")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	want := "--site sites/*/access.log=shop.example matches none of the files given"
+	if r := sitesReport(t, out); !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want one starting %q", r.Warnings, want)
+	}
+}
+
 func TestSiteFlagErrors(t *testing.T) {
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
 	for _, tc := range []struct {
