@@ -71,3 +71,39 @@ func TestConfigFileValues(t *testing.T) {
 		t.Errorf("exit %d, stdout %.40q, stderr %q", code, out, errOut)
 	}
 }
+
+// FuzzLoadConfig feeds config files to loadConfig: it never panics, and
+// an error is one line naming the file.
+func FuzzLoadConfig(f *testing.F) {
+	for _, s := range []string{
+		"log-format: combined\nrobots:\n  - a=b.txt\n",
+		"- a\n- b\n",
+		"budget: &x 20\nmin-pause: *x\n",
+		"site: [a, [b]]\n",
+		"offline: true\noffline: false\n",
+		"? [a]\n: b\n",
+		"robots: {a: b}\n",
+		"",
+		"%YAML 1.2\n---\nformat: json\n...\n",
+	} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := &Env{Getenv: func(string) string { return "" }}
+		c := newLogsCmd(env)
+		newRootCmd(env).AddCommand(c)
+		err := loadConfig(env, c, cfg)
+		if err == nil {
+			return
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, cfg) {
+			t.Errorf("error %q is not one line naming the file", msg)
+		}
+	})
+}

@@ -52,7 +52,7 @@ func parseSiteFlags(values []string) (rules []siteRule, plain string, err error)
 			return nil, "", usageError("--site %q: no site after \"=\"; give GLOB=SITE, such as '/var/log/sites/shop/*=shop.example'", v)
 		}
 		if _, err := filepath.Match(glob, ""); err != nil {
-			return nil, "", usageError("--site %q: %s is not a valid glob (%v)", v, glob, err)
+			return nil, "", usageError("--site %q: %q is not a valid glob (%v)", v, glob, err)
 		}
 		s, err := checkSiteName(v, site)
 		if err != nil {

@@ -217,7 +217,7 @@ func TestSiteFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--site", "=a.example"}, `--site "=a.example": the glob before "=" is empty`},
 		{[]string{"--site", "logs/*="}, `--site "logs/*=": no site after "="`},
-		{[]string{"--site", "logs/[=a.example"}, `--site "logs/[=a.example": logs/[ is not a valid glob`},
+		{[]string{"--site", "logs/[=a.example"}, `--site "logs/[=a.example": "logs/[" is not a valid glob`},
 		{[]string{"--site", "a.example", "--site", "b.example"}, "--site given twice for every file (a.example and b.example)"},
 		{[]string{"--site", "a b"}, `--site "a b": a site is a host name such as www.example.org`},
 	} {
@@ -287,4 +287,33 @@ func TestLogsRobotsUnknownSite(t *testing.T) {
 			t.Errorf("%s: checks skipped %q: want robots skipped for b.example only", s.Site, s.ChecksSkipped)
 		}
 	}
+}
+
+// FuzzParseSiteFlags checks that --site values never panic the parser and
+// that every rule it accepts has a valid glob and a site fit for a log
+// record.
+func FuzzParseSiteFlags(f *testing.F) {
+	for _, s := range []string{"a.example", "/var/log/*/access.log=a.example", "=x", "a=", "[=x", "x=a=b", "a b", "A.Example:443"} {
+		f.Add(s, "b.example")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		rules, plain, err := parseSiteFlags([]string{a, b})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line", err)
+			}
+			return
+		}
+		for _, r := range rules {
+			if _, err := filepath.Match(r.Glob, "x"); err != nil {
+				t.Errorf("rule %+v: bad glob accepted", r)
+			}
+			if r.Site == "" || r.Site != strings.ToLower(r.Site) || strings.ContainsAny(r.Site, "/= \t\n") {
+				t.Errorf("rule %+v: site unfit for a log record", r)
+			}
+		}
+		if plain != "" && plain != strings.ToLower(plain) {
+			t.Errorf("plain site %q is not lower case", plain)
+		}
+	})
 }
