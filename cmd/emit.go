@@ -242,11 +242,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	env.phase(phaseWrite)
 
 	if o.Output == "" || o.Output == "-" {
-		_, err := ctxWriter{ctx, env.Stdout}.Write(r.text)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if err != nil {
+		if _, err := env.Stdout.Write(r.text); err != nil {
 			return writeFailed("the rules", err)
 		}
 		if incomplete {

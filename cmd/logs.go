@@ -61,11 +61,8 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil && !errors.Is(err, errIncomplete) {
 		return err
 	}
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
 	env.phase(phaseWrite)
-	werr := writeReport(ctxWriter{ctx, env.Stdout}, rep, format)
+	werr := writeReport(env.Stdout, rep, format)
 	if ctx.Err() != nil {
 		return errInterrupted
 	}

@@ -102,15 +102,21 @@ func writeFailed(what string, err error) error {
 	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot write %s: %w", what, err), output: true}
 }
 
-// outputWriter is the program's standard output: it remembers the first
-// write error, so that no command can end well with output lost.
+// outputWriter is the program's standard output. It remembers the first
+// write error, so that no command can end well with output lost, and it
+// refuses to write once the run is cancelled (errInterrupted), so that an
+// interrupted run prints no more of its report.
 type outputWriter struct {
+	ctx context.Context
 	w   io.Writer
 	mu  sync.Mutex
 	err error
 }
 
 func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.ctx.Err() != nil {
+		return 0, errInterrupted
+	}
 	n, err := o.w.Write(p)
 	if err != nil {
 		o.mu.Lock()
@@ -207,20 +213,6 @@ func runForcedExitCleanups() {
 	}
 }
 
-// ctxWriter writes to w until ctx is cancelled, then refuses: an
-// interrupted run prints no more of its report.
-type ctxWriter struct {
-	ctx context.Context
-	w   io.Writer
-}
-
-func (c ctxWriter) Write(p []byte) (int, error) {
-	if c.ctx.Err() != nil {
-		return 0, errInterrupted
-	}
-	return c.w.Write(p)
-}
-
 // Run runs the command line args in env and returns the exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
 	if env.Getenv == nil {
@@ -238,7 +230,10 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if env.Stderr == nil {
 		env.Stderr = io.Discard
 	}
-	out := &outputWriter{w: env.Stdout}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out := &outputWriter{ctx: ctx, w: env.Stdout}
 	e := *env
 	e.Stdout = out
 	env = &e

@@ -94,11 +94,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 				warnf(env, "%s", w)
 			}
 			env.phase(phaseWrite)
-			err = verifyWrite(ctxWriter{c.Context(), env.Stdout}, format, out, addrs, results, id.List, env.Now())
-			if c.Context().Err() != nil {
-				return errInterrupted
-			}
-			if err != nil {
+			if err := verifyWrite(env.Stdout, format, out, addrs, results, id.List, env.Now()); err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
