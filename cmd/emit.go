@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -93,9 +92,10 @@ Targets:
                SecRuleEngine On (allow-bot: before your other rules).
 
 Safety: no rule ever blocks loopback, private, link-local, multicast,
-unspecified, carrier-grade NAT or reserved addresses, nor anything in
---never-block; block-spoofed never blocks a genuine address or one in the IP
-list; unverified addresses are never blocked. Put your own networks, proxies
+unspecified, carrier-grade NAT or reserved addresses, IPv6 addresses that
+carry one (NAT64, 6to4), nor anything in --never-block; block-spoofed never
+blocks a genuine address or one in the IP list; unverified addresses are
+never blocked. Put your own networks, proxies
 and CDN ranges in --never-block: behind a proxy the log shows the proxy's
 address unless you use --trust-xff.
 
@@ -220,15 +220,29 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	var buf bytes.Buffer
-	plan, err := write(&buf, in)
-	if err != nil {
-		return emitError(err)
+	type rules struct {
+		plan *emit.Plan
+		text []byte
+		err  error
 	}
+	r, err := untilDone(ctx, func() rules {
+		env.phase(phaseRules)
+		var buf bytes.Buffer
+		plan, err := write(&buf, in)
+		return rules{plan, buf.Bytes(), err}
+	})
+	if err != nil {
+		return err
+	}
+	if r.err != nil {
+		return emitError(r.err)
+	}
+	plan := r.plan
 	emitWarnPlan(env, plan)
+	env.phase(phaseWrite)
 
 	if o.Output == "" || o.Output == "-" {
-		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+		if _, err := env.Stdout.Write(r.text); err != nil {
 			return writeFailed("the rules", err)
 		}
 		if incomplete {
@@ -236,9 +250,18 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		return nil
 	}
-	changed, err := emit.WriteFileAtomic(o.Output, buf.Bytes(), emit.SameIgnoringGenerated)
+	// Should the run have to end at once, no temporary file stays.
+	defer onForcedExit(func() { emit.RemoveTempFiles(o.Output) })()
+	changed, err := emit.WriteFileAtomicContext(ctx, o.Output, r.text, emit.SameIgnoringGenerated)
+	// Cancelled before the rename, the old file stays; after it, the new
+	// one is whole and the run is done.
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
 	if err != nil {
-		return &exitError{code: ExitUsage, err: withHint(err, "check the directory exists and is writable; the old file, if any, is as it was")}
+		return &exitError{code: ExitIncomplete, output: true, err: withHint(
+			fmt.Errorf("cannot write the rules to %s: %w", o.Output, unwrapPathError(err)),
+			"check that the directory exists, is writable and has room; the old file, if any, is as it was")}
 	}
 	if env.StderrTTY {
 		state := "unchanged"
@@ -366,7 +389,7 @@ func emitLogSources(files []string) []string {
 
 // emitFromReport fills in from a --report file and the IP list in force.
 func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Input) error {
-	rep, err := emitReadReport(env, o.Report)
+	rep, err := emitReadReport(ctx, env, o.Report)
 	if err != nil {
 		return err
 	}
@@ -375,6 +398,7 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 		name = "stdin"
 	}
 	in.Sources = []string{"report " + name}
+	env.phase(phaseIPList)
 	listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
 	if err != nil {
 		return err
@@ -408,17 +432,23 @@ func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix,
 }
 
 // emitReadReport reads and parses a JSON report; "-" is stdin.
-func emitReadReport(env *Env, name string) (*verify.Report, error) {
+func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report, error) {
 	var r io.Reader = env.Stdin
 	if name != "-" {
-		fh, err := os.Open(name)
+		fh, err := openInput(ctx, name)
+		if errors.Is(err, errInterrupted) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, usageError("cannot read report %s: %v", name, unwrapPathError(err))
 		}
 		defer fh.Close()
 		r = fh
 	}
-	data, err := io.ReadAll(io.LimitReader(r, emitMaxReport+1))
+	data, err := readAllContext(ctx, r, emitMaxReport+1)
+	if errors.Is(err, errInterrupted) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, usageError("cannot read report %s: %v", name, err)
 	}

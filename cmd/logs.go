@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,11 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil && !errors.Is(err, errIncomplete) {
 		return err
 	}
+	env.phase(phaseWrite)
 	werr := writeReport(stdout(env), rep, format)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
@@ -117,6 +122,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		}
 		files = []string{"-"}
 	}
+	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	if err != nil {
+		return nil, nil, err
+	}
 	if o.Offline {
 		for _, v := range o.Robots {
 			if _, src := robotsSplitValue(v); robotsIsURL(src) {
@@ -124,13 +133,20 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 			}
 		}
 	}
+	env.phase(phaseRobots)
 	robots, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
 		return nil, nil, err
 	}
+	env.phase(phaseIPList)
 	id, err := newIdentity(ctx, env, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A fetch cut short leaves a fallback list in force: read nothing with
+	// it.
+	if ctx.Err() != nil {
+		return nil, nil, errInterrupted
 	}
 	listed := parse.NewAddrSet(id.List.Prefixes)
 
@@ -138,22 +154,34 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	incomplete := false
 	prog := newProgress(env, o)
 	defer prog.stop()
-	for _, name := range files {
+	sites := chooseSites(files, siteRules, sitePlain)
+	hostLogged := make([]bool, len(files))
+	env.phase(phaseRead)
+	for i, name := range files {
 		if ctx.Err() != nil {
 			return nil, nil, errInterrupted
 		}
-		if !readLog(ctx, env, o, name, logFormat, listed, audit, prog) {
+		ok, host := readLog(ctx, env, o, name, sites[i].Site, logFormat, listed, audit, prog)
+		if !ok {
 			incomplete = true
 		}
+		hostLogged[i] = host
 	}
 	prog.stop()
 	if ctx.Err() != nil {
 		return nil, nil, errInterrupted
 	}
 
+	for _, w := range unmatchedSiteRules(siteRules, files) {
+		audit.Warn(w)
+	}
+	for _, w := range siteWarnings(sites, hostLogged) {
+		audit.Warn(w)
+	}
 	for _, w := range robots.Warnings() {
 		audit.Warn(w)
 	}
+	env.phase(phaseDNS)
 	results := id.classify(ctx, audit.Addresses())
 	// A cancelled lookup is unverified for want of an answer, not for
 	// want of DNS: such results must not be reported as if complete.
@@ -163,14 +191,23 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	for _, w := range id.Warnings {
 		audit.Warn(w)
 	}
-	rep := audit.Report(results, verify.ConductConfig{
-		Token:        parse.Token,
-		Budget:       o.Budget,
-		BudgetWindow: o.BudgetWindow,
-		MinPause:     o.MinPause,
-		MinBackoff:   o.MinBackoff,
-		Robots:       robots.For,
+	// The conduct checks and the report of a long audit take a while and
+	// cannot be stopped midway: an interrupted run leaves them behind.
+	rep, err := untilDone(ctx, func() *verify.Report {
+		env.phase(phaseConduct)
+		return audit.Report(results, verify.ConductConfig{
+			Token:        parse.Token,
+			Budget:       o.Budget,
+			BudgetWindow: o.BudgetWindow,
+			MinPause:     o.MinPause,
+			MinBackoff:   o.MinBackoff,
+			Robots:       robots.For,
+		})
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source
@@ -196,23 +233,28 @@ func checkConductFlags(o *auditOptions) error {
 	return nil
 }
 
-// readLog reads one input into the audit. It returns false when the input
-// could not be read whole, or its format could not be detected (the audit
-// keeps what was read, and the reason is a warning and the input's
-// Error), or when ctx was cancelled while reading (the caller checks ctx).
-func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) bool {
+// readLog reads one input into the audit, its lines without a virtual
+// host under site. ok is false when the input could not be read whole, or
+// its format could not be detected (the audit keeps what was read, and the
+// reason is a warning and the input's Error), or when ctx was cancelled
+// while reading (the caller checks ctx). hostLogged says whether the
+// input's format records the virtual host.
+func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) (ok, hostLogged bool) {
 	var src io.Reader
 	var size int64 = -1
-	failed := func(msg string) bool {
+	failed := func(msg string) (bool, bool) {
 		audit.Warn(msg)
 		audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
-		return false
+		return false, false
 	}
 	if name == "-" {
 		src = env.Stdin
 	} else {
-		fh, err := os.Open(name)
+		fh, err := openInput(ctx, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, false
+			}
 			return failed(fmt.Sprintf("cannot read %s: %v", name, unwrapPathError(err)))
 		}
 		defer fh.Close()
@@ -220,13 +262,11 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 			if st.IsDir() {
 				return failed(fmt.Sprintf("cannot read %s: it is a directory", name))
 			}
-			size = st.Size()
+			if st.Mode().IsRegular() {
+				size = st.Size()
+			}
 		}
 		src = fh
-	}
-	site := o.Site
-	if site == "" {
-		site = siteFromFile(name)
 	}
 	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed})
 	// Stop, unlike a check between records, ends a read that finds
@@ -234,13 +274,26 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 	stop := context.AfterFunc(ctx, r.Stop)
 	defer stop()
 	prog.start(name, size, r)
-	for r.Scan() {
-		audit.Add(r.Record())
+	// The reader runs aside, so that an interrupted run returns at once
+	// even when the reader is slow to notice Stop; it is then left behind
+	// and nothing here touches the audit again.
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		for r.Scan() {
+			audit.Add(r.Record())
+		}
+	}()
+	select {
+	case <-scanned:
+	case <-ctx.Done():
+		prog.done()
+		return false, false
 	}
 	prog.done()
 	err := r.Err()
-	if errors.Is(err, parse.ErrStopped) {
-		return false
+	if errors.Is(err, parse.ErrStopped) || ctx.Err() != nil {
+		return false, false
 	}
 	st := r.Stats()
 	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
@@ -251,6 +304,7 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 	if rf := r.Format(); rf != nil {
 		in.LogFormat = rf.Name()
 		in.HostLogged = rf.HasHost()
+		hostLogged = rf.HasHost()
 		if !rf.HasUserAgent() {
 			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
 		}
@@ -272,7 +326,95 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name string, f *par
 		in.Error = msg
 	}
 	audit.AddInput(in, r.Examples())
-	return err == nil
+	return err == nil, hostLogged
+}
+
+// openInput opens a log file. Opening a named pipe waits for a writer, so
+// it is done aside and given up when ctx is cancelled (the open is left
+// to end, or not, on its own).
+func openInput(ctx context.Context, name string) (*os.File, error) {
+	if fi, err := os.Stat(name); err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return os.Open(name)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, errInterrupted
+	}
+}
+
+// readAllContext reads r to its end, or up to limit bytes, aside: an
+// interrupted run does not wait for a pipe that never ends
+// (errInterrupted).
+func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	got, err := untilDone(ctx, func() read {
+		data, err := io.ReadAll(io.LimitReader(r, limit))
+		return read{data, err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got.data, got.err
+}
+
+// untilDone runs f aside and returns its result, or errInterrupted as soon
+// as ctx is cancelled (f is then left to finish on its own; its result is
+// dropped).
+func untilDone[T any](ctx context.Context, f func() T) (T, error) {
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	var zero T
+	select {
+	case v := <-ch:
+		if ctx.Err() != nil {
+			return zero, errInterrupted
+		}
+		return v, nil
+	case <-ctx.Done():
+		return zero, errInterrupted
+	}
+}
+
+// reportSites returns the sites an audit has: those of its claimed hits,
+// and the site of every input without a virtual host.
+func reportSites(rep *verify.Report) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, s := range rep.Sites {
+		add(s.Site)
+	}
+	for _, in := range rep.Inputs {
+		if in.LogFormat != "" && !in.HostLogged {
+			add(in.Site)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // unwrapPathError returns the cause of a *fs.PathError (the operation and

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +21,7 @@ import (
 type auditOptions struct {
 	Format       string
 	LogFormat    string
-	Site         string
+	Site         []string
 	Resolvers    []string
 	DNSTimeout   time.Duration
 	DNSRetries   int
@@ -70,7 +70,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_combined, json, 'nginx:<log_format>', 'apache:<LogFormat>'")
-	f.StringVar(&o.Site, "site", "", "site name for logs that do not record the virtual host (default: the file's base name)")
+	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
 	f.IntVar(&o.Budget, "budget", 20, "pages per site per budget window")
 	f.DurationVar(&o.BudgetWindow, "budget-window", 24*time.Hour, "the budget's window")
@@ -135,7 +135,8 @@ func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
 // loadConfig applies the YAML config file to every flag of c that was not
 // set on the command line: flags win over the file. Keys are flag names;
 // a list sets a repeatable flag once per element. A key that names no flag
-// of any command is an error (a typo would otherwise be ignored).
+// of any command is an error (a typo would otherwise be ignored). Every
+// error is one line with the file and the line.
 func loadConfig(env *Env, c *cobra.Command, explicit string) error {
 	path, required := explicit, explicit != ""
 	if path == "" {
@@ -151,35 +152,145 @@ func loadConfig(env *Env, c *cobra.Command, explicit string) error {
 		}
 		return usageError("cannot read config file: %v", err)
 	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return usageError("config file %s is not valid YAML: %s", path, firstLine(err.Error()))
+	fail := func(line int, format string, a ...any) error {
+		return usageError("config file %s: line %d: %s", path, line, fmt.Sprintf(format, a...))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return usageError("config file %s: %s", path, yamlErrorText(err))
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty, or only comments
+	}
+	root := yamlResolve(doc.Content[0])
+	switch root.Kind {
+	case yaml.MappingNode:
+	case yaml.ScalarNode:
+		if root.Tag == "!!null" {
+			return nil
+		}
+		return fail(root.Line, "want keys and values, such as log-format: combined, not a value")
+	default:
+		return fail(root.Line, "want keys and values, such as log-format: combined, not %s", yamlKindName(root))
 	}
 	known := allFlagNames(c.Root())
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	firstLine := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := yamlResolve(root.Content[i]), yamlResolve(root.Content[i+1])
+		if kn.Kind != yaml.ScalarNode {
+			return fail(kn.Line, "a key must be a flag name, not %s", yamlKindName(kn))
+		}
+		k := kn.Value
+		if prev, ok := firstLine[k]; ok {
+			return fail(kn.Line, "key %q given twice (first on line %d); give a list for a flag that takes several values", k, prev)
+		}
+		firstLine[k] = kn.Line
 		if !known[k] {
-			return usageError("config file %s: unknown key %q (keys are flag names, such as log-format)", path, k)
+			return fail(kn.Line, "unknown key %q (keys are flag names, such as log-format)", k)
 		}
 		fl := c.Flags().Lookup(k)
 		if fl == nil || fl.Changed || k == "config" {
 			continue
 		}
-		values, err := configValues(raw[k])
+		values, err := configValues(vn)
 		if err != nil {
-			return usageError("config file %s: key %q: %v", path, k, err)
+			return fail(vn.Line, "key %q: %v", k, err)
+		}
+		repeatable := strings.HasSuffix(fl.Value.Type(), "Array") || strings.HasSuffix(fl.Value.Type(), "Slice")
+		if vn.Kind == yaml.SequenceNode && !repeatable {
+			return fail(vn.Line, "key %q: takes one value, not a list", k)
 		}
 		for _, v := range values {
-			if err := fl.Value.Set(v); err != nil {
-				return usageError("config file %s: key %q: %v", path, k, err)
+			if err := fl.Value.Set(v.value); err != nil {
+				return fail(v.line, "key %q: invalid argument %q: %v", k, v.value, configSetError(err))
 			}
 		}
 	}
 	return nil
+}
+
+// configValue is one value of a config key, with its line.
+type configValue struct {
+	value string
+	line  int
+}
+
+// configValues returns the values of a config key's node: a scalar is
+// one value (null none), a list one per element.
+func configValues(n *yaml.Node) ([]configValue, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return nil, nil
+		}
+		return []configValue{{n.Value, n.Line}}, nil
+	case yaml.SequenceNode:
+		out := make([]configValue, 0, len(n.Content))
+		for _, e := range n.Content {
+			e = yamlResolve(e)
+			if e.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("want a value or a list of values, not a list of %s", yamlKindPlural(e))
+			}
+			if e.Tag != "!!null" {
+				out = append(out, configValue{e.Value, e.Line})
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("want a value or a list of values, not %s", yamlKindName(n))
+}
+
+// configSetError is a flag's parse error without the parser's prefix.
+func configSetError(err error) string {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		return ne.Err.Error()
+	}
+	return err.Error()
+}
+
+// yamlResolve follows an alias (*name) to the node it names.
+func yamlResolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func yamlKindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "keys and values"
+	}
+	return "a value"
+}
+
+func yamlKindPlural(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "lists"
+	case yaml.MappingNode:
+		return "keys and values"
+	}
+	return "values"
+}
+
+// yamlErrorText turns a YAML parse error into one line: "line N: what",
+// with every problem of a multi-line error joined by "; ".
+func yamlErrorText(err error) string {
+	var te *yaml.TypeError
+	var parts []string
+	if errors.As(err, &te) {
+		parts = te.Errors
+	} else {
+		parts = strings.Split(err.Error(), "\n")
+	}
+	for i, p := range parts {
+		parts[i] = strings.TrimPrefix(strings.TrimSpace(p), "yaml: ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func defaultConfigPath(env *Env) string {
@@ -196,41 +307,6 @@ func defaultConfigPath(env *Env) string {
 		}
 	}
 	return ""
-}
-
-func configValues(v any) ([]string, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case []any:
-		out := make([]string, 0, len(t))
-		for _, e := range t {
-			s, err := configScalar(e)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	default:
-		s, err := configScalar(v)
-		if err != nil {
-			return nil, err
-		}
-		return []string{s}, nil
-	}
-}
-
-func configScalar(v any) (string, error) {
-	switch t := v.(type) {
-	case string:
-		return t, nil
-	case bool, int, int64, uint64, float64:
-		return fmt.Sprint(t), nil
-	case time.Time:
-		return t.Format(time.RFC3339Nano), nil
-	}
-	return "", fmt.Errorf("want a value or a list of values, not %T", v)
 }
 
 func allFlagNames(root *cobra.Command) map[string]bool {

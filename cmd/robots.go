@@ -22,8 +22,9 @@ func newRobotsCmd(env *Env) *cobra.Command {
 decides for each URL.
 
 ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
-counts as "allow all", and one that answers 5xx or cannot be reached as
-"disallow all" (RFC 9309 §2.3.1); the output says when that happened.`,
+counts as "allow all" (RFC 9309 §2.3.1.3), and the output says so. One that
+answers 5xx, times out or cannot be reached could not be checked: exit 3,
+unless --on-fetch-error rfc asks for RFC 9309's reading ("disallow all").`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
@@ -44,7 +45,7 @@ type robotsTestResult struct {
 }
 
 func newRobotsTestCmd(env *Env) *cobra.Command {
-	var userAgent, format string
+	var userAgent, format, onFetchError string
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
@@ -60,7 +61,11 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usageError("unknown --format %q: use text or json", format)
 			}
-			src, err := loadRobots(c.Context(), env, args[0])
+			policy, err := parseRobotsFetchPolicy(onFetchError)
+			if err != nil {
+				return err
+			}
+			src, err := loadRobots(c.Context(), env, args[0], policy)
 			if err != nil {
 				return err
 			}
@@ -73,8 +78,14 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent,
 				})
 			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
 			if format == "json" {
-				return robotsWriteJSON(env, results)
+				if err := robotsWriteJSON(env, results); err != nil {
+					return writeFailed("the results", err)
+				}
+				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			for _, r := range results {
@@ -84,16 +95,25 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robotsReason(r.Line, r.Rule, r.Why)))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return writeFailed("the results", err)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }
 
+// addOnFetchErrorFlag adds --on-fetch-error to a robots command.
+func addOnFetchErrorFlag(c *cobra.Command, v *string) {
+	c.Flags().StringVar(v, "on-fetch-error", "fail", "a ROBOTS URL that answers 5xx, times out or cannot be reached: fail (exit 3, could not check) or rfc (RFC 9309: disallow all)")
+}
+
 func newRobotsCheckCmd(env *Env) *cobra.Command {
-	var userAgent, expect string
+	var userAgent, expect, onFetchError string
 	var paths []string
 	c := &cobra.Command{
 		Use:   "check ROBOTS",
@@ -101,6 +121,11 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 		Long: `Check that robots.txt blocks (--expect blocked, the default) or allows
 (--expect allowed) the crawler for every --path (default /). Exit 0 when it
 does, 1 when it does not, with the deciding robots.txt lines; made for CI.
+
+A gate checks the file, not the network: a ROBOTS URL that answers 5xx,
+times out or cannot be reached exits 3 ("could not check"), unless
+--on-fetch-error rfc asks for RFC 9309's reading (disallow all). A 4xx
+answer means "allow all" (RFC 9309), and the output says so.
 
 When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
 Actions error annotation on the deciding line of the robots.txt file.`,
@@ -123,11 +148,19 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if len(paths) == 0 {
 				paths = []string{"/"}
 			}
-			src, err := loadRobots(c.Context(), env, args[0])
+			policy, err := parseRobotsFetchPolicy(onFetchError)
 			if err != nil {
 				return err
 			}
+			src, err := loadRobots(c.Context(), env, args[0], policy)
+			if err != nil {
+				return err
+			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
 			gha := env.Getenv("GITHUB_ACTIONS") == "true"
+			out := &stickyWriter{w: env.Stdout}
 			robotsWarn(env, src)
 			if gha {
 				robotsAnnotateWarnings(env, src)
@@ -143,10 +176,21 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 					status = "FAIL"
 					failed++
 				}
-				fmt.Fprintf(env.Stdout, "%s: %s\n", status, sanitize(msg))
+				fmt.Fprintf(out, "%s: %s\n", status, sanitize(msg))
 				if gha && !ok {
-					fmt.Fprintln(env.Stdout, ghaCommand("error", src.File, d.Line, "robots check", msg))
+					fmt.Fprintln(out, ghaCommand("error", src.File, d.Line, "robots check", msg))
 				}
+			}
+			if gha && failed == 0 {
+				what := "blocks"
+				if wantAllowed {
+					what = "allows"
+				}
+				fmt.Fprintln(out, ghaCommand("notice", src.File, 0, "robots check",
+					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
+			}
+			if out.err != nil {
+				return writeFailed("the results", out.err)
 			}
 			if failed > 0 {
 				what := "block"
@@ -157,20 +201,13 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 					sanitize(src.Name), what, sanitize(token), failed, len(paths), robotsPlural(len(paths), "path"))
 				return errFindings
 			}
-			if gha {
-				what := "blocks"
-				if wantAllowed {
-					what = "allows"
-				}
-				fmt.Fprintln(env.Stdout, ghaCommand("notice", src.File, 0, "robots check",
-					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
-			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&expect, "expect", "blocked", "what robots.txt must do for the crawler: blocked or allowed")
 	c.Flags().StringArrayVar(&paths, "path", nil, "`PATH` (or URL) to check, repeatable (default /)")
 	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }
 

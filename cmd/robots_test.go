@@ -340,11 +340,11 @@ func newRobotsServer(t *testing.T) *robotsServer {
 	mux.HandleFunc("/big/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, big)
 	})
+	// /slow/robots.txt never answers: the client's deadline always comes
+	// first, however loaded the machine.
 	mux.HandleFunc("/slow/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
+		<-r.Context().Done()
+		panic(http.ErrAbortHandler) // no answer at all, not an empty 200
 	})
 	mux.HandleFunc("/nolocation/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusFound)
@@ -394,15 +394,23 @@ func TestRobotsCheckURL(t *testing.T) {
 			stderr: "lohibot-audit: warning: " + srv.URL + "/gone/robots.txt answered 404: RFC 9309 §2.3.1.3 says allow all\n"},
 		{name: "403 is allow all", url: srv.URL + "/forbidden/robots.txt", args: []string{"--expect", "allowed"}, code: ExitOK,
 			stdout: "answered 403: RFC 9309 §2.3.1.3 says allow all"},
-		{name: "503 is disallow all", url: srv.URL + "/down/robots.txt", code: ExitOK,
+		{name: "503 could not check", url: srv.URL + "/down/robots.txt", code: ExitIncomplete,
+			stderr: "lohibot-audit: error: could not check: robots.txt " + srv.URL + "/down/robots.txt answered 503\nlohibot-audit: hint: a gate checks the file, not the network"},
+		{name: "503 with rfc is disallow all", url: srv.URL + "/down/robots.txt", args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "ok: LohiSoftBot is blocked from /: " + srv.URL + "/down/robots.txt answered 503: RFC 9309 §2.3.1.4 says disallow all\n",
 			stderr: "answered 503: RFC 9309 §2.3.1.4 says disallow all"},
-		{name: "503 fails expect allowed", url: srv.URL + "/down/robots.txt", args: []string{"--expect", "allowed"}, code: ExitFindings,
+		{name: "503 with rfc fails expect allowed", url: srv.URL + "/down/robots.txt", args: []string{"--expect", "allowed", "--on-fetch-error", "rfc"}, code: ExitFindings,
 			stdout: "says disallow all (expected allowed)"},
-		{name: "unreachable is disallow all", url: closedURL + "/robots.txt", code: ExitOK,
+		{name: "unreachable could not check", url: closedURL + "/robots.txt", code: ExitIncomplete,
+			stderr: "lohibot-audit: error: could not check: robots.txt " + closedURL + "/robots.txt could not be fetched ("},
+		{name: "unreachable with rfc is disallow all", url: closedURL + "/robots.txt", args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (", stderr: "RFC 9309 §2.3.1.4 says disallow all"},
-		{name: "timeout is disallow all", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 300*time.Millisecond), code: ExitOK,
+		{name: "timeout could not check", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), code: ExitIncomplete,
+			stderr: "could not check: robots.txt " + srv.URL + "/slow/robots.txt could not be fetched (timed out)"},
+		{name: "timeout with rfc is disallow all", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (timed out): RFC 9309 §2.3.1.4 says disallow all"},
+		{name: "bad --on-fetch-error", url: srv.URL + "/ok/robots.txt", args: []string{"--on-fetch-error", "ignore"}, code: ExitUsage,
+			stderr: `unknown --on-fetch-error "ignore"`},
 		{name: "five redirects are followed", url: srv.URL + "/hop/5/robots.txt", code: ExitOK,
 			stdout: "line 2: Disallow: /"},
 		{name: "six redirects are allow all", url: srv.URL + "/hop/6/robots.txt", code: ExitFindings,
@@ -482,7 +490,6 @@ func TestLoadRobotsSet(t *testing.T) {
 		{"blog.example", blocked, false},
 		{"BLOG.example", blocked, false},
 		{"blog.example.", blocked, false},
-		{"shop.example", srv.URL + "/down/robots.txt", false},
 		{"other.example", partial, true},
 		{"", partial, true},
 	}
@@ -496,12 +503,23 @@ func TestLoadRobotsSet(t *testing.T) {
 			t.Errorf("For(%q).Decide(/) = %+v, want allowed %v", tc.site, d, tc.allowed)
 		}
 	}
+	// A URL that answers 503 now says nothing of what the crawler found:
+	// its sites have no robots.txt (the check is skipped), and it is said.
+	for _, site := range []string{"shop.example", "api.example"} {
+		if src := set.Source(site); src == nil || src.Name != srv.URL+"/down/robots.txt" || src.Unavailable != "answered 503" {
+			t.Errorf("Source(%q) = %+v, want the unavailable URL", site, src)
+		}
+		if r := set.For(site); r != nil {
+			t.Errorf("For(%q) = %v, want nil: the robots check is skipped", site, r)
+		}
+	}
 	if hits := srv.hits.Load(); hits != 1 {
 		t.Errorf("the shared URL was fetched %d times, want once", hits)
 	}
 	w := set.Warnings()
-	if len(w) != 1 || !strings.Contains(w[0], "answered 503: RFC 9309 §2.3.1.4 says disallow all") {
-		t.Errorf("Warnings() = %q, want the one 503 note", w)
+	want := "robots.txt " + srv.URL + "/down/robots.txt answered 503 now: the robots check is skipped for sites api.example, shop.example"
+	if len(w) != 1 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("Warnings() = %q, want the one 503 warning %q", w, want)
 	}
 
 	// Only per-site files: other sites have none.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,12 +48,36 @@ type Env struct {
 	// HTTPClient, when set, replaces the client used for HTTPS fetches
 	// (robots.txt and the IP list); tests point it at an httptest server.
 	HTTPClient *http.Client
+
+	// onPhase, when set, is called as a run enters each phase (the phase*
+	// names): tests use it to interrupt a run at a known point.
+	onPhase func(phase string)
+}
+
+// The phases of a run, as Env.onPhase is told them.
+const (
+	phaseRobots  = "robots"  // fetching robots.txt
+	phaseIPList  = "ip-list" // loading (fetching) the IP list
+	phaseRead    = "read"    // reading the logs
+	phaseDNS     = "dns"     // verifying addresses
+	phaseConduct = "conduct" // conduct checks and building the report
+	phaseRules   = "rules"   // building the rules (emit)
+	phaseWrite   = "write"   // writing the report or the rules
+)
+
+// phase tells env.onPhase that the run enters phase p.
+func (e *Env) phase(p string) {
+	if e.onPhase != nil {
+		e.onPhase(p)
+	}
 }
 
 // exitError carries an exit code through cobra to Run.
 type exitError struct {
 	code int
 	err  error
+	// output marks an error about output that could not be written.
+	output bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -74,15 +99,55 @@ var errInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrup
 // writeFailed is the error for output that could not be written (disk
 // full, a closed pipe): an I/O failure, not a usage error.
 func writeFailed(what string, err error) error {
-	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot write %s: %w", what, err)}
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot write %s: %w", what, err), output: true}
+}
+
+// outputWriter is the program's standard output. It remembers the first
+// write error, so that no command can end well with output lost, and it
+// refuses to write once the run is cancelled (errInterrupted), so that an
+// interrupted run prints no more of its report.
+type outputWriter struct {
+	ctx context.Context
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.ctx.Err() != nil {
+		return 0, errInterrupted
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// Err returns the first write error, or nil.
+func (o *outputWriter) Err() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // errIncomplete is returned when an input could not be read whole; what was
 // read has been reported and the reason warned about.
 var errIncomplete = &exitError{code: ExitIncomplete, err: errors.New("incomplete input")}
 
+// interruptGrace is how long Main waits, after SIGINT or SIGTERM, for the
+// run to stop by itself before it ends the program anyway.
+const interruptGrace = time.Second
+
 // Main runs the program with the process's arguments and streams and
-// returns its exit code.
+// returns its exit code. SIGINT and SIGTERM cancel the run; every phase
+// stops on that, and should one not stop within interruptGrace (a read
+// stuck in the kernel), Main removes what forced-exit cleanups were
+// registered and returns ExitInterrupted all the same.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -95,7 +160,57 @@ func Main() int {
 		Getenv:    os.Getenv,
 		Now:       time.Now,
 	}
-	return Run(ctx, env, os.Args[1:])
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, env, os.Args[1:]) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(interruptGrace)
+	defer grace.Stop()
+	select {
+	case code := <-done:
+		return code
+	case <-grace.C:
+		runForcedExitCleanups()
+		fmt.Fprintln(os.Stderr, "lohibot-audit: interrupted (a step did not stop within a second; ended it)")
+		return ExitInterrupted
+	}
+}
+
+// forcedExit holds what must be undone when Main ends a run that did not
+// stop by itself: temporary files of a write under way.
+var forcedExit struct {
+	sync.Mutex
+	next int
+	fns  map[int]func()
+}
+
+// onForcedExit registers f to run if Main must end the program while the
+// run is still going; the returned func unregisters it.
+func onForcedExit(f func()) (unregister func()) {
+	forcedExit.Lock()
+	defer forcedExit.Unlock()
+	if forcedExit.fns == nil {
+		forcedExit.fns = map[int]func(){}
+	}
+	id := forcedExit.next
+	forcedExit.next++
+	forcedExit.fns[id] = f
+	return func() {
+		forcedExit.Lock()
+		defer forcedExit.Unlock()
+		delete(forcedExit.fns, id)
+	}
+}
+
+func runForcedExitCleanups() {
+	forcedExit.Lock()
+	defer forcedExit.Unlock()
+	for _, f := range forcedExit.fns {
+		f()
+	}
 }
 
 // Run runs the command line args in env and returns the exit code.
@@ -109,21 +224,41 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out := &outputWriter{ctx: ctx, w: env.Stdout}
+	e := *env
+	e.Stdout = out
+	env = &e
 	root := newRootCmd(env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return ExitOK
-	}
-	if interrupted(err) {
+	if err != nil && interrupted(err) {
 		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
 		return ExitInterrupted
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	isExit := errors.As(err, &ee)
+	// Output that could not be written is exit 3 whatever the command
+	// found, said once; only a usage error comes before it.
+	if werr := out.Err(); werr != nil && !(isExit && (ee.output || ee.code == ExitUsage)) {
+		printError(env, writeFailed("the output", werr))
+		return ExitIncomplete
+	}
+	if err == nil {
+		return ExitOK
+	}
+	if isExit {
 		if ee != errFindings && ee != errIncomplete && !errors.Is(ee.err, errRulesChanged) {
 			printError(env, ee.err)
 		}

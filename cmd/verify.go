@@ -66,10 +66,15 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			if err != nil {
 				return err
 			}
+			env.phase(phaseIPList)
 			id, err := newIdentity(c.Context(), env, o)
 			if err != nil {
 				return err
 			}
+			if c.Context().Err() != nil {
+				return errInterrupted
+			}
+			env.phase(phaseDNS)
 			results := id.classify(c.Context(), addrs)
 			// A cancelled lookup is unverified for want of an answer:
 			// never print such results as the verdicts.
@@ -88,6 +93,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			for _, w := range id.Warnings {
 				warnf(env, "%s", w)
 			}
+			env.phase(phaseWrite)
 			if err := verifyWrite(stdout(env), format, out, addrs, results, id.List, env.Now()); err != nil {
 				return writeFailed("the verdicts", err)
 			}

@@ -597,7 +597,7 @@ func TestCloudflareListFallback(t *testing.T) {
 func TestCloudflareLimits(t *testing.T) {
 	many := Input{Mode: BlockSpoofed, Listed: prefixes("79.139.58.98/32")}
 	for i := 0; i <= CloudflareMaxListItems; i++ {
-		many.Spoofed = append(many.Spoofed, netip.AddrFrom4([4]byte{198, 18, byte(i / 256), byte(i)}), netip.AddrFrom4([4]byte{198, 19, byte(i / 256), byte(i)}))
+		many.Spoofed = append(many.Spoofed, netip.AddrFrom4([4]byte{45, 18, byte(i / 256), byte(i)}), netip.AddrFrom4([4]byte{45, 19, byte(i / 256), byte(i)}))
 	}
 	hugeExempt := Input{Mode: BlockSpoofed}
 	for i := 0; i < 400; i++ {

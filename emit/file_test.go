@@ -2,6 +2,9 @@ package emit
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +167,62 @@ func assertNoTemp(t *testing.T, dir string) {
 	for _, e := range entries {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// TestWriteFileAtomicCancelled checks that a cancelled write leaves the
+// old file and no temporary file.
+func TestWriteFileAtomicCancelled(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.nft")
+	if err := os.WriteFile(path, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	changed, err := WriteFileAtomicContext(ctx, path, []byte("new\n"), nil)
+	if changed || !errors.Is(err, context.Canceled) {
+		t.Errorf("changed %v, err %v; want false and context.Canceled", changed, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old\n" {
+		t.Errorf("the file holds %q, want the old content", got)
+	}
+	assertNoTemp(t, dir)
+}
+
+// TestWriteFileAtomicDevice checks that a device is written directly:
+// /dev/null takes it, /dev/full says the disk is full.
+func TestWriteFileAtomicDevice(t *testing.T) {
+	if changed, err := WriteFileAtomic("/dev/null", []byte("x\n"), nil); err != nil || !changed {
+		t.Errorf("/dev/null: changed %v, err %v", changed, err)
+	}
+	_, err := WriteFileAtomic("/dev/full", []byte("x\n"), nil)
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("/dev/full: err %v, want ENOSPC", err)
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		t.Errorf("/dev/full: err %v does not wrap a *fs.PathError", err)
+	}
+}
+
+// TestRemoveTempFiles checks that only this process's temporary files for
+// the path go.
+func TestRemoveTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a[1].nft")
+	mine := filepath.Join(dir, tempPrefix("a[1].nft")+"123")
+	other := filepath.Join(dir, ".a[1].nft.tmp-1-456") // another process's
+	for _, p := range []string{path, mine, other} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveTempFiles(path)
+	for p, want := range map[string]bool{path: true, mine: false, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
 }

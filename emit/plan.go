@@ -51,7 +51,7 @@ const (
 	SkipLinkLocal   SkipReason = "link-local"  // 169.254.0.0/16, fe80::/10
 	SkipMulticast   SkipReason = "multicast"   // 224.0.0.0/4, ff00::/8
 	SkipShared      SkipReason = "shared"      // 100.64.0.0/10 (carrier-grade NAT)
-	SkipReserved    SkipReason = "reserved"    // 240.0.0.0/4 and broadcast
+	SkipReserved    SkipReason = "reserved"    // 240.0.0.0/4, broadcast, 192.0.0.0/24, 198.18.0.0/15
 	SkipTooWide     SkipReason = "too-wide"    // wider than the target accepts (Cloudflare lists: /8)
 )
 
@@ -89,19 +89,89 @@ var specialRanges = []specialRange{
 	{netip.MustParsePrefix("ff00::/8"), SkipMulticast},
 	{netip.MustParsePrefix("100.64.0.0/10"), SkipShared},
 	{netip.MustParsePrefix("240.0.0.0/4"), SkipReserved},
+	{netip.MustParsePrefix("192.0.0.0/24"), SkipReserved},  // IETF protocol assignments
+	{netip.MustParsePrefix("198.18.0.0/15"), SkipReserved}, // benchmarking
 	// IPv4-mapped IPv6: unmapped before the check, so only a prefix wider
 	// than /96 can still reach here; it stands for IPv4 space at large.
 	{netip.MustParsePrefix("::ffff:0:0/96"), SkipReserved},
 }
 
 // specialReason returns why p may never be in a rule, or "" when it may.
+// An IPv6 prefix that carries IPv4 addresses (NAT64, 6to4) is also judged
+// by the IPv4 range it carries.
 func specialReason(p netip.Prefix) SkipReason {
 	for _, s := range specialRanges {
 		if s.prefix.Overlaps(p) {
 			return s.reason
 		}
 	}
+	if p.Addr().Is6() {
+		return embeddedReason(p)
+	}
 	return ""
+}
+
+// v4Embedding is a way IPv6 addresses carry an IPv4 address: under prefix,
+// the 32 bits start at bit at, passing over bits 64-71 (the "u" octet of
+// RFC 6052 §2.2) when they reach it.
+type v4Embedding struct {
+	prefix netip.Prefix
+	at     int
+}
+
+// v4Embeddings are the IPv6 ranges whose addresses stand for IPv4 ones. A
+// network may put its local-use NAT64 prefix (RFC 8215) anywhere in
+// 64:ff9b:1::/48 with any of RFC 6052's lengths from /48 on, so an address
+// there is read in each of those ways, and it is never blocked when one of
+// the readings is.
+var v4Embeddings = []v4Embedding{
+	{netip.MustParsePrefix("64:ff9b::/96"), 96},   // NAT64 well-known prefix (RFC 6052)
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 48}, // NAT64 local use (RFC 8215)
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 56},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 64},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 96},
+	{netip.MustParsePrefix("2002::/16"), 16}, // 6to4 (RFC 3056)
+}
+
+// embeddedReason returns why the IPv4 range an IPv6 prefix carries may
+// never be in a rule, or "". A prefix that holds a whole translation
+// prefix carries all of IPv4, and so the reserved range too.
+func embeddedReason(p netip.Prefix) SkipReason {
+	for _, e := range v4Embeddings {
+		if !e.prefix.Overlaps(p) {
+			continue
+		}
+		if p.Bits() < e.prefix.Bits() {
+			return SkipReserved
+		}
+		if r := specialReason(embeddedV4(p, e.at)); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// embeddedV4 returns the IPv4 prefix that the IPv6 prefix p carries from
+// bit at on: the IPv4 bits that p fixes, the others left open.
+func embeddedV4(p netip.Prefix, at int) netip.Prefix {
+	b := p.Addr().As16()
+	var v4 [4]byte
+	n := 0
+	pos := at
+	for i := 0; i < 32; i++ {
+		if pos >= 64 && pos < 72 && at < 96 {
+			pos = 72
+		}
+		if pos >= p.Bits() {
+			break
+		}
+		if b[pos/8]&(0x80>>(pos%8)) != 0 {
+			v4[i/8] |= 0x80 >> (i % 8)
+		}
+		n++
+		pos++
+	}
+	return netip.PrefixFrom(netip.AddrFrom4(v4), n)
 }
 
 // NewPlan applies the safety rules to in and returns what the rules do. It

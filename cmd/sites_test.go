@@ -1,0 +1,319 @@
+package cmd
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// sitesCrawl is a genuine crawl of one site in combined format (no
+// virtual host): a robots.txt fetch, then pages ten seconds apart.
+func sitesCrawl(day time.Time, pages int) string {
+	var b strings.Builder
+	line := func(t time.Time, ip, path string) {
+		fmt.Fprintf(&b, "%s - - [%s] \"GET %s HTTP/1.1\" 200 512 \"-\" \"LohiSoftBot/1.0 (+https://lohisoft.com/bot)\"\n",
+			ip, t.Format("02/Jan/2006:15:04:05 -0700"), path)
+	}
+	line(day, "79.139.58.98", "/robots.txt")
+	for i := 1; i <= pages; i++ {
+		line(day.Add(time.Duration(i)*10*time.Second), "79.139.58.98", fmt.Sprintf("/page/%d", i))
+	}
+	return b.String()
+}
+
+// sitesTree writes a per-site log tree under a new directory:
+//
+//	sites/a.example/access.log        12 pages on 1 December
+//	sites/a.example/access.log.1      3 pages on 29 November
+//	sites/a.example/access.log.2.gz   3 pages on 28 November
+//	sites/b.example/access.log        12 pages on 1 December, and a spoofer
+//
+// Each site keeps within the budget of 20 pages a day; the two together
+// would not. It returns the directory and the files.
+func sitesTree(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(rel, content string, gz bool) string {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(content)
+		if gz {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			zw.Write(data)
+			zw.Close()
+			data = buf.Bytes()
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dec1 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	spoofer := `203.0.113.50 - - [01/Dec/2026:11:00:00 +0000] "GET /admin HTTP/1.1" 200 512 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"` + "\n"
+	files := []string{
+		write("sites/a.example/access.log", sitesCrawl(dec1, 12), false),
+		write("sites/a.example/access.log.1", sitesCrawl(dec1.AddDate(0, 0, -2), 3), false),
+		write("sites/a.example/access.log.2.gz", sitesCrawl(dec1.AddDate(0, 0, -3), 3), true),
+		write("sites/b.example/access.log", sitesCrawl(dec1, 12)+spoofer, false),
+	}
+	return dir, files
+}
+
+func sitesArgs(t *testing.T, cmd []string, files []string, extra ...string) []string {
+	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	args := append(append([]string{}, cmd...), "--offline", "--no-cache", "--ip-list", list)
+	args = append(args, extra...)
+	return append(args, files...)
+}
+
+func sitesReport(t *testing.T, out string) *verify.Report {
+	t.Helper()
+	var r verify.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
+	}
+	return &r
+}
+
+// sitesPages maps each site of the report to its genuine pages.
+func sitesPages(r *verify.Report) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range r.Sites {
+		out[s.Site] = s.Pages
+	}
+	return out
+}
+
+// TestLogsPerSiteDirectories is the per-site tree of the issue: two files
+// named access.log in different directories are two sites, named after
+// their directories, and the report says so; rotated siblings stay one
+// site.
+func TestLogsPerSiteDirectories(t *testing.T) {
+	_, files := sitesTree(t)
+	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json", "--fail-on", "violations"}, files)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 (no violation); stderr:\n%s", code, errOut)
+	}
+	r := sitesReport(t, out)
+	if got, want := sitesPages(r), map[string]int64{"a.example": 18, "b.example": 12}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sites and pages = %v, want %v", got, want)
+	}
+	if len(r.Violations) != 0 {
+		t.Errorf("violations: %+v", r.Violations)
+	}
+	var warning string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "share the base name access.log") {
+			warning = w
+		}
+	}
+	if warning == "" {
+		t.Fatalf("no warning about the shared base name; warnings: %q", r.Warnings)
+	}
+	for _, f := range files {
+		if !strings.Contains(warning, f) {
+			t.Errorf("the warning does not name %s: %q", f, warning)
+		}
+	}
+	for _, s := range []string{"a.example", "b.example", "--site GLOB=SITE"} {
+		if !strings.Contains(warning, s) {
+			t.Errorf("the warning does not say %q: %q", s, warning)
+		}
+	}
+	if !strings.Contains(errOut, "lohibot-audit: warning: "+warning+"\n") {
+		t.Errorf("stderr does not carry the warning:\n%s", errOut)
+	}
+}
+
+// TestEmitPerSiteDirectories runs the same tree through emit: the
+// spoofer is blocked, and the site naming is said on stderr.
+func TestEmitPerSiteDirectories(t *testing.T) {
+	_, files := sitesTree(t)
+	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"emit", "nftables"}, files)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "203.0.113.50") || strings.Contains(out, "79.139.58.98 ") {
+		t.Errorf("rules do not block exactly the spoofer:\n%s", out)
+	}
+	if !strings.Contains(errOut, "share the base name access.log") || !strings.Contains(errOut, "b.example") {
+		t.Errorf("stderr does not say how the sites were named:\n%s", errOut)
+	}
+}
+
+// TestLogsSiteFlag checks --site GLOB=SITE (first match wins, the path as
+// given) beside the directory rule, and plain --site SITE for every file.
+func TestLogsSiteFlag(t *testing.T) {
+	dir, files := sitesTree(t)
+	sites := filepath.Join(dir, "sites")
+	tests := []struct {
+		name       string
+		flags      []string
+		want       map[string]int64
+		violations bool
+	}{
+		{"glob for one directory", []string{"--site", filepath.Join(sites, "b.example", "*") + "=shop.example"},
+			map[string]int64{"a.example": 18, "shop.example": 12}, false},
+		{"first match wins", []string{"--site", filepath.Join(sites, "a.example", "access.log*") + "=first.example",
+			"--site", filepath.Join(sites, "*", "access.log*") + "=second.example"},
+			map[string]int64{"first.example": 18, "second.example": 12}, false},
+		{"glob on rotated files only", []string{"--site", filepath.Join(sites, "a.example", "access.log.*") + "=old.example"},
+			map[string]int64{"a.example": 12, "old.example": 6, "b.example": 12}, false},
+		{"plain site for every file", []string{"--site", "one.example"},
+			map[string]int64{"one.example": 30}, true},
+		{"glob, then plain site for the rest", []string{"--site", filepath.Join(sites, "a.example", "*") + "=a.test", "--site", "rest.example"},
+			map[string]int64{"a.test": 18, "rest.example": 12}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files, tc.flags...)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+			}
+			r := sitesReport(t, out)
+			if got := sitesPages(r); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("sites and pages = %v, want %v", got, tc.want)
+			}
+			if got := len(r.Violations) > 0; got != tc.violations {
+				t.Errorf("violations %+v, want some: %v", r.Violations, tc.violations)
+			}
+		})
+	}
+}
+
+// TestLogsSiteGlobMatchesNothing checks that a --site glob that matches
+// no file is said.
+func TestLogsSiteGlobMatchesNothing(t *testing.T) {
+	_, files := sitesTree(t)
+	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files, "--site", "sites/*/access.log=shop.example")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	want := "--site sites/*/access.log=shop.example matches none of the files given"
+	if r := sitesReport(t, out); !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want one starting %q", r.Warnings, want)
+	}
+}
+
+func TestSiteFlagErrors(t *testing.T) {
+	good := filepath.Join("..", "testdata", "logs", "combined.log")
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--site", "=a.example"}, `--site "=a.example": the glob before "=" is empty`},
+		{[]string{"--site", "logs/*="}, `--site "logs/*=": no site after "="`},
+		{[]string{"--site", "logs/[=a.example"}, `--site "logs/[=a.example": "logs/[" is not a valid glob`},
+		{[]string{"--site", "a.example", "--site", "b.example"}, "--site given twice for every file (a.example and b.example)"},
+		{[]string{"--site", "a b"}, `--site "a b": a site is a host name such as www.example.org`},
+	} {
+		code, _, errOut := runInMemory(t, "", append(append([]string{"logs", "--offline", "--no-cache", "--format", "json"}, tc.flags...), good)...)
+		if code != ExitUsage || !strings.Contains(errOut, "lohibot-audit: error: "+tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.flags, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestChooseSites checks the naming rule on paths alone.
+func TestChooseSites(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"one file", []string{"/var/log/nginx/access.log"}, []string{"access.log"}},
+		{"rotated siblings stay one site", []string{"/l/access.log", "/l/access.log.1", "/l/access.log.2.gz", "/l/access.log-20261201"},
+			[]string{"access.log", "access.log", "access.log", "access.log"}},
+		{"different base names", []string{"/l/shop.log", "/m/blog.log.1"}, []string{"shop.log", "blog.log"}},
+		{"same base name, two directories", []string{"/s/A.example/access.log", "/s/b.example/access.log.1.gz", "/s/A.example/access.log.1"},
+			[]string{"a.example", "b.example", "a.example"}},
+		{"directory names clash too", []string{"/x/logs/access.log", "/y/logs/access.log", "/z/other/access.log"},
+			[]string{"x/logs", "y/logs", "other"}},
+		{"stdin", []string{"-", "/l/access.log"}, []string{"stdin", "access.log"}},
+		{"same directory written two ways", []string{"/l/access.log", "/l/./access.log.1"}, []string{"access.log", "access.log"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := chooseSites(tc.files, nil, "")
+			var names []string
+			for _, c := range got {
+				names = append(names, c.Site)
+			}
+			if !reflect.DeepEqual(names, tc.want) {
+				t.Errorf("sites %q, want %q", names, tc.want)
+			}
+		})
+	}
+}
+
+// TestLogsRobotsUnknownSite checks that --robots SITE=FILE for a site no
+// log has is said, and a known site is not.
+func TestLogsRobotsUnknownSite(t *testing.T) {
+	_, files := sitesTree(t)
+	robots := identityWriteFile(t, "robots.txt", "User-agent: *\nAllow: /\n")
+	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files,
+		"--robots", "a.example="+robots, "--robots", "c.example="+robots)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	r := sitesReport(t, out)
+	var got []string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "--robots") {
+			got = append(got, w)
+		}
+	}
+	sort.Strings(got)
+	if len(got) != 1 || !strings.Contains(got[0], "c.example") || strings.Contains(got[0], "--robots a.example") ||
+		!strings.Contains(got[0], "a.example, b.example") {
+		t.Errorf("warnings about --robots: %q; want one, naming c.example and the sites found (a.example, b.example)", got)
+	}
+	for _, s := range r.Sites {
+		if skipped := slices.Contains(s.ChecksSkipped, verify.KindRobots); skipped != (s.Site == "b.example") {
+			t.Errorf("%s: checks skipped %q: want robots skipped for b.example only", s.Site, s.ChecksSkipped)
+		}
+	}
+}
+
+// FuzzParseSiteFlags checks that --site values never panic the parser and
+// that every rule it accepts has a valid glob and a site fit for a log
+// record.
+func FuzzParseSiteFlags(f *testing.F) {
+	for _, s := range []string{"a.example", "/var/log/*/access.log=a.example", "=x", "a=", "[=x", "x=a=b", "a b", "A.Example:443"} {
+		f.Add(s, "b.example")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		rules, plain, err := parseSiteFlags([]string{a, b})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line", err)
+			}
+			return
+		}
+		for _, r := range rules {
+			if _, err := filepath.Match(r.Glob, "x"); err != nil {
+				t.Errorf("rule %+v: bad glob accepted", r)
+			}
+			if r.Site == "" || r.Site != strings.ToLower(r.Site) || strings.ContainsAny(r.Site, "/= \t\n") {
+				t.Errorf("rule %+v: site unfit for a log record", r)
+			}
+		}
+		if plain != "" && plain != strings.ToLower(plain) {
+			t.Errorf("plain site %q is not lower case", plain)
+		}
+	})
+}
