@@ -1,6 +1,9 @@
 package render
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // axisTick is one labelled tick of a time axis, in UTC.
 type axisTick struct {
@@ -28,18 +31,19 @@ var tickSteps = func() []tickStep {
 	} {
 		s = append(s, tickStep{d: d})
 	}
-	for _, m := range []int{1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000, 12000} {
+	for _, m := range []int{1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000, 12000, 24000, 60000, 120000} {
 		s = append(s, tickStep{months: m})
 	}
 	return s
 }()
 
-// approx returns the step's length, counting a month as 30.44 days.
-func (s tickStep) approx() time.Duration {
+// approxMS returns the step's length in milliseconds, counting a month as
+// 30.44 days (a time.Duration holds no more than 292 years).
+func (s tickStep) approxMS() int64 {
 	if s.months > 0 {
-		return time.Duration(s.months) * 2629746 * time.Second
+		return int64(s.months) * 2_629_746_000
 	}
-	return s.d
+	return s.d.Milliseconds()
 }
 
 // axisTicks returns ticks between from and to (UTC), at most maxTicks of
@@ -54,7 +58,7 @@ func axisTicks(from, to time.Time, maxTicks int) []axisTick {
 	span := to.UnixMilli() - from.UnixMilli()
 	step := tickSteps[len(tickSteps)-1]
 	for _, s := range tickSteps {
-		if span/s.approx().Milliseconds() < int64(maxTicks) {
+		if span/s.approxMS() < int64(maxTicks) {
 			step = s
 			break
 		}
@@ -103,11 +107,11 @@ func axisTicks(from, to time.Time, maxTicks int) []axisTick {
 		var label, context string
 		switch {
 		case step.months >= 12:
-			label = t.Format("2006")
+			label = strconv.Itoa(t.Year())
 		case step.months > 0:
-			label, context = t.Format("Jan"), t.Format("2006")
+			label, context = t.Format("Jan"), strconv.Itoa(t.Year())
 		case step.d >= 24*time.Hour:
-			label, context = t.Format("Jan 2"), t.Format("2006")
+			label, context = t.Format("Jan 2"), strconv.Itoa(t.Year())
 		case step.d >= time.Minute:
 			label, context = t.Format("15:04"), t.Format("Jan 2")
 		default:

@@ -289,24 +289,8 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 		return cmp.Or(cmp.Compare(a.site, b.site), cmp.Compare(a.crawler, b.crawler))
 	})
 
-	// Sites table.
 	for i, k := range order {
-		s := byKey[k]
-		s.Anchor = "site-" + strconv.Itoa(i+1)
-		if s.site == nil {
-			continue
-		}
-		if len(v.SiteRows) == siteRowsCap {
-			v.SitesMore = num(int64(len(p.Sites)-siteRowsCap)) + " more sites not listed"
-			continue
-		}
-		st := s.site
-		v.SiteRows = append(v.SiteRows, siteRow{
-			Site: s.Site, Crawler: s.Crawler,
-			Pages: num(st.Pages), Robots: num(st.RobotsFetches), Claimed: num(st.ClaimedHits),
-			Violations: num(int64(st.Violations)), Skip: cut(strings.Join(st.ChecksSkipped, ", "), 300),
-			HasViolations: st.Violations > 0,
-		})
+		byKey[k].Anchor = "site-" + strconv.Itoa(i+1)
 	}
 
 	// Number each section's violations by time.
@@ -392,6 +376,32 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 		if s.Overview != nil || len(s.vs) > 0 || len(s.Notes) > 0 {
 			out = append(out, s)
 		}
+	}
+	// The sites table, each row linking to its section when it has one.
+	shown := map[*section]bool{}
+	for _, s := range out {
+		shown[s] = true
+	}
+	for _, k := range order {
+		s := byKey[k]
+		if s.site == nil {
+			continue
+		}
+		if len(v.SiteRows) == siteRowsCap {
+			v.SitesMore = num(int64(len(p.Sites)-siteRowsCap)) + " more sites not listed"
+			break
+		}
+		st := s.site
+		row := siteRow{
+			Site: s.Site, Crawler: s.Crawler,
+			Pages: num(st.Pages), Robots: num(st.RobotsFetches), Claimed: num(st.ClaimedHits),
+			Violations: num(int64(st.Violations)), Skip: cut(strings.Join(st.ChecksSkipped, ", "), 300),
+			HasViolations: st.Violations > 0,
+		}
+		if shown[s] {
+			row.Anchor = s.Anchor
+		}
+		v.SiteRows = append(v.SiteRows, row)
 	}
 	if undrawn > 0 {
 		v.Undrawn = plural(int64(undrawn), "site is", "sites are") + " listed without a drawing: the report draws " + num(int64(lim.Timelines)) + " at most."
