@@ -471,55 +471,36 @@ func drawTimeline(s *section, laneCap int) {
 		return
 	}
 	sc := padded(lo, hi, 60_000)
-	s.Overview = draw(sc, lanes, s.vs, drawOptions{tickCap: laneCap, markerRows: 1, bands: true, budget: t.Budget})
 	s.OverCaption = "All requests · " + spanText(time.UnixMilli(lo), time.UnixMilli(hi))
+	overviewRows := 1
+
+	// The genuine crawler's crawls, runs of requests less than an hour
+	// apart, drawn each on its own axis; not when one crawl is most of the
+	// overview already, which then names the violations' kinds itself.
+	if t.Total(Genuine).Requests > 0 && t.Aggregated(Genuine) {
+		s.Notes = append(s.Notes, "Too many genuine requests to draw one by one: they are counted per time bucket, without the details of each crawl.")
+	}
+	crawls := genuineCrawls(t, s.vs)
+	var chosen []crawl
+	if len(crawls) == 1 && (crawls[0].last-crawls[0].first)*2 >= hi-lo {
+		s.OverCaption += " · the genuine crawler came once: " + crawls[0].caption(false)
+		overviewRows = 4
+	} else {
+		chosen = slices.Clone(crawls)
+		slices.SortStableFunc(chosen, func(a, b crawl) int {
+			return cmp.Or(-cmp.Compare(a.nv, b.nv), -cmp.Compare(len(a.reqs), len(b.reqs)))
+		})
+		if len(chosen) > crawlStripsCap {
+			s.Notes = append(s.Notes, "The genuine crawler came "+num(int64(len(crawls)))+" times; the "+num(crawlStripsCap)+" crawls with the most violations, then the most requests, are drawn in detail.")
+			chosen = chosen[:crawlStripsCap]
+		}
+		slices.SortFunc(chosen, func(a, b crawl) int { return cmp.Compare(a.number, b.number) })
+	}
+	s.Overview = draw(sc, lanes, s.vs, drawOptions{tickCap: laneCap, markerRows: overviewRows, bands: true, budget: t.Budget})
 	s.Overview.Aria = "Timeline of the requests to " + s.Site
 
-	// The genuine crawler's crawls: runs of requests less than an hour apart.
-	if t.Total(Genuine).Requests == 0 {
-		return
-	}
-	if t.Aggregated(Genuine) {
-		s.Notes = append(s.Notes, "More than "+num(int64(len(t.lanes[Genuine].buckets)))+" time buckets of genuine requests: they are drawn per bucket, without the details of each crawl.")
-		return
-	}
-	g := t.Requests(Genuine)
-	type crawl struct {
-		from, to int // indexes into g, to exclusive
-		nv       int
-		number   int
-	}
-	var crawls []crawl
-	start := 0
-	for i := 1; i <= len(g); i++ {
-		if i == len(g) || g[i].Time.Sub(g[i-1].Time) > crawlGap {
-			crawls = append(crawls, crawl{from: start, to: i, number: len(crawls) + 1})
-			start = i
-		}
-	}
-	span := func(c crawl) (int64, int64) {
-		return g[c.from].Time.UnixMilli(), g[c.to-1].Time.UnixMilli()
-	}
-	for i := range crawls {
-		a, b := span(crawls[i])
-		for _, x := range s.vs {
-			if ms := x.Time.UnixMilli(); ms >= a && ms <= b {
-				crawls[i].nv++
-			}
-		}
-	}
-	chosen := slices.Clone(crawls)
-	slices.SortStableFunc(chosen, func(a, b crawl) int {
-		return cmp.Or(-cmp.Compare(a.nv, b.nv), -cmp.Compare(a.to-a.from, b.to-b.from))
-	})
-	if len(chosen) > crawlStripsCap {
-		s.Notes = append(s.Notes, "The genuine crawler came "+num(int64(len(crawls)))+" times; the "+num(crawlStripsCap)+" crawls with the most violations, then the most requests, are drawn in detail.")
-		chosen = chosen[:crawlStripsCap]
-	}
-	slices.SortFunc(chosen, func(a, b crawl) int { return cmp.Compare(a.from, b.from) })
 	for _, c := range chosen {
-		a, b := span(c)
-		csc := padded(a, b, 20_000)
+		csc := padded(c.first, c.last, 20_000)
 		var cl []laneInput
 		for _, in := range lanes {
 			if in.exact == nil {
@@ -541,34 +522,72 @@ func drawTimeline(s *section, laneCap int) {
 				cv = append(cv, x)
 			}
 		}
-		reqs := g[c.from:c.to]
-		var robots int64
-		var gaps []time.Duration
-		for i, r := range reqs {
-			if r.Robots {
-				robots++
-			}
-			if i > 0 {
-				gaps = append(gaps, r.Time.Sub(reqs[i-1].Time))
-			}
-		}
-		caption := "Crawl " + strconv.Itoa(c.number) + " of " + strconv.Itoa(len(crawls)) + " · " +
-			spanText(reqs[0].Time, reqs[len(reqs)-1].Time) + " · " +
-			plural(int64(len(reqs))-robots, "page", "pages")
-		if robots > 0 {
-			caption += " and " + plural(robots, "robots.txt fetch", "robots.txt fetches")
-		}
-		if len(gaps) > 0 {
-			slices.Sort(gaps)
-			caption += " · gaps: median " + dur(gaps[len(gaps)/2]) + ", shortest " + dur(gaps[0])
-		}
-		if c.nv > 0 {
-			caption += " · " + plural(int64(c.nv), "violation", "violations")
-		}
+		caption := "Crawl " + strconv.Itoa(c.number) + " of " + strconv.Itoa(len(crawls)) + " · " + c.caption(true)
 		ch := draw(csc, cl, cv, drawOptions{tickCap: crawlTickCap, markerRows: 4})
 		ch.Aria = caption
 		s.Crawls = append(s.Crawls, crawlView{Caption: caption, Chart: ch})
 	}
+}
+
+// crawl is a run of the genuine crawler's requests less than an hour apart.
+type crawl struct {
+	number      int
+	reqs        []Request
+	first, last int64 // Unix ms
+	nv          int   // violations within
+}
+
+// genuineCrawls splits a timeline's exact genuine requests into crawls.
+func genuineCrawls(t *Timeline, vs []numbered) []crawl {
+	if t.Aggregated(Genuine) {
+		return nil
+	}
+	g := t.Requests(Genuine)
+	var out []crawl
+	start := 0
+	for i := 1; i <= len(g); i++ {
+		if i == len(g) || g[i].Time.Sub(g[i-1].Time) > crawlGap {
+			c := crawl{number: len(out) + 1, reqs: g[start:i], first: g[start].Time.UnixMilli(), last: g[i-1].Time.UnixMilli()}
+			for _, x := range vs {
+				if ms := x.Time.UnixMilli(); ms >= c.first && ms <= c.last {
+					c.nv++
+				}
+			}
+			out = append(out, c)
+			start = i
+		}
+	}
+	return out
+}
+
+// caption says what a crawl fetched, how fast, what it broke and, with
+// withSpan, when it was.
+func (c crawl) caption(withSpan bool) string {
+	var robots int64
+	var gaps []time.Duration
+	for i, r := range c.reqs {
+		if r.Robots {
+			robots++
+		}
+		if i > 0 {
+			gaps = append(gaps, r.Time.Sub(c.reqs[i-1].Time))
+		}
+	}
+	s := plural(int64(len(c.reqs))-robots, "page", "pages")
+	if withSpan {
+		s = spanText(c.reqs[0].Time, c.reqs[len(c.reqs)-1].Time) + " · " + s
+	}
+	if robots > 0 {
+		s += " and " + plural(robots, "robots.txt fetch", "robots.txt fetches")
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		s += " · gaps: median " + dur(gaps[len(gaps)/2]) + ", shortest " + dur(gaps[0])
+	}
+	if c.nv > 0 {
+		s += " · " + plural(int64(c.nv), "violation", "violations")
+	}
+	return s
 }
 
 // spanText says when a span of time was: "2026-12-01 07:00:06 – 07:03:41

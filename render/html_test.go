@@ -168,7 +168,7 @@ var (
 func init() {
 	for _, c := range strings.Fields(`meta alert cards card n l d c g s u v m facts crawlers sites r t ip path site
 		crawler chip warn kind badge tl lane ll ls ticks err bars rb rbp band over axis tk tkl tkc first final vm
-		legend rule detail iplist muted note violations addresses malformed warnings x`) {
+		legend rule detail iplist muted note violations addresses malformed warnings where k x`) {
 		allowedClasses[c] = true
 	}
 }

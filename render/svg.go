@@ -25,6 +25,9 @@ const (
 	robotsDotCap = 300
 	// bandCap is the most budget windows one drawing shows.
 	bandCap = 400
+	// kindLabelsCap is the most violations a drawing labels with their
+	// kind; past it markers show numbers only.
+	kindLabelsCap = 30
 	// tooltipViolations is the most violations one marker's tooltip lists.
 	tooltipViolations = 12
 )
@@ -48,7 +51,9 @@ type laneView struct {
 	Y, H       string
 	LabelY     string
 	SubY       string
+	Sub2Y      string
 	Label, Sub string
+	Sub2       string // what a histogram bar stands for
 	Ticks      string // one path of ticks
 	ErrTicks   string // ticks of 429/5xx answers
 	Bars       string // one path of histogram bars
@@ -171,13 +176,11 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 	var genuineLane *laneInput
 	for i := range lanes {
 		in := &lanes[i]
-		h := laneH
 		withBands := o.bands && in.class == Genuine && o.budget.Pages > 0 && o.budget.Window > 0
+		lv, h := drawLane(sc, in, y, withBands, o.tickCap)
 		if withBands {
-			h = laneHBudget
 			genuineTop, genuineH, genuineLane = y, h, in
 		}
-		lv := drawLane(sc, in, y, h, withBands, o.tickCap)
 		c.Lanes = append(c.Lanes, lv)
 		y += h + laneGap
 	}
@@ -212,16 +215,42 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 	return c
 }
 
-// drawLane draws one lane's requests: one tick per request while they are
-// few enough, else a histogram.
-func drawLane(sc scale, in *laneInput, y, h float64, withBands bool, tickCap int) laneView {
+// drawLane draws one lane's requests at y: one tick per request while they
+// are few enough, else a histogram. It returns the lane and its height.
+func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (laneView, float64) {
+	var reqs []Request
+	var shown Counts
+	var bk []Bucket
+	if in.exact != nil {
+		for _, r := range in.exact {
+			if sc.contains(r.Time.UnixMilli()) {
+				reqs = append(reqs, r)
+				shown.add(mark{status: int16(r.Status), robots: r.Robots}.counts())
+			}
+		}
+	} else {
+		for _, b := range in.bkts {
+			end := b.Start.Add(in.width).UnixMilli()
+			if end >= sc.t0 && b.Start.UnixMilli() <= sc.t1 {
+				bk = append(bk, b)
+				shown.add(b.Counts)
+			}
+		}
+	}
+	asBars := in.exact == nil || len(reqs) > tickCap
+	h := laneH
+	if asBars {
+		h = 42
+	}
+	if withBands {
+		h = max(h, laneHBudget)
+	}
 	lv := laneView{
-		Class:  classShort(in.class),
-		Y:      f(y),
-		H:      f(h),
-		Label:  in.class.String(),
-		LabelY: f(y + h/2 - 1),
-		SubY:   f(y + h/2 + 11),
+		Class: classShort(in.class),
+		Y:     f(y),
+		H:     f(h),
+		Label: in.class.String(),
+		Sub:   plural(shown.Requests, "request", "requests"),
 	}
 	top := y + 5
 	if withBands {
@@ -229,59 +258,42 @@ func drawLane(sc scale, in *laneInput, y, h float64, withBands bool, tickCap int
 	}
 	bottom := y + h - 4
 
-	var shown Counts
-	if in.exact != nil {
-		var reqs []Request
-		for _, r := range in.exact {
-			if sc.contains(r.Time.UnixMilli()) {
-				reqs = append(reqs, r)
-				shown.add(mark{status: int16(r.Status), robots: r.Robots}.counts())
-			}
+	if asBars {
+		if in.exact != nil {
+			bk = binExact(reqs)
 		}
-		if len(reqs) <= tickCap {
-			var ticks, errs strings.Builder
-			robots := 0
-			for _, r := range reqs {
-				if r.Robots {
-					robots++
-				}
-			}
-			var rp strings.Builder
-			for _, r := range reqs {
-				x := f(sc.x(r.Time.UnixMilli()))
-				b := &ticks
-				if isBackoffStatus(r.Status) {
-					b = &errs
-				}
-				b.WriteString("M" + x + " " + f(top) + "V" + f(bottom))
-				if r.Robots {
-					if robots <= robotsDotCap {
-						lv.Robots = append(lv.Robots, dotView{
-							X: x, Y: f(top + 1),
-							Title: "/robots.txt · " + stamp(r.Time) + " UTC · " + statusText(r.Status),
-						})
-					} else {
-						rp.WriteString("M" + x + " " + f(top-3) + "l3 3-3 3-3-3z")
-					}
-				}
-			}
-			lv.Ticks, lv.ErrTicks, lv.RobotsPath = ticks.String(), errs.String(), rp.String()
-			lv.Sub = plural(shown.Requests, "request", "requests")
-			return lv
-		}
-		lv.Bars, lv.Sub = bars(sc, binExact(reqs), 0, top, bottom, shown)
-		return lv
+		lv.Bars, lv.Sub2 = bars(sc, bk, in.width, top, bottom)
+		lv.LabelY, lv.SubY, lv.Sub2Y = f(y+h/2-6), f(y+h/2+6), f(y+h/2+18)
+		return lv, h
 	}
-	var bk []Bucket
-	for _, b := range in.bkts {
-		end := b.Start.Add(in.width).UnixMilli()
-		if end >= sc.t0 && b.Start.UnixMilli() <= sc.t1 {
-			bk = append(bk, b)
-			shown.add(b.Counts)
+	lv.LabelY, lv.SubY = f(y+h/2-1), f(y+h/2+11)
+	var ticks, errs, rp strings.Builder
+	robots := 0
+	for _, r := range reqs {
+		if r.Robots {
+			robots++
 		}
 	}
-	lv.Bars, lv.Sub = bars(sc, bk, in.width, top, bottom, shown)
-	return lv
+	for _, r := range reqs {
+		x := f(sc.x(r.Time.UnixMilli()))
+		b := &ticks
+		if isBackoffStatus(r.Status) {
+			b = &errs
+		}
+		b.WriteString("M" + x + " " + f(top) + "V" + f(bottom))
+		if r.Robots {
+			if robots <= robotsDotCap {
+				lv.Robots = append(lv.Robots, dotView{
+					X: x, Y: f(top + 1),
+					Title: "/robots.txt · " + stamp(r.Time) + " UTC · " + statusText(r.Status),
+				})
+			} else {
+				rp.WriteString("M" + x + " " + f(top-3) + "l3 3-3 3-3-3z")
+			}
+		}
+	}
+	lv.Ticks, lv.ErrTicks, lv.RobotsPath = ticks.String(), errs.String(), rp.String()
+	return lv, h
 }
 
 func classShort(c Class) string {
@@ -318,7 +330,7 @@ func binExact(reqs []Request) []Bucket {
 
 // bars draws buckets of the given width (0: one second) as a histogram
 // whose bins are at least 2.5 units wide, and says what a bar stands for.
-func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64, shown Counts) (path, sub string) {
+func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64) (path, note string) {
 	w := max(width.Milliseconds(), 1000)
 	minW := int64(2.5 * sc.msPerPx())
 	for w < minW {
@@ -351,8 +363,8 @@ func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64, shown
 		hgt := max((bottom-top)*float64(b.n)/float64(max(most, 1)), 1.5)
 		p.WriteString("M" + f(x0) + " " + f(bottom) + "V" + f(bottom-hgt) + "H" + f(x1) + "V" + f(bottom) + "Z")
 	}
-	sub = plural(shown.Requests, "request", "requests") + " · bars per " + dur(time.Duration(w)*time.Millisecond) + ", tallest " + num(most)
-	return p.String(), sub
+	note = "per " + dur(time.Duration(w)*time.Millisecond) + ", max " + num(most)
+	return p.String(), note
 }
 
 // budgetBands draws the budget windows over the genuine lane: each starts at
@@ -428,12 +440,17 @@ type placedMarker struct {
 // lanes: each goes into the first of rows rows where it does not overlap
 // the marker before it; when none has room it joins the marker placed last
 // (the violations before it), which then shows a range of numbers. With
-// more than one row, a marker of one violation names its kind too.
+// more than one row and few violations, a marker of one violation names its
+// kind too.
 func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 	if len(vs) == 0 {
 		return nil
 	}
 	rows = max(rows, 1)
+	kinds := rows > 1 && len(vs) <= kindLabelsCap
+	if !kinds {
+		rows = min(rows, 2)
+	}
 	rowRight := make([]float64, rows)
 	for i := range rowRight {
 		rowRight[i] = -1e9
@@ -441,7 +458,7 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 	var out []placedMarker
 	for i, v := range vs {
 		x := sc.x(v.Time.UnixMilli())
-		label := markerLabel(vs[i:i+1], rows > 1)
+		label := markerLabel(vs[i:i+1], kinds)
 		w := markerWidth(label)
 		left := x - 7
 		placed := false
@@ -456,7 +473,7 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 		if !placed {
 			m := &out[len(out)-1]
 			m.end = i + 1
-			w = markerWidth(markerLabel(vs[m.first:m.end], rows > 1))
+			w = markerWidth(markerLabel(vs[m.first:m.end], kinds))
 			m.right = max(m.right, m.left+w)
 			rowRight[m.row] = max(rowRight[m.row], m.right)
 		}
@@ -464,7 +481,7 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 	for i := range out {
 		m := &out[i]
 		group := vs[m.first:m.end]
-		label := markerLabel(group, rows > 1)
+		label := markerLabel(group, kinds)
 		w := markerWidth(label)
 		x0 := sc.x(group[0].Time.UnixMilli())
 		left := min(max(x0-7, plotX0-10), plotX1+10-w)
@@ -509,7 +526,7 @@ func markerLabel(group []numbered, kind bool) string {
 		return strconv.Itoa(group[0].N) + "–" + strconv.Itoa(group[len(group)-1].N)
 	}
 	if kind {
-		return strconv.Itoa(group[0].N) + " " + cut(group[0].Kind, 18)
+		return strconv.Itoa(group[0].N) + " " + short(group[0].Kind, 18)
 	}
 	return strconv.Itoa(group[0].N)
 }

@@ -95,6 +95,15 @@ func cut(s string, n int) string {
 	return string(r[:n]) + "… (" + num(int64(len(r)-n)) + " more)"
 }
 
+// short returns visible(s) cut to n characters with "…" when longer.
+func short(s string, n int) string {
+	v := cut(s, n)
+	if r := []rune(v); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return v
+}
+
 // num formats n with thousands separators: 1,234,567.
 func num(n int64) string {
 	s := strconv.FormatInt(n, 10)
