@@ -302,6 +302,36 @@ func TestBrowserSample(t *testing.T) {
 	}
 }
 
+// TestBrowserHostile opens the page of hostile strings: nothing runs,
+// nothing loads, and the strings neither add elements nor widen the page
+// past the window.
+func TestBrowserHostile(t *testing.T) {
+	lp := openInChromium(t, render(t, hostilePage(t)))
+	for _, c := range lp.consoleMessages() {
+		t.Errorf("the page logged: %s", c)
+	}
+	if r := lp.otherRequests(); len(r) > 0 {
+		t.Errorf("the page requested %q", r)
+	}
+	if n := lp.proxy.conns.Load(); n != 0 {
+		t.Errorf("the page opened %d connections, want none: %q", n, lp.proxy.requests())
+	}
+	for what, js := range map[string]string{
+		"scripts":            `document.scripts.length`,
+		"images":             `document.images.length`,
+		"iframes":            `document.querySelectorAll("iframe").length`,
+		"handlers":           `[...document.querySelectorAll("*")].filter(e => [...e.attributes].some(a => a.name.startsWith("on"))).length`,
+		"links off the page": `[...document.querySelectorAll("a")].filter(a => !a.getAttribute("href").startsWith("#")).length`,
+	} {
+		if n := eval[int](lp, js); n != 0 {
+			t.Errorf("%s: %d, want none", what, n)
+		}
+	}
+	if w, inner := eval[int](lp, `document.documentElement.scrollWidth`), eval[int](lp, `window.innerWidth`); w > inner {
+		t.Errorf("the hostile strings widen the page past the window: %d > %d", w, inner)
+	}
+}
+
 // TestBrowserHarnessSeesRequests checks that the harness of
 // TestBrowserSample notices a page that loads something: a page without
 // the policy that fetches an image, preconnects and writes to the console.

@@ -422,6 +422,10 @@ func violationRow(x numbered) violRow {
 	}
 	if x.RobotsRule != "" {
 		r.RuleLine, r.RuleText = strconv.Itoa(x.RobotsLine), cut(x.RobotsRule, 200)
+		if strings.Contains(x.Detail, x.RobotsRule) {
+			// The detail only quotes the rule.
+			r.Detail = ""
+		}
 	}
 	return r
 }
