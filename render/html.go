@@ -45,9 +45,14 @@ const (
 	userAgentsShown       = 3
 )
 
-// WriteHTML writes page as one self-contained HTML document to w. The
-// output depends only on page (the same page gives the same bytes). Only
-// an error of w, or of page.Addresses' conversion, is returned.
+// WriteHTML writes page as one self-contained HTML document to w, through a
+// buffer of its own: the summary, a section per site (its timeline, the
+// details of its crawls, its violations), the addresses, the malformed
+// examples and the warnings. The output depends only on page: the same page
+// gives the same bytes. It reads page.Addresses once and keeps at most
+// Limits.TopAddresses of them, plus a short entry for each of
+// Limits.ListedAddresses more. The error is w's, if any; on an error, part
+// of the page may have been written.
 func WriteHTML(w io.Writer, page *Page) error {
 	if page == nil {
 		page = &Page{}

@@ -501,3 +501,37 @@ var errDiskFull = errors.New("no space left on device")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
+
+// BenchmarkWriteHTMLMillionAddresses renders a report of a million spoofing
+// addresses, handed over one by one as an audit would, and 200 full
+// timelines. Run it with -benchmem, and under /usr/bin/time -v for the
+// peak memory.
+func BenchmarkWriteHTMLMillionAddresses(b *testing.B) {
+	s := &Timelines{}
+	for site := 0; site < DefaultMaxTimelines; site++ {
+		for i := 0; i < 3*DefaultMarkCap-3; i++ {
+			s.Add(fmt.Sprintf("site%03d.example", site), "lohisoftbot", Request{Time: t0.Add(time.Duration(i) * time.Second), Class: Class(i % 3), Status: 200})
+		}
+	}
+	addrs := func(yield func(Address) bool) {
+		for i := 0; i < 1_000_000; i++ {
+			a := Address{
+				IP: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), Crawler: "lohisoftbot",
+				Verdict: "spoofed", Method: "fcrdns", Reason: "no-ptr", Hits: int64(i%97 + 1),
+				FirstSeen: t0, LastSeen: t0, UserAgents: []string{"LohiSoftBot/1.0"},
+			}
+			if !yield(a) {
+				return
+			}
+		}
+	}
+	p := &Page{Addresses: addrs, Timelines: s.All()}
+	b.ResetTimer()
+	for b.Loop() {
+		var w countingWriter
+		if err := WriteHTML(&w, p); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(w.n)/1e6, "MB/page")
+	}
+}

@@ -20,6 +20,12 @@ import (
 
 // Page is everything the HTML report shows. The zero value is an empty
 // report; nil slices and a nil Addresses are "none".
+//
+// The page groups Sites, Violations and Timelines by their site and crawler
+// names, which must therefore be spelled alike in all three (with one
+// crawler, the same name or "" everywhere). Each pair that has a drawn
+// timeline or a violation gets a section: the pairs of Sites first, in
+// their order, then the others sorted.
 type Page struct {
 	// Title heads the page; empty means "lohibot-audit report".
 	Title string

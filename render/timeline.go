@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unsafe"
 )
 
 // Class is what a request's client address turned out to be.
@@ -429,3 +430,13 @@ func (s *Timelines) All() []*Timeline {
 
 // Omitted returns how many requests were not kept because the set was full.
 func (s *Timelines) Omitted() int64 { return s.omitted }
+
+// footprint returns the bytes the timeline's requests and buckets hold
+// (the capacity of its slices), for tests of the memory bound.
+func (t *Timeline) footprint() int {
+	n := 0
+	for i := range t.lanes {
+		n += cap(t.lanes[i].marks)*int(unsafe.Sizeof(mark{})) + cap(t.lanes[i].buckets)*int(unsafe.Sizeof(bucket{}))
+	}
+	return n
+}

@@ -264,3 +264,41 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// TestTimelinesMemoryBound fills a full set of timelines with a year of
+// requests of every class in random order: each timeline holds at most
+// about 100 KB, whatever it is given.
+func TestTimelinesMemoryBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := &Timelines{}
+	const perSite = 30_000
+	for site := 0; site < DefaultMaxTimelines; site++ {
+		name := string(rune('a'+site%26)) + string(rune('a'+site/26))
+		for i := 0; i < perSite; i++ {
+			s.Add(name, "bot", Request{
+				Time:  t0.Add(time.Duration(rng.Int64N(int64(365 * 24 * time.Hour)))),
+				Class: Class(rng.IntN(3)), Robots: rng.IntN(10) == 0, Status: 200,
+			})
+		}
+	}
+	const bound = 3 * (DefaultMarkCap*16 + MaxBuckets*32) // 3 classes
+	total := 0
+	for _, tl := range s.All() {
+		fp := tl.footprint()
+		if fp > bound {
+			t.Errorf("%s holds %d bytes, more than %d", tl.Site, fp, bound)
+		}
+		total += fp
+		var n int64
+		for c := Genuine; c < numClasses; c++ {
+			n += tl.Total(c).Requests
+		}
+		if n != perSite {
+			t.Errorf("%s counts %d requests, want %d", tl.Site, n, perSite)
+		}
+	}
+	if len(s.All()) != DefaultMaxTimelines || s.Omitted() != 0 {
+		t.Errorf("%d timelines, %d omitted", len(s.All()), s.Omitted())
+	}
+	t.Logf("%d timelines of %d requests each hold %.1f MB (bound %.1f MB)", DefaultMaxTimelines, perSite, float64(total)/1e6, float64(DefaultMaxTimelines*bound)/1e6)
+}
