@@ -132,9 +132,9 @@ type crawlView struct {
 }
 
 type violRow struct {
-	Anchor, N, Time, Kind, KindClass string
-	Path, IP, Where                  string
-	RuleLine, RuleText, Detail       string
+	Anchor, N, Time, Kind      string
+	Path, IP, Where            string
+	RuleLine, RuleText, Detail string
 }
 
 type addrView struct {
@@ -421,7 +421,7 @@ func violationRow(x numbered) violRow {
 	}
 	r := violRow{
 		Anchor: x.Anchor, N: strconv.Itoa(x.N), Time: stamp(x.Time),
-		Kind: cut(x.Kind, 40), KindClass: kindClass(x.Kind),
+		Kind: cut(x.Kind, 40),
 		Path: cut(x.Path, 200), IP: cut(x.IP, 60), Where: where,
 		Detail: cut(x.Detail, 400),
 	}
@@ -457,7 +457,7 @@ func drawTimeline(s *section, laneCap int) {
 			// only impostors came.
 			continue
 		}
-		in := laneInput{class: c, total: total}
+		in := laneInput{class: c}
 		if t.Aggregated(c) {
 			in.width, in.bkts = t.Buckets(c)
 		} else {

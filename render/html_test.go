@@ -227,7 +227,7 @@ func structureProblems(out []byte) []string {
 					}
 				case "class":
 					for _, c := range strings.Fields(a.Val) {
-						if !classToken.MatchString(c) || !allowedClasses[c] && !strings.HasPrefix(c, "k-") {
+						if !classToken.MatchString(c) || !allowedClasses[c] {
 							report("class %q on <%s>", c, n.Data)
 						}
 					}

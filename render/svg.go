@@ -1,8 +1,6 @@
 package render
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,18 +82,15 @@ type tickView struct {
 }
 
 type markerView struct {
-	Anchor      string
-	X, Y, W     string
-	TextX       string
-	TextY       string
-	LineY1      string
-	LineY2      string
-	LineX       string
-	Label       string
-	Title       string
-	Kinds       string // class names of the kinds, for colour
-	Cluster     bool
-	FirstNumber int
+	Anchor  string
+	X, Y, W string
+	TextX   string
+	TextY   string
+	LineY1  string
+	LineY2  string
+	LineX   string
+	Label   string
+	Title   string
 }
 
 // f formats a coordinate with at most one decimal.
@@ -146,7 +141,6 @@ type laneInput struct {
 	exact []Request // nil when aggregated
 	width time.Duration
 	bkts  []Bucket
-	total Counts
 }
 
 // drawOptions bound one drawing.
@@ -485,35 +479,25 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 		w := markerWidth(label)
 		x0 := sc.x(group[0].Time.UnixMilli())
 		left := min(max(x0-7, plotX0-10), plotX1+10-w)
-		kinds := map[string]bool{}
 		var title strings.Builder
 		if len(group) > 1 {
 			title.WriteString(plural(int64(len(group)), "violation", "violations") + "\n")
 		}
 		for k, v := range group {
-			kinds[kindClass(v.Kind)] = true
 			if k == tooltipViolations {
 				title.WriteString("… and " + num(int64(len(group)-k)) + " more\n")
 				break
 			}
 			title.WriteString(violationLine(v) + "\n")
 		}
-		ks := make([]string, 0, len(kinds))
-		for k := range kinds {
-			ks = append(ks, k)
-		}
-		slices.SortFunc(ks, cmp.Compare)
 		m.view = markerView{
-			Anchor:      group[0].Anchor,
-			X:           f(left),
-			W:           f(w),
-			TextX:       f(left + 4),
-			LineX:       f(x0),
-			Label:       label,
-			Title:       strings.TrimSuffix(title.String(), "\n"),
-			Kinds:       strings.Join(ks, " "),
-			Cluster:     len(group) > 1,
-			FirstNumber: group[0].N,
+			Anchor: group[0].Anchor,
+			X:      f(left),
+			W:      f(w),
+			TextX:  f(left + 4),
+			LineX:  f(x0),
+			Label:  label,
+			Title:  strings.TrimSuffix(title.String(), "\n"),
 		}
 	}
 	return out
@@ -545,13 +529,4 @@ func violationLine(v numbered) string {
 		s += " · " + cut(v.Detail, 200)
 	}
 	return s
-}
-
-// kindClass maps a violation kind to a CSS class (known kinds only).
-func kindClass(kind string) string {
-	switch kind {
-	case "robots", "robots-not-fetched", "robots-unavailable", "budget", "concurrency", "pause", "backoff", "auth":
-		return "k-" + kind
-	}
-	return "k-other"
 }
