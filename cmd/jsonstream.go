@@ -271,6 +271,9 @@ func appendIPReportJSON(b []byte, ip *verify.IPReport) ([]byte, error) {
 	if len(ip.Warnings) > 0 {
 		list(`"warnings": `, ip.Warnings)
 	}
+	if ip.DNSFailure != "" {
+		str(`"dns_failure": `, ip.DNSFailure)
+	}
 	if err != nil {
 		return b, err
 	}
