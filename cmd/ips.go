@@ -1,13 +1,14 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +16,8 @@ import (
 
 // ipsShowOutput is what `ips show --format json|yaml` prints.
 type ipsShowOutput struct {
+	// Crawler is set when --crawler names the crawlers shown.
+	Crawler      string     `json:"crawler,omitempty" yaml:"crawler,omitempty"`
 	Source       string     `json:"source" yaml:"source"`
 	Cached       bool       `json:"cached" yaml:"cached"`
 	Fetched      *time.Time `json:"fetched,omitempty" yaml:"fetched,omitempty"`
@@ -57,6 +60,7 @@ func addIPsFlags(f *pflag.FlagSet, o *auditOptions) {
 
 func newIPsShowCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var crawlers []string
 	c := &cobra.Command{
 		Use:   "show",
 		Short: "Print the IP list in force, its source and age",
@@ -76,33 +80,55 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			default:
 				return usageError("unknown --format %q for ips show: use table, json, yaml, csv or markdown", o.Format)
 			}
-			dir, warn := identityCacheDir(env, o)
-			ll, err := loadIPList(c.Context(), env, o, dir, ipListNoFetch)
+			profiles, override, err := ipsProfiles(o, crawlers)
 			if err != nil {
 				return err
 			}
+			dir, warn := identityCacheDir(env, o)
 			if warn != "" {
-				ll.Warnings = append([]string{warn}, ll.Warnings...)
+				warnf(env, "%s", warn)
 			}
-			for _, w := range ll.Warnings {
-				warnf(env, "%s", w)
+			loader := identityLoader(env, o, dir, ipListNoFetch)
+			var shown []ipsShowOutput
+			var tables []string
+			for _, p := range profiles {
+				ll, err := loader.Load(c.Context(), p, override)
+				if err != nil {
+					return listFileError(err)
+				}
+				for _, w := range ll.Warnings {
+					warnf(env, "%s", w)
+				}
+				out, text := ipsShow(o, ll, env.Now())
+				if len(crawlers) > 0 {
+					out.Crawler = p.Name
+					text = "crawler:  " + p.Name + "\n" + text
+				}
+				shown = append(shown, out)
+				tables = append(tables, text)
 			}
-			if err := ipsShow(stdout(env), format, o, ll, env.Now()); err != nil {
+			if err := ipsShowWrite(stdout(env), format, shown, tables); err != nil {
 				return writeFailed("the list", err)
 			}
 			return nil
 		},
 	}
 	addIPsFlags(c.Flags(), o)
+	addCrawlerFlag(c.Flags(), &crawlers)
 	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
 	return c
 }
 
-func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now time.Time) error {
-	sw := &stickyWriter{w: w}
-	w = sw
+// ipsShow describes the list in force of one crawler: as the JSON/YAML
+// object, and as the text of the table format.
+func ipsShow(o *auditOptions, ll *verify.Lists, now time.Time) (ipsShowOutput, string) {
 	l := ll.List
-	out := ipsShowOutput{Source: l.Source, Cached: ll.Cached, Stale: ll.Stale, Prefixes: []string{}, Warnings: ll.Warnings}
+	cached, stale := len(ll.Loads) > 0, false
+	for _, ld := range ll.Loads {
+		cached = cached && ld.Cached
+		stale = stale || ld.Stale
+	}
+	out := ipsShowOutput{Source: l.Source, Cached: cached, Stale: stale, Prefixes: []string{}, Warnings: ll.Warnings}
 	var since time.Time
 	switch {
 	case !l.Fetched.IsZero():
@@ -125,52 +151,97 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	for _, p := range l.Prefixes {
 		out.Prefixes = append(out.Prefixes, prefixString(p))
 	}
-	switch format {
-	case "json":
-		return writeJSON(w, out)
-	case "yaml":
-		return writeYAML(w, out)
-	case "csv":
-		fmt.Fprintln(w, "prefix")
-		for _, p := range out.Prefixes {
-			fmt.Fprintln(w, p)
-		}
-		return sw.err
-	}
+	var b strings.Builder
 	src := l.Source
 	switch {
-	case ll.Cached:
+	case cached:
 		src += " (cached)"
-	case l.Source == verify.IPListSourceBuiltin && ipListIsURL(o.IPList):
-		src += " (no cached copy of " + o.IPList + "; run 'lohibot-audit ips update')"
+	case l.Source == verify.IPListSourceBuiltin && len(ll.Loads) > 0 && ipListIsURL(ll.Loads[0].Source):
+		var urls []string
+		for _, ld := range ll.Loads {
+			urls = append(urls, ld.Source)
+		}
+		src += " (no cached copy of " + strings.Join(urls, ", ") + "; run 'lohibot-audit ips update')"
 	case l.Source == verify.IPListSourceBuiltin:
 		src += " (from the crawler's documentation)"
 	}
-	fmt.Fprintf(w, "source:   %s\n", sanitize(src))
+	fmt.Fprintf(&b, "source:   %s\n", sanitize(src))
 	age := "-"
 	if !since.IsZero() {
 		age = ipAge(now.Sub(since))
 	}
 	switch {
 	case out.Fetched != nil:
-		stale := ""
-		if ll.Stale {
-			stale = "; the next run fetches it again"
+		st := ""
+		if stale {
+			st = "; the next run fetches it again"
 		}
-		fmt.Fprintf(w, "fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
+		fmt.Fprintf(&b, "fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, st)
 	default:
-		fmt.Fprintf(w, "age:      %s\n", age)
+		fmt.Fprintf(&b, "age:      %s\n", age)
 	}
 	created := "-"
 	if out.CreationTime != nil {
 		created = out.CreationTime.Format(time.RFC3339)
 	}
-	fmt.Fprintf(w, "created:  %s\n", created)
-	fmt.Fprintf(w, "prefixes: %d\n", len(out.Prefixes))
+	fmt.Fprintf(&b, "created:  %s\n", created)
+	fmt.Fprintf(&b, "prefixes: %d\n", len(out.Prefixes))
 	for _, p := range out.Prefixes {
-		fmt.Fprintf(w, "  %s\n", p)
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	return out, b.String()
+}
+
+// ipsShowWrite prints the lists of one crawler or several: one object
+// (JSON, YAML) for one, a list of them for several; the table texts one
+// after another.
+func ipsShowWrite(w io.Writer, format string, shown []ipsShowOutput, tables []string) error {
+	sw := &stickyWriter{w: w}
+	w = sw
+	switch format {
+	case "json", "yaml":
+		var v any = shown
+		if len(shown) == 1 {
+			v = shown[0]
+		}
+		if format == "json" {
+			return writeJSON(w, v)
+		}
+		return writeYAML(w, v)
+	case "csv":
+		if len(shown) == 1 {
+			fmt.Fprintln(w, "prefix")
+		} else {
+			fmt.Fprintln(w, "crawler,prefix")
+		}
+		for _, s := range shown {
+			for _, p := range s.Prefixes {
+				if len(shown) > 1 {
+					fmt.Fprintf(w, "%s,", s.Crawler)
+				}
+				fmt.Fprintln(w, p)
+			}
+		}
+		return sw.err
+	}
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprint(w, t)
 	}
 	return sw.err
+}
+
+// ipsProfiles resolves --crawler, and the --ip-list that replaces their
+// lists ("" for their own).
+func ipsProfiles(o *auditOptions, crawlers []string) ([]*crawler.Profile, string, error) {
+	profiles, err := resolveCrawlers(crawlers)
+	if err != nil {
+		return nil, "", err
+	}
+	override, err := identityListOverride(o, profiles)
+	return profiles, override, err
 }
 
 // prefixString prints a single-address prefix as the bare address
@@ -184,6 +255,7 @@ func prefixString(p netip.Prefix) string {
 
 func newIPsUpdateCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var crawlers []string
 	c := &cobra.Command{
 		Use:   "update",
 		Short: "Fetch the IP list now and cache it",
@@ -199,51 +271,89 @@ current) or rejected (the cached or built-in list stays in force; exit 3).`,
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
+			profiles, override, err := ipsProfiles(o, crawlers)
+			if err != nil {
+				return err
+			}
 			switch {
 			case o.Offline:
 				return usageError("ips update fetches the list: it cannot run with --offline")
-			case !ipListIsURL(o.IPList):
-				return usageError("--ip-list %s is a file: there is nothing to fetch", o.IPList)
+			case override != "" && !ipListIsURL(override):
+				return usageError("--ip-list %s is a file: there is nothing to fetch", override)
 			}
 			dir, warn := identityCacheDir(env, o)
 			if warn != "" {
 				warnf(env, "%s", warn)
 			}
-			ll, err := loadIPList(c.Context(), env, o, dir, ipListFetchNow)
-			if err != nil {
-				return err
-			}
-			for _, w := range ll.Warnings {
-				if w != ll.FetchWarning {
-					warnf(env, "%s", w)
+			loader := identityLoader(env, o, dir, ipListFetchNow)
+			var failed error
+			for _, p := range profiles {
+				ll, err := loader.Load(c.Context(), p, override)
+				if err != nil {
+					return listFileError(err)
+				}
+				if err := ipsUpdateReport(env, p, len(crawlers) > 0, ll, dir); err != nil && failed == nil {
+					failed = err
 				}
 			}
-			if ll.FetchErr != nil {
-				what := "the built-in list"
-				if ll.Cached {
-					what = "the cached list"
-				}
-				status := "cannot fetch"
-				if errors.Is(ll.FetchErr, verify.ErrIPListInvalid) || errors.Is(ll.FetchErr, verify.ErrIPListEmpty) || errors.Is(ll.FetchErr, verify.ErrIPListTooLarge) {
-					status = "rejected"
-				}
-				return &exitError{code: ExitIncomplete, err: fmt.Errorf("%s: %w; %s stays in force", status, ll.FetchErr, what)}
-			}
-			kept := "not cached (--no-cache)"
-			if ll.Saved {
-				kept = "cached"
-			} else if dir != "" {
-				kept = "not cached"
-			}
-			switch ll.Status {
-			case 304:
-				fmt.Fprintf(env.Stdout, "304 not modified: %s, %d prefix(es), is current; %s\n", sanitize(ll.List.Source), len(ll.List.Prefixes), kept)
-			default:
-				fmt.Fprintf(env.Stdout, "%d: %s, %d prefix(es); %s\n", ll.Status, sanitize(ll.List.Source), len(ll.List.Prefixes), kept)
-			}
-			return nil
+			return failed
 		},
 	}
 	addIPsFlags(c.Flags(), o)
+	addCrawlerFlag(c.Flags(), &crawlers)
 	return c
+}
+
+// ipsUpdateReport says what became of each list of p fetched now: a line
+// on stdout per list fetched, the other warnings on stderr, and for a list
+// that could not be had the error (exit 3) after the rest is said.
+func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists, dir string) error {
+	fetchWarnings := map[string]bool{}
+	for _, ld := range ll.Loads {
+		fetchWarnings[ld.FetchWarning] = true
+	}
+	for _, w := range ll.Warnings {
+		if !fetchWarnings[w] {
+			warnf(env, "%s", w)
+		}
+	}
+	prefix := ""
+	if named {
+		prefix = p.Name + ": "
+	}
+	var failed error
+	for _, ld := range ll.Loads {
+		if ld.FetchErr != nil {
+			what := "the built-in list"
+			if ld.Cached {
+				what = "the cached list"
+			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
+				what = "no list (" + p.Name + " has no built-in one)"
+			}
+			status := "cannot fetch"
+			if verify.IsListRejected(ld.FetchErr) {
+				status = "rejected"
+			}
+			err := &exitError{code: ExitIncomplete, err: fmt.Errorf("%s%s: %w; %s stays in force", prefix, status, ld.FetchErr, what)}
+			if failed == nil {
+				failed = err
+			} else {
+				warnf(env, "%v", err.err)
+			}
+			continue
+		}
+		kept := "not cached (--no-cache)"
+		if ld.Saved {
+			kept = "cached"
+		} else if dir != "" {
+			kept = "not cached"
+		}
+		switch ld.Status {
+		case 304:
+			fmt.Fprintf(env.Stdout, "%s304 not modified: %s, %d prefix(es), is current; %s\n", prefix, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+		default:
+			fmt.Fprintf(env.Stdout, "%s%d: %s, %d prefix(es); %s\n", prefix, ld.Status, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+		}
+	}
+	return failed
 }

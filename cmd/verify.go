@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // verifyOutput is what `verify --format json|yaml` prints: the per-address
@@ -203,4 +205,20 @@ func ipAge(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// addCrawlerFlag adds --crawler, the crawlers to judge against.
+func addCrawlerFlag(f *pflag.FlagSet, crawlers *[]string) {
+	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
+}
+
+// resolveCrawlers turns --crawler values into profiles; a name that is not
+// built in, or a profile file that cannot be read or does not validate, is
+// a usage error.
+func resolveCrawlers(values []string) ([]*crawler.Profile, error) {
+	profiles, err := crawler.Resolve(values)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: err}
+	}
+	return profiles, nil
 }
