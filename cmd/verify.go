@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"net/netip"
@@ -9,22 +12,55 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // verifyOutput is what `verify --format json|yaml` prints: the per-address
-// fields of SPEC §5, hit counts and times zero.
+// fields of SPEC §5, without the times no log gave (hits are zero).
 type verifyOutput struct {
-	IPs      []verify.IPReport `json:"ips" yaml:"ips"`
-	Warnings []string          `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	IPs      []verifyIP `json:"ips" yaml:"ips"`
+	Warnings []string   `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+}
+
+// verifyIP is one address's verdict as one crawler: the report's fields
+// (SPEC §5) but first_seen and last_seen, which only a log can tell.
+type verifyIP struct {
+	IP string `json:"ip" yaml:"ip"`
+	// Crawler is set when --crawler names the crawlers judged against.
+	Crawler    string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
+	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
+	Method     string         `json:"method" yaml:"method"`
+	Reason     string         `json:"reason" yaml:"reason"`
+	PTR        []string       `json:"ptr" yaml:"ptr"`
+	Forward    []string       `json:"forward" yaml:"forward"`
+	InIPList   bool           `json:"in_ip_list" yaml:"in_ip_list"`
+	Hits       int64          `json:"hits" yaml:"hits"`
+	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
+	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	DNSFailure string         `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
+}
+
+func newVerifyIP(rep verify.IPReport, crawlerName string) verifyIP {
+	return verifyIP{IP: rep.IP, Crawler: crawlerName, Verdict: rep.Verdict, Method: rep.Method, Reason: rep.Reason,
+		PTR: rep.PTR, Forward: rep.Forward, InIPList: rep.InIPList, Hits: rep.Hits, UserAgents: rep.UserAgents,
+		Warnings: rep.Warnings, DNSFailure: rep.DNSFailure}
+}
+
+// verifyRow is one verdict: an address judged as one crawler.
+type verifyRow struct {
+	crawler string // "" unless --crawler names the crawlers
+	addr    netip.Addr
+	result  verify.Result
 }
 
 func newVerifyCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var crawlers []string
 	c := &cobra.Command{
-		Use:   "verify IP...",
+		Use:   "verify IP...|-",
 		Short: "Say whether addresses are the genuine crawler, with the evidence",
 		Long: `verify says, for each address given, whether it is the genuine LohiSoftBot
 crawler, a spoofer or unverified, with the evidence: the PTR names, what they
@@ -41,15 +77,23 @@ covers the address. The addresses need not appear in any log.
   unverified  DNS could not answer and the list does not cover it (dns-error)
 
 A listed address that fails FCrDNS stays genuine, with the warning
-fcrdns-failed. A DNS failure never makes an address spoofed.`,
+fcrdns-failed. A DNS failure never makes an address spoofed.
+
+--crawler judges against another crawler's profile instead (googlebot,
+bingbot, or a profile file): its PTR suffixes, IP lists and IPv6 policy;
+given several times, each address gets a verdict for each crawler. "-"
+reads addresses from stdin, one a line (blank lines and # comments are
+skipped).`,
 		Example: `  lohibot-audit verify 79.139.58.98 203.0.113.7
   lohibot-audit verify --format json --resolver 1.1.1.1:53 2001:db8::1
-  lohibot-audit verify --offline --fail-on spoofed 198.51.100.4`,
+  lohibot-audit verify --offline --fail-on spoofed 198.51.100.4
+  lohibot-audit verify --crawler googlebot 66.249.66.1 203.0.113.50
+  lohibot-audit verify --crawler googlebot --crawler bingbot - <addresses.txt`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &exitError{code: ExitUsage, err: withHint(
 					fmt.Errorf("verify needs at least one IP address"),
-					"lohibot-audit verify 79.139.58.98 203.0.113.7")}
+					"lohibot-audit verify 79.139.58.98 203.0.113.7, or one address a line on stdin: lohibot-audit verify - <addresses.txt")}
 			}
 			return nil
 		},
@@ -64,12 +108,16 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 				return err
 			}
-			addrs, err := verifyParseArgs(args)
+			profiles, err := resolveCrawlers(crawlers)
+			if err != nil {
+				return err
+			}
+			addrs, err := verifyAddrs(env, args)
 			if err != nil {
 				return err
 			}
 			env.phase(phaseIPList)
-			id, err := newIdentity(c.Context(), env, o)
+			id, err := newIdentityFor(c.Context(), env, o, profiles)
 			if err != nil {
 				return err
 			}
@@ -77,26 +125,38 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 				return errInterrupted
 			}
 			env.phase(phaseDNS)
-			results := id.classify(c.Context(), addrs)
+			perCrawler := make([]map[netip.Addr]verify.Result, len(profiles))
+			for i := range profiles {
+				perCrawler[i] = id.Classify(c.Context(), i, addrs)
+			}
 			// A cancelled lookup is unverified for want of an answer:
 			// never print such results as the verdicts.
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			out := verifyOutput{IPs: make([]verify.IPReport, 0, len(addrs)), Warnings: id.Warnings}
+			warnings := id.Identity.Warnings()
+			out := verifyOutput{IPs: make([]verifyIP, 0, len(addrs)*len(profiles)), Warnings: warnings}
+			var rows []verifyRow
 			var spoofed int64
 			for _, a := range addrs {
-				r := results[a]
-				out.IPs = append(out.IPs, r.IPReport())
-				if r.Verdict == verify.Spoofed {
-					spoofed++
+				for i, p := range profiles {
+					r := perCrawler[i][a]
+					name := ""
+					if len(crawlers) > 0 {
+						name = p.Name
+					}
+					rows = append(rows, verifyRow{crawler: name, addr: a, result: r})
+					out.IPs = append(out.IPs, newVerifyIP(r.IPReport(), name))
+					if r.Verdict == verify.Spoofed {
+						spoofed++
+					}
 				}
 			}
-			for _, w := range id.Warnings {
+			for _, w := range warnings {
 				warnf(env, "%s", w)
 			}
 			env.phase(phaseWrite)
-			if err := verifyWrite(stdout(env), format, out, addrs, results, id.List, env.Now()); err != nil {
+			if err := verifyWrite(stdout(env), format, out, rows, id.Lists, env.Now()); err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
@@ -112,7 +172,84 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 	addFormatFlag(f, o)
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
+	addCrawlerFlag(f, &crawlers)
 	return c
+}
+
+// verifyAddrs parses the addresses of args, "-" standing for those on
+// stdin: unmapped, deduplicated and sorted.
+func verifyAddrs(env *Env, args []string) ([]netip.Addr, error) {
+	var all []string
+	for _, s := range args {
+		if s != "-" {
+			all = append(all, s)
+			continue
+		}
+		lines, err := verifyReadAddrs(env.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, lines...)
+	}
+	if len(all) == 0 {
+		return nil, usageError("no addresses on stdin: give one IP address a line")
+	}
+	return verifyParseArgs(all)
+}
+
+// verifyMaxBadLines is how many bad lines of stdin an error names.
+const verifyMaxBadLines = 5
+
+// verifyReadAddrs reads one address a line, skipping blank lines and
+// comments (# to the end of the line); lines that are not an address are
+// an error that names them by line number.
+func verifyReadAddrs(r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	var out, bad []string
+	nbad := 0
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(line); err != nil || a.Zone() != "" {
+			nbad++
+			if len(bad) < verifyMaxBadLines {
+				bad = append(bad, fmt.Sprintf("line %d: %q", n, parse.EscapeControl(clipText(line, 60))))
+			}
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
+	}
+	if nbad > 0 {
+		more := ""
+		if nbad > len(bad) {
+			more = fmt.Sprintf(" and %d more", nbad-len(bad))
+		}
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("stdin: not an IP address on %s%s", strings.Join(bad, ", "), more),
+			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")}
+	}
+	return out, nil
+}
+
+// clipText cuts s to at most n bytes, at a rune boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xc0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // verifyParseArgs parses the addresses, unmapped, deduplicated and sorted.
@@ -136,35 +273,90 @@ func verifyParseArgs(args []string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
-func verifyWrite(w io.Writer, format string, out verifyOutput, addrs []netip.Addr, results map[netip.Addr]verify.Result, list *verify.IPList, now time.Time) error {
+func verifyWrite(w io.Writer, format string, out verifyOutput, rows []verifyRow, lists []*verify.IPList, now time.Time) error {
+	named := len(rows) > 0 && rows[0].crawler != ""
 	switch format {
 	case "json":
 		return writeJSON(w, out)
 	case "yaml":
 		return writeYAML(w, out)
 	case "csv":
-		return writeIPsCSV(w, out.IPs)
+		reps := make([]verify.IPReport, len(rows))
+		for i, r := range rows {
+			reps[i] = r.result.IPReport()
+		}
+		if !named {
+			return writeIPsCSV(w, reps)
+		}
+		return verifyCSVWithCrawler(w, reps, rows)
 	}
 	md := format == "markdown"
 	sw := &stickyWriter{w: w}
 	w = sw
-	t := newTable(w, md, "IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST")
-	for _, a := range addrs {
-		r := results[a]
+	head := []string{"IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST"}
+	if named {
+		head = append([]string{"CRAWLER"}, head...)
+	}
+	t := newTable(w, md, head...)
+	for _, row := range rows {
+		r := row.result
 		inList := "no"
 		if r.InIPList {
 			inList = "yes"
 		}
-		if err := t.Append([]string{textCell(a.String(), 45, md), string(r.Verdict), textCell(verifyWhy(r), 100, md),
-			textCell(orDash(strings.Join(r.PTR, " ")), 100, md), textCell(orDash(strings.Join(r.Forward, " ")), 100, md), inList}); err != nil {
+		cells := []string{textCell(row.addr.String(), 45, md), string(r.Verdict), textCell(verifyWhy(r), 100, md),
+			textCell(orDash(strings.Join(r.PTR, " ")), 100, md), textCell(orDash(strings.Join(r.Forward, " ")), 100, md), inList}
+		if named {
+			cells = append([]string{row.crawler}, cells...)
+		}
+		if err := t.Append(cells); err != nil {
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nIP list: %s\n", textLine(ipListDescribe(list, now), md))
+	if !named {
+		fmt.Fprintf(w, "\nIP list: %s\n", textLine(ipListDescribe(lists[0], now), md))
+		return sw.err
+	}
+	fmt.Fprintln(w)
+	// Rows go address by address, each judged as every crawler in turn:
+	// row i is of crawler i modulo their number.
+	seen := map[string]bool{}
+	for i, row := range rows {
+		if seen[row.crawler] {
+			continue
+		}
+		seen[row.crawler] = true
+		fmt.Fprintf(w, "IP list (%s): %s\n", row.crawler, textLine(ipListDescribe(lists[i%len(lists)], now), md))
+	}
 	return sw.err
+}
+
+// verifyCSVWithCrawler is the CSV of the verdicts with the crawler of
+// each row in a first column.
+func verifyCSVWithCrawler(w io.Writer, reps []verify.IPReport, rows []verifyRow) error {
+	var buf bytes.Buffer
+	if err := writeIPsCSV(&buf, reps); err != nil {
+		return err
+	}
+	records, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	for i, rec := range records {
+		first := "crawler"
+		if i > 0 {
+			first = rows[i-1].crawler
+		}
+		if err := cw.Write(append([]string{first}, rec...)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // verifyWhy is the method and reason for people, with the warnings and
