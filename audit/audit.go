@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -128,7 +129,7 @@ func resultKeyOf(r *verify.Result) resultKey {
 	}
 }
 
-// auditHit is what the conduct checks need of a claimed hit, in 40 bytes.
+// auditHit is a [conduct.Hit] in 40 bytes, less its client.
 // What does not fit (a time more than 292 years from the audit's first, a
 // line past 2^40, a duration that is not a whole number of microseconds
 // below 35 minutes, an odd resolution or status, more than 65,536 files)
@@ -444,7 +445,7 @@ func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]verify.Result) 
 // ([Report.AllIPs]), from the audit: leave the audit alone while the
 // report is in use. The conduct checks run site by site, so that only
 // one site's hits are ever expanded at once.
-func (a *Audit) Report(results map[netip.Addr]verify.Result, conduct ConductConfig) *Report {
+func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config) *Report {
 	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
@@ -476,20 +477,20 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, conduct ConductConf
 	// of the audit, its hits are garbage while the report is written.
 	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
 
-	if conduct.LogStart == nil {
+	if cfg.LogStart == nil {
 		starts := map[string]time.Time{}
 		for _, in := range a.inputs {
 			if !in.FirstTime.IsZero() {
 				starts[in.File] = a.clampSince(in.FirstTime)
 			}
 		}
-		conduct.LogStart = func(file string) (time.Time, bool) {
+		cfg.LogStart = func(file string) (time.Time, bool) {
 			t, ok := starts[file]
 			return t, ok
 		}
 	}
-	if conduct.Covered == nil {
-		conduct.Covered = a.covered
+	if cfg.Covered == nil {
+		cfg.Covered = a.covered
 	}
 	// r.Sites in the order of their names as the report shows them; pos
 	// gives a site id's place in it.
@@ -511,7 +512,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, conduct ConductConf
 		pos[id] = int32(i)
 		r.Sites[i] = SiteReport{Site: valid(id), ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
-	a.checkConduct(genuine, conduct, r, pos)
+	a.checkConduct(genuine, cfg, r, pos)
 	r.Summary.Violations = len(r.Violations)
 	return r
 }
@@ -519,7 +520,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, conduct ConductConf
 // checkConduct runs the conduct checks on the genuine addresses' hits, one
 // site at a time in the order of their names, adds the violations to r
 // and fills in the site reports (r.Sites[pos[site id]]).
-func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos []int32) {
+func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos []int32) {
 	// Counting sort of the genuine hits by site: start[id] is where the
 	// site's hits begin in order.
 	start := make([]int, a.sites.count()+2)
@@ -539,7 +540,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	order := make([]uint32, total)
 	next := slices.Clone(start)
 	names := map[uint32]string{}
-	e := newConductEngine(cfg)
+	c := conduct.NewChecker(cfg)
 	for i := 0; i < a.hits.len(); i++ {
 		h := a.hits.at(i)
 		if !genuine[h.addr] {
@@ -547,12 +548,12 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 		}
 		order[next[h.site]] = uint32(i)
 		next[h.site]++
-		rec := a.conductRec(i, names)
-		e.noteUnits(&rec)
+		hit := a.conductHit(i, names)
+		c.Measure(&hit)
 	}
 	for _, i := range order {
-		rec := a.conductRec(int(i), names)
-		e.noteFirst(&rec)
+		hit := a.conductHit(int(i), names)
+		c.Anchor(&hit)
 	}
 	ids := make([]uint32, 0, a.sites.count())
 	for id := range a.sites.count() + 1 {
@@ -562,13 +563,13 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	}
 	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
 	skips := map[string][]string{} // sites share their lists of skipped checks
-	var recs []conductRec
+	var hits []conduct.Hit
 	for _, id := range ids {
-		recs = recs[:0]
+		hits = hits[:0]
 		for _, i := range order[start[id]:start[id+1]] {
-			recs = append(recs, a.conductRec(int(i), names))
+			hits = append(hits, a.conductHit(int(i), names))
 		}
-		vs, rep := e.checkSite(a.sites.name(id), recs)
+		vs, rep := c.CheckSite(a.sites.name(id), hits)
 		k := strings.Join(rep.ChecksSkipped, ",")
 		if shared, ok := skips[k]; ok {
 			rep.ChecksSkipped = shared
@@ -584,9 +585,9 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	}
 }
 
-// conductRec expands kept hit i for the conduct checks; names caches the
+// conductHit expands kept hit i for the conduct checks; names caches the
 // names of the addresses.
-func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
+func (a *Audit) conductHit(i int, names map[uint32]string) conduct.Hit {
 	h := a.hits.at(i)
 	ip, ok := names[h.addr]
 	if !ok {
@@ -602,24 +603,15 @@ func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
 		f = a.far[i]
 	}
 	pair := a.pairs.name(f.pair)
-	r := conductRec{
-		file: a.files.name(f.file), line: f.line, ip: ip, target: a.text.get(h.target),
-		user: a.users.name(pair.user), retry: a.retries.name(pair.retry), status: f.status, idx: i,
-		timed: h.packed&hitTimed != 0, claimedRes: f.res,
-		hasDur: h.packed&hitDur != 0, duration: f.dur,
+	hit := conduct.Hit{
+		Site: a.sites.name(h.site), File: a.files.name(f.file), Line: f.line, IP: ip, Target: a.text.get(h.target),
+		RemoteUser: a.users.name(pair.user), RetryAfter: a.retries.name(pair.retry), Status: f.status,
+		Resolution: f.res, Duration: f.dur, HasDuration: h.packed&hitDur != 0, StartLogged: h.packed&hitStartLogged != 0,
 	}
-	if r.timed {
-		r.logged = f.logged.UTC()
-		r.start, r.end = r.logged, r.logged
-		switch {
-		case !r.hasDur:
-		case h.packed&hitStartLogged != 0:
-			r.end = r.logged.Add(r.duration)
-		default:
-			r.start = r.logged.Add(-r.duration)
-		}
+	if h.packed&hitTimed != 0 {
+		hit.Time = f.logged.UTC()
 	}
-	return r
+	return hit
 }
 
 // ipOrder returns the entries in report order: addresses numerically,
