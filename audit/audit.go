@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,10 +26,6 @@ const (
 	// and a botnet must not make each of a million addresses cost
 	// kilobytes.
 	maxClientText = 256
-	// coverageGap is the longest quiet time between two inputs that still
-	// counts as logged: rotated logs follow each other, but a missing
-	// rotation must not look like a stretch of time without requests.
-	coverageGap = time.Hour
 )
 
 // Audit gathers what the log readers found: the claimed hits, per address
@@ -477,21 +472,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	// of the audit, its hits are garbage while the report is written.
 	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
 
-	if cfg.LogStart == nil {
-		starts := map[string]time.Time{}
-		for _, in := range a.inputs {
-			if !in.FirstTime.IsZero() {
-				starts[in.File] = a.clampSince(in.FirstTime)
-			}
-		}
-		cfg.LogStart = func(file string) (time.Time, bool) {
-			t, ok := starts[file]
-			return t, ok
-		}
-	}
-	if cfg.Covered == nil {
-		cfg.Covered = a.covered
-	}
+	cfg = a.coverage().Apply(cfg)
 	// r.Sites in the order of their names as the report shows them; pos
 	// gives a site id's place in it.
 	sites := make([]uint32, 0, a.sites.count())
@@ -728,56 +709,38 @@ func (v *ipView) report(i uint32) IPReport {
 	return ip
 }
 
-// clampSince moves a time to --since: claimed hits before it are not read,
-// so the logs, as far as the audit knows, begin there.
-func (a *Audit) clampSince(t time.Time) time.Time {
-	if !a.Since.IsZero() && t.Before(a.Since) {
-		return a.Since
+// coverage returns the spans of time the inputs cover. Claimed hits
+// before --since are not read, so an input, as far as the audit knows,
+// begins there.
+func (a *Audit) coverage() conduct.Coverage {
+	c := make(conduct.Coverage, 0, len(a.inputs))
+	for _, in := range a.inputs {
+		first := in.FirstTime
+		if !first.IsZero() && !a.Since.IsZero() && first.Before(a.Since) {
+			first = a.Since
+		}
+		c = append(c, conduct.LogSpan{
+			File: in.File, Site: in.Site, HostLogged: in.HostLogged,
+			First: first, Last: in.LastTime, Cut: in.Error != "",
+		})
 	}
-	return t
+	return c
 }
 
-// covered reports whether the inputs that log site's requests cover all of
-// [from, to]. An input covers the span from its first to its last
-// well-formed line; one input follows another when it begins within
-// coverageGap of the other's end, unless the other could not be read
-// whole. An input covers the sites of its virtual hosts when its format
-// logs them, and otherwise only its own site.
-func (a *Audit) covered(site string, from, to time.Time) bool {
-	type span struct {
-		start, end time.Time
-		cut        bool // the input ended early: nothing follows it
+// Snapshot returns what the conduct checks need of the audit, to be kept
+// or merged with other servers' audits: the hits of the addresses that
+// results (as given to [Audit.Report]) makes genuine, and the spans of
+// time the inputs cover. Its Check gives the violations and sites of
+// Report (but for ClaimedHits).
+func (a *Audit) Snapshot(results map[netip.Addr]verify.Result) conduct.Snapshot {
+	s := conduct.Snapshot{Hits: []conduct.Hit{}, Logs: a.coverage()}
+	names := map[uint32]string{}
+	for i := 0; i < a.hits.len(); i++ {
+		if h := a.hits.at(i); a.verdictOf(a.addrs.at(int(h.addr)), results) == verify.Genuine {
+			s.Hits = append(s.Hits, a.conductHit(i, names))
+		}
 	}
-	var spans []span
-	for _, in := range a.inputs {
-		if in.FirstTime.IsZero() || in.LastTime.IsZero() || !(in.HostLogged || in.Site == site) {
-			continue
-		}
-		start := a.clampSince(in.FirstTime)
-		end := in.LastTime.Add(time.Second) // the last second is logged whole
-		if !start.Before(end) {
-			continue
-		}
-		spans = append(spans, span{start, end, in.Error != ""})
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start.Before(spans[j].start) })
-	for i := 0; i < len(spans); {
-		s := spans[i]
-		j := i + 1
-		for j < len(spans) && !s.cut && !spans[j].start.After(s.end.Add(coverageGap)) {
-			if spans[j].end.After(s.end) {
-				s.end, s.cut = spans[j].end, spans[j].cut
-			} else {
-				s.cut = s.cut || spans[j].cut
-			}
-			j++
-		}
-		if !s.start.After(from) && !s.end.Before(to) {
-			return true
-		}
-		i = j
-	}
-	return false
+	return s
 }
 
 // validUTF8 replaces bytes that are not UTF-8 so that every output format

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"encoding/json"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -95,7 +97,9 @@ func TestAuditRobotsNotFetchedCoverage(t *testing.T) {
 			for _, h := range tt.hits {
 				a.Add(h)
 			}
-			r := a.Report(genuineResults, conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second})
+			cfg := conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second}
+			snap := a.Snapshot(genuineResults)
+			r := a.Report(genuineResults, cfg)
 			got := kindsOf(r)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("violations %v, want %v", got, tt.want)
@@ -104,7 +108,33 @@ func TestAuditRobotsNotFetchedCoverage(t *testing.T) {
 			if skipped != tt.skipped {
 				t.Errorf("robots-not-fetched skipped = %v, want %v (sites %+v)", skipped, tt.skipped, r.Sites)
 			}
+			checkSnapshot(t, snap, cfg, r)
 		})
+	}
+}
+
+// checkSnapshot checks that snap, written as JSON and read back, gives
+// the violations and site reports of r.
+func checkSnapshot(t *testing.T, snap conduct.Snapshot, cfg conduct.Config, r *Report) {
+	t.Helper()
+	data, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back conduct.Snapshot
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	vs, sites := back.Check(cfg)
+	if !reflect.DeepEqual(vs, r.Violations) {
+		t.Errorf("snapshot violations %+v\nreport's %+v", vs, r.Violations)
+	}
+	want := slices.Clone(r.Sites)
+	for i := range want {
+		want[i].ClaimedHits = 0
+	}
+	if !reflect.DeepEqual(sites, want) {
+		t.Errorf("snapshot sites %+v\nreport's %+v", sites, want)
 	}
 }
 

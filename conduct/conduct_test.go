@@ -1,6 +1,7 @@
 package conduct_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -1260,10 +1261,23 @@ func FuzzCheckConduct(f *testing.F) {
 		for _, h := range hits {
 			a.Add(h)
 		}
-		rep := a.Report(map[netip.Addr]verify.Result{
+		results := map[netip.Addr]verify.Result{
 			netip.MustParseAddr("79.139.58.98"):  {Verdict: verify.Genuine, Method: verify.MethodIPList},
 			netip.MustParseAddr("79.139.58.121"): {Verdict: verify.Genuine, Method: verify.MethodIPList},
-		}, cfg)
+		}
+		// So does its snapshot, once written as JSON and read back.
+		data, err := json.Marshal(a.Snapshot(results))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap conduct.Snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if fromSnap, _ := snap.Check(cfg); !reflect.DeepEqual(fromSnap, want) {
+			t.Fatalf("snapshot violations differ from Check's:%s\nwant:%s", dumpViolations(fromSnap), dumpViolations(want))
+		}
+		rep := a.Report(results, cfg)
 		if !reflect.DeepEqual(rep.Violations, want) {
 			t.Fatalf("audit violations differ from CheckConduct's:%s\nwant:%s", dumpViolations(rep.Violations), dumpViolations(want))
 		}
