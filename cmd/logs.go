@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -128,7 +129,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+			if _, src := robots.SplitValue(v); robots.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
@@ -207,7 +208,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
+	rep.Warnings = append(rep.Warnings, robotsUnknownSiteWarnings(robots, reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +62,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usageError("unknown --format %q: use text or json", format)
 			}
-			policy, err := parseRobotsFetchPolicy(onFetchError)
+			policy, err := parseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -148,7 +149,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if len(paths) == 0 {
 				paths = []string{"/"}
 			}
-			policy, err := parseRobotsFetchPolicy(onFetchError)
+			policy, err := parseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -217,7 +218,7 @@ func robotsToken(userAgent string) (string, error) {
 	if strings.TrimSpace(userAgent) == "*" {
 		return "*", nil
 	}
-	tok := parse.RobotsProductToken(userAgent)
+	tok := robots.ProductToken(userAgent)
 	if tok == "" {
 		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
 	}
@@ -233,7 +234,7 @@ func robotsReason(line int, rule, why string) string {
 }
 
 // robotsCheckMessage says what robots check found for one path.
-func robotsCheckMessage(src *robotsSource, token, path string, d parse.RobotsDecision, wantAllowed bool) string {
+func robotsCheckMessage(src *robots.Source, token, path string, d robots.Decision, wantAllowed bool) string {
 	verdict := "blocked from"
 	if d.Allowed {
 		verdict = "allowed"
@@ -260,18 +261,15 @@ func robotsCheckMessage(src *robotsSource, token, path string, d parse.RobotsDec
 }
 
 // robotsWarn prints the source's note and the parser's warnings.
-func robotsWarn(env *Env, src *robotsSource) {
-	if src.Note != "" {
-		warnf(env, "%s", src.Note)
-	}
-	for _, w := range src.Robots.Warnings() {
-		warnf(env, "robots.txt %s: %s", src.Name, w)
+func robotsWarn(env *Env, src *robots.Source) {
+	for _, w := range src.Warnings() {
+		warnf(env, "%s", w)
 	}
 }
 
 // robotsAnnotateWarnings writes the parser's warnings as GitHub Actions
 // warning annotations, on their line of the file when they name one.
-func robotsAnnotateWarnings(env *Env, src *robotsSource) {
+func robotsAnnotateWarnings(env *Env, src *robots.Source) {
 	for _, w := range src.Robots.Warnings() {
 		line := 0
 		if rest, ok := strings.CutPrefix(w, "line "); ok {
@@ -301,8 +299,8 @@ func robotsPlural(n int, word string) string {
 // robotsWarnOtherHost warns when a URL to check is on another host than
 // the robots.txt URL: robots.txt only speaks for its own scheme, host and
 // port (RFC 9309 §2.3).
-func robotsWarnOtherHost(env *Env, src *robotsSource, target string) {
-	if !robotsIsURL(src.Name) || !robotsIsURL(target) {
+func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
+	if !robots.IsURL(src.Name) || !robots.IsURL(target) {
 		return
 	}
 	a, err1 := url.Parse(src.Name)

@@ -8,16 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 )
 
 var updateRobotsGolden = flag.Bool("update-robots", false, "rewrite the robots command golden files")
@@ -313,70 +311,13 @@ func TestGHACommandEscaping(t *testing.T) {
 	}
 }
 
-// robotsServer is a TLS server with the answers a robots.txt fetch can get.
-type robotsServer struct {
-	*httptest.Server
-	hits      atomic.Int64
-	userAgent atomic.Value
-}
-
-func newRobotsServer(t *testing.T) *robotsServer {
-	t.Helper()
-	s := &robotsServer{}
-	big := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding past the parsing limit\n", parse.RobotsMaxBytes/16) + "Disallow: /late\n"
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ok/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "User-agent: LohiSoftBot\nDisallow: /\n")
-	})
-	mux.HandleFunc("/gone/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.NotFound(w, r)
-	})
-	mux.HandleFunc("/forbidden/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no", http.StatusForbidden)
-	})
-	mux.HandleFunc("/down/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "maintenance", http.StatusServiceUnavailable)
-	})
-	mux.HandleFunc("/big/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, big)
-	})
-	// /slow/robots.txt never answers: the client's deadline always comes
-	// first, however loaded the machine.
-	mux.HandleFunc("/slow/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
-		panic(http.ErrAbortHandler) // no answer at all, not an empty 200
-	})
-	mux.HandleFunc("/nolocation/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusFound)
-	})
-	// /hop/N/robots.txt redirects N more times, then serves /ok/robots.txt.
-	mux.HandleFunc("/hop/", func(w http.ResponseWriter, r *http.Request) {
-		rest := strings.TrimPrefix(r.URL.Path, "/hop/")
-		n, err := strconv.Atoi(strings.TrimSuffix(rest, "/robots.txt"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		next := "/ok/robots.txt"
-		if n > 1 {
-			next = fmt.Sprintf("/hop/%d/robots.txt", n-1)
-		}
-		http.Redirect(w, r, next, http.StatusMovedPermanently)
-	})
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		s.userAgent.Store(r.UserAgent())
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
+func newRobotsServer(t *testing.T) *robotstest.Server {
+	return robotstest.NewServer(t, robots.MaxBytes)
 }
 
 func TestRobotsCheckURL(t *testing.T) {
 	srv := newRobotsServer(t)
-	closed := httptest.NewTLSServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close()
+	closedURL := robotstest.ClosedURL()
 
 	tests := []struct {
 		name   string
@@ -405,9 +346,9 @@ func TestRobotsCheckURL(t *testing.T) {
 			stderr: "lohibot-audit: error: could not check: robots.txt " + closedURL + "/robots.txt could not be fetched ("},
 		{name: "unreachable with rfc is disallow all", url: closedURL + "/robots.txt", args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (", stderr: "RFC 9309 §2.3.1.4 says disallow all"},
-		{name: "timeout could not check", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), code: ExitIncomplete,
+		{name: "timeout could not check", url: srv.URL + "/slow/robots.txt", client: srv.ShortClient(50 * time.Millisecond), code: ExitIncomplete,
 			stderr: "could not check: robots.txt " + srv.URL + "/slow/robots.txt could not be fetched (timed out)"},
-		{name: "timeout with rfc is disallow all", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
+		{name: "timeout with rfc is disallow all", url: srv.URL + "/slow/robots.txt", client: srv.ShortClient(50 * time.Millisecond), args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (timed out): RFC 9309 §2.3.1.4 says disallow all"},
 		{name: "bad --on-fetch-error", url: srv.URL + "/ok/robots.txt", args: []string{"--on-fetch-error", "ignore"}, code: ExitUsage,
 			stderr: `unknown --on-fetch-error "ignore"`},
@@ -441,15 +382,9 @@ func TestRobotsCheckURL(t *testing.T) {
 			}
 		})
 	}
-	if ua, _ := srv.userAgent.Load().(string); ua != "lohibot-audit/"+Version {
+	if ua := srv.UserAgent(); ua != "lohibot-audit/"+Version {
 		t.Errorf("User-Agent sent = %q, want %q", ua, "lohibot-audit/"+Version)
 	}
-}
-
-func robotsShortClient(c *http.Client, timeout time.Duration) *http.Client {
-	cc := *c
-	cc.Timeout = timeout
-	return &cc
 }
 
 func TestRobotsTestURLOtherHost(t *testing.T) {
@@ -463,98 +398,6 @@ func TestRobotsTestURLOtherHost(t *testing.T) {
 	}
 	if strings.Count(got.stderr, "warning") != 1 {
 		t.Errorf("stderr = %q, want exactly one warning", got.stderr)
-	}
-}
-
-func TestLoadRobotsSet(t *testing.T) {
-	srv := newRobotsServer(t)
-	blocked := robotsFixture("lohisoftbot-blocked.txt")
-	partial := robotsFixture("lohisoftbot-partial.txt")
-	env := &Env{Stdin: strings.NewReader(""), HTTPClient: srv.Client(), Getenv: func(string) string { return "" }}
-	ctx := context.Background()
-
-	set, err := loadRobotsSet(ctx, env, []string{
-		partial,
-		"Blog.Example:8443=" + blocked,
-		"shop.example=" + srv.URL + "/down/robots.txt",
-		"api.example=" + srv.URL + "/down/robots.txt",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		site    string
-		source  string
-		allowed bool // for LohiSoftBot on /
-	}{
-		{"blog.example", blocked, false},
-		{"BLOG.example", blocked, false},
-		{"blog.example.", blocked, false},
-		{"other.example", partial, true},
-		{"", partial, true},
-	}
-	for _, tc := range tests {
-		src := set.Source(tc.site)
-		if src == nil || src.Name != tc.source {
-			t.Errorf("Source(%q) = %+v, want %s", tc.site, src, tc.source)
-			continue
-		}
-		if d := set.For(tc.site).Decide(parse.Token, "/"); d.Allowed != tc.allowed {
-			t.Errorf("For(%q).Decide(/) = %+v, want allowed %v", tc.site, d, tc.allowed)
-		}
-	}
-	// A URL that answers 503 now says nothing of what the crawler found:
-	// its sites have no robots.txt (the check is skipped), and it is said.
-	for _, site := range []string{"shop.example", "api.example"} {
-		if src := set.Source(site); src == nil || src.Name != srv.URL+"/down/robots.txt" || src.Unavailable != "answered 503" {
-			t.Errorf("Source(%q) = %+v, want the unavailable URL", site, src)
-		}
-		if r := set.For(site); r != nil {
-			t.Errorf("For(%q) = %v, want nil: the robots check is skipped", site, r)
-		}
-	}
-	if hits := srv.hits.Load(); hits != 1 {
-		t.Errorf("the shared URL was fetched %d times, want once", hits)
-	}
-	w := set.Warnings()
-	want := "robots.txt " + srv.URL + "/down/robots.txt answered 503 now: the robots check is skipped for sites api.example, shop.example"
-	if len(w) != 1 || !strings.HasPrefix(w[0], want) {
-		t.Errorf("Warnings() = %q, want the one 503 warning %q", w, want)
-	}
-
-	// Only per-site files: other sites have none.
-	set, err = loadRobotsSet(ctx, env, []string{"blog.example=" + blocked})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := set.For("other.example"); r != nil {
-		t.Errorf("For(other.example) = %v, want nil", r)
-	}
-	var none *robotsSet
-	if none.For("x") != nil || none.Warnings() != nil {
-		t.Error("a nil set must have no robots.txt and no warnings")
-	}
-}
-
-func TestRobotsSplitValue(t *testing.T) {
-	tests := []struct{ in, site, src string }{
-		{"robots.txt", "", "robots.txt"},
-		{"/etc/robots.txt", "", "/etc/robots.txt"},
-		{"https://example.com/robots.txt?a=b", "", "https://example.com/robots.txt?a=b"},
-		{"HTTP://example.com/x=y", "", "HTTP://example.com/x=y"},
-		{"example.com=robots.txt", "example.com", "robots.txt"},
-		{"Example.COM:443=https://example.com/robots.txt", "example.com", "https://example.com/robots.txt"},
-		{"[::1]:8080=r.txt", "::1", "r.txt"},
-		{"./a=b.txt", "", "./a=b.txt"},
-		{"dir/a=b.txt", "", "dir/a=b.txt"},
-		{"=robots.txt", "", "=robots.txt"},
-		{"site=", "site", ""},
-	}
-	for _, tc := range tests {
-		site, src := robotsSplitValue(tc.in)
-		if site != tc.site || src != tc.src {
-			t.Errorf("robotsSplitValue(%q) = %q, %q; want %q, %q", tc.in, site, src, tc.site, tc.src)
-		}
 	}
 }
 

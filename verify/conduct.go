@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 // The violation kinds of SPEC §4, as they appear in [Violation].Kind and in
@@ -84,7 +85,7 @@ type ConductConfig struct {
 	MinBackoff time.Duration
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
-	Robots func(site string) *parse.Robots
+	Robots func(site string) *robots.Robots
 	// LogStart, when set, returns the time on the first line of a file
 	// (any request, not only the crawler's) and true, or false when it is
 	// not known: how far back that log reaches, so that a crawl early in
@@ -558,7 +559,7 @@ func (c *conductSite) ref(other, cur *conductHit) string {
 
 // checkRobots flags pages the site's robots.txt disallows.
 func (c *conductSite) checkRobots() {
-	var rb *parse.Robots
+	var rb *robots.Robots
 	if c.cfg.Robots != nil {
 		rb = c.cfg.Robots(c.site)
 	}
