@@ -129,7 +129,8 @@ func TestRobotsTestOptions(t *testing.T) {
 		{name: "stdin", stdin: "User-agent: *\nDisallow: /in\n", args: []string{"-", "/in/x"}, stdout: "disallowed  /in/x  line 2: Disallow: /in"},
 		{name: "bad format", args: []string{blocked, "/", "--format", "yaml"}, code: ExitUsage, stderr: `lohibot-audit: error: unknown --format "yaml": use text or json`, stdoutNone: true},
 		{name: "bad token", args: []string{blocked, "/", "--user-agent", "1.0"}, code: ExitUsage, stderr: "has no product token", stdoutNone: true},
-		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error:", stdoutNone: true},
+		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs at least one URL or path to test against " + blocked + "\nlohibot-audit: hint: name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/\n", stdoutNone: true},
+		{name: "no ROBOTS", args: nil, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs a robots.txt (ROBOTS) and at least one URL or path to test\nlohibot-audit: hint: ", stdoutNone: true},
 		{name: "missing file", args: []string{robotsFixture("no-such-file.txt"), "/"}, code: ExitUsage, stderr: "no such file or directory\nlohibot-audit: hint: check the path", stdoutNone: true},
 		{name: "warnings on stderr", args: []string{robotsFixture("lenient.txt"), "/typo-one"}, stdout: "disallowed  /typo-one  line 3: Dissallow: /typo-one", stderr: `lohibot-audit: warning: robots.txt ../testdata/robots/lenient.txt: line 3: "Dissallow" is a misspelling of disallow`},
 	}
@@ -149,6 +150,82 @@ func TestRobotsTestOptions(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing", got.stdout)
 			}
 		})
+	}
+}
+
+// TestRobotsCrawler checks that --crawler picks the robots.txt token of a
+// built-in or file profile, that --user-agent still wins, and that a
+// profile that cannot be had is a usage error naming the file and line.
+func TestRobotsCrawler(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	robotsTxt := "User-agent: Googlebot\nDisallow: /g/\n\nUser-agent: bingbot\nDisallow: /b/\n\nUser-agent: ExampleBot\nDisallow: /e/\n\nUser-agent: *\nDisallow: /all/\n"
+	profile := filepath.Join(dir, "examplebot.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	for name, data := range map[string]string{
+		file:    robotsTxt,
+		profile: "name: examplebot\ntokens: [ExampleBot-News]\nrobots_token: ExampleBot\nfcrdns: [crawl.example.net]\n",
+		bad:     "name: examplebot\ntokens: [ExampleBot]\nipv6: maybe\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // exact
+		stderr string // prefix
+	}{
+		{name: "googlebot", args: []string{"test", "--crawler", "googlebot", file, "/g/x", "/b/x"},
+			stdout: "disallowed  /g/x  line 2: Disallow: /g/\nallowed     /b/x  no rule in the Googlebot group matches\n"},
+		{name: "bingbot", args: []string{"test", file, "/b/x", "--crawler", "bingbot"},
+			stdout: "disallowed  /b/x  line 5: Disallow: /b/\n"},
+		{name: "default is lohisoftbot", args: []string{"test", file, "/all/x"},
+			stdout: "disallowed  /all/x  line 11: Disallow: /all/\n"},
+		{name: "profile file", args: []string{"test", "--crawler", profile, file, "/e/x"},
+			stdout: "disallowed  /e/x  line 8: Disallow: /e/\n"},
+		{name: "user-agent wins over crawler", args: []string{"test", "--crawler", "googlebot", "--user-agent", "bingbot", file, "/g/x"},
+			stdout: "allowed  /g/x  no rule in the bingbot group matches\n"},
+		{name: "check with googlebot", args: []string{"check", "--crawler", "googlebot", file, "--path", "/g/"},
+			stdout: "ok: Googlebot is blocked from /g/ by " + file + " line 2: Disallow: /g/\n"},
+		{name: "check with a profile file fails", args: []string{"check", "--crawler", profile, file, "--path", "/g/"}, code: ExitFindings,
+			stdout: "FAIL: ExampleBot is allowed /g/ in " + file + ": no rule in the ExampleBot group matches (expected blocked)\n",
+			stderr: "lohibot-audit: robots check failed: " + file + " does not block ExampleBot for 1 of 1 path\n"},
+		{name: "unknown crawler", args: []string{"test", "--crawler", "yandexbot", file, "/"}, code: ExitUsage,
+			stderr: "lohibot-audit: error: unknown crawler \"yandexbot\": not a built-in profile, and no such file or directory\nlohibot-audit: hint: use bingbot, googlebot, lohisoftbot, or the path of a profile file\n"},
+		{name: "invalid profile", args: []string{"check", "--crawler", bad, file}, code: ExitUsage,
+			stderr: "lohibot-audit: error: crawler profile " + bad + ":3: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runRobotsCmd(t, nil, nil, "", append([]string{"robots"}, tc.args...)...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			if got.stdout != tc.stdout {
+				t.Errorf("stdout = %q, want %q", got.stdout, tc.stdout)
+			}
+			if !strings.HasPrefix(got.stderr, tc.stderr) || tc.stderr == "" && got.stderr != "" {
+				t.Errorf("stderr = %q, want it to start with %q", got.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestRobotsCheckArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{nil, "lohibot-audit: error: robots check needs a robots.txt (ROBOTS): a file, - for stdin, or an http(s):// URL\nlohibot-audit: hint: "},
+		{[]string{"robots.txt", "/private/"}, "lohibot-audit: error: robots check takes one ROBOTS, not 2 arguments\nlohibot-audit: hint: give each path to check with --path: "},
+	} {
+		got := runRobotsCmd(t, nil, nil, "", append([]string{"robots", "check"}, tc.args...)...)
+		if got.code != ExitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tc.stderr) || strings.Count(got.stderr, "\n") != 2 {
+			t.Errorf("robots check %q: exit %d, stdout %q, stderr %q; want 2, nothing, and %q with a hint", tc.args, got.code, got.stdout, got.stderr, tc.stderr)
+		}
 	}
 }
 
