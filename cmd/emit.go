@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -432,7 +433,7 @@ func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix,
 }
 
 // emitReadReport reads and parses a JSON report; "-" is stdin.
-func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report, error) {
+func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, error) {
 	var r io.Reader = env.Stdin
 	if name != "-" {
 		fh, err := openInput(ctx, name)
@@ -455,7 +456,7 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report,
 	if len(data) > emitMaxReport {
 		return nil, usageError("report %s is larger than %d MiB: is it a report?", name, emitMaxReport>>20)
 	}
-	var rep verify.Report
+	var rep audit.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, &exitError{code: ExitUsage, err: withHint(
 			fmt.Errorf("report %s is not valid JSON: %s", name, firstLine(err.Error())),
@@ -473,7 +474,7 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report,
 // genuine ones to spare, listed ones to the IP list; unverified ones are
 // never blocked. An address that does not parse is skipped with a warning
 // naming the report (name, empty for a report made in this run).
-func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
+func emitAddReport(env *Env, rep *audit.Report, name string, in *emit.Input) {
 	if rep == nil {
 		return
 	}
@@ -508,7 +509,7 @@ func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
 
 // emitWarnReport prints each of the audit's warnings once: runAudit
 // prints none of them itself.
-func emitWarnReport(env *Env, rep *verify.Report) {
+func emitWarnReport(env *Env, rep *audit.Report) {
 	if rep == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
@@ -48,10 +49,10 @@ func emitIPListFile(t *testing.T) string {
 // report calls spoofed, an address that does not parse, and a private one.
 func emitReportFile(t *testing.T) string {
 	t.Helper()
-	rep := verify.Report{
+	rep := audit.Report{
 		Tool:    "lohibot-audit",
 		Version: "test",
-		IPs: []verify.IPReport{
+		IPs: []audit.IPReport{
 			{IP: "79.139.58.98", Verdict: verify.Genuine, Method: verify.MethodFCrDNS, InIPList: true},
 			{IP: "198.51.100.200", Verdict: verify.Genuine, Method: verify.MethodFCrDNS},
 			{IP: "203.0.113.7", Verdict: verify.Spoofed, Reason: verify.ReasonNoPTR},
@@ -209,9 +210,9 @@ func TestEmitOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "lohibot.nft")
 	report := func(spoofers ...string) string {
-		rep := verify.Report{Tool: "lohibot-audit"}
+		rep := audit.Report{Tool: "lohibot-audit"}
 		for _, s := range spoofers {
-			rep.IPs = append(rep.IPs, verify.IPReport{IP: s, Verdict: verify.Spoofed})
+			rep.IPs = append(rep.IPs, audit.IPReport{IP: s, Verdict: verify.Spoofed})
 		}
 		data, _ := json.Marshal(rep)
 		p := filepath.Join(t.TempDir(), "audit.json")

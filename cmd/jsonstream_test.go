@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"gopkg.in/yaml.v3"
@@ -87,26 +88,26 @@ func (f *reportFiller) fill(v reflect.Value, depth int) {
 }
 
 // randomReports returns reports filled at random, and the empty ones.
-func randomReports(n int) []*verify.Report {
+func randomReports(n int) []*audit.Report {
 	f := &reportFiller{rng: rand.New(rand.NewPCG(7, 8))}
-	out := []*verify.Report{{}, {IPs: []verify.IPReport{}, Sites: []verify.SiteReport{}, Violations: []verify.Violation{}, Warnings: []string{}, Inputs: []verify.InputReport{}}}
+	out := []*audit.Report{{}, {IPs: []audit.IPReport{}, Sites: []audit.SiteReport{}, Violations: []audit.Violation{}, Warnings: []string{}, Inputs: []audit.InputReport{}}}
 	for range n {
-		var r verify.Report
+		var r audit.Report
 		f.fill(reflect.ValueOf(&r).Elem(), 0)
 		out = append(out, &r)
 	}
 	return out
 }
 
-// auditReports returns reports made by verify.Audit, whose addresses are
+// auditReports returns reports made by audit.Audit, whose addresses are
 // made one at a time: hostile clients (host names among them), user
 // agents, paths and sites, with and without verdicts.
-func auditReports(t *testing.T, n int) []*verify.Report {
+func auditReports(t *testing.T, n int) []*audit.Report {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(9, 10))
-	var out []*verify.Report
+	var out []*audit.Report
 	for k := range n {
-		a := &verify.Audit{}
+		a := &audit.Audit{}
 		results := map[netip.Addr]verify.Result{}
 		for i := range rng.IntN(40) {
 			rec := &parse.Record{
@@ -137,11 +138,11 @@ func auditReports(t *testing.T, n int) []*verify.Report {
 			a.Add(rec)
 		}
 		a.Warn(hostileStrings[rng.IntN(len(hostileStrings))])
-		a.AddInput(verify.InputReport{File: "in\x1b.log", Lines: 3}, nil)
+		a.AddInput(audit.InputReport{File: "in\x1b.log", Lines: 3}, nil)
 		if k%3 == 0 {
 			results = nil // identity not checked
 		}
-		r := a.Report(results, verify.ConductConfig{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
+		r := a.Report(results, audit.ConductConfig{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
 		r.GeneratedAt = fixedNow
 		out = append(out, r)
 	}
@@ -150,7 +151,7 @@ func auditReports(t *testing.T, n int) []*verify.Report {
 
 // materialized returns a copy of r with its addresses held in IPs, as
 // encoding/json and yaml.v3 see a report.
-func materialized(r *verify.Report) *verify.Report {
+func materialized(r *audit.Report) *audit.Report {
 	m := *r
 	m.IPs = r.IPList()
 	return &m
@@ -188,15 +189,15 @@ func wantYAML(t *testing.T, v any) string {
 	return buf.String()
 }
 
-func allReports(t *testing.T) map[string]*verify.Report {
+func allReports(t *testing.T) map[string]*audit.Report {
 	t.Helper()
-	reports := map[string]*verify.Report{}
+	reports := map[string]*audit.Report{}
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "sample.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	data = bytes.Replace(data, []byte(`"GENERATED_AT"`), []byte(`"2026-12-02T12:00:00Z"`), 1)
-	var sample verify.Report
+	var sample audit.Report
 	if err := json.Unmarshal(data, &sample); err != nil {
 		t.Fatal(err)
 	}

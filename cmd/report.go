@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -51,13 +51,13 @@ func toTerminal(w io.Writer) bool {
 }
 
 // writeYAML prints v as YAML with the same field names as the JSON; a
-// *verify.Report is streamed. A string that is not valid UTF-8 (a
+// *audit.Report is streamed. A string that is not valid UTF-8 (a
 // User-Agent logged as \xff\xfe) is written with each bad byte as U+FFFD,
 // as the JSON has it, not as !!binary: a string field keeps its type. To
 // a terminal, a string holding a rune a terminal could act on is written
 // double-quoted, with that rune escaped.
 func writeYAML(w io.Writer, v any) error {
-	if r, ok := v.(*verify.Report); ok {
+	if r, ok := v.(*audit.Report); ok {
 		return writeReportYAML(w, r)
 	}
 	n, err := yamlNode(v)
@@ -123,7 +123,7 @@ func yamlText(n *yaml.Node, tty bool) ([]byte, error) {
 // report without its long lists in one go, then each element of them
 // encoded where it stands (under its key, as the only element, with the
 // key's line dropped), so that each is written as in the whole document.
-func writeReportYAML(w io.Writer, r *verify.Report) error {
+func writeReportYAML(w io.Writer, r *audit.Report) error {
 	tty := toTerminal(w)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	head, lists := reportLists(r)
@@ -256,7 +256,7 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 
 // writeReport prints a logs report in the chosen format. Give it
 // stdout(env), so that it knows whether it writes to a terminal.
-func writeReport(w io.Writer, r *verify.Report, format string) error {
+func writeReport(w io.Writer, r *audit.Report, format string) error {
 	switch format {
 	case "json":
 		return writeJSON(w, r)
@@ -278,12 +278,12 @@ var csvHeader = []string{"ip", "verdict", "method", "reason", "in_ip_list", "hit
 // writeIPsCSV prints one row per address. Cells that a spreadsheet would
 // take for a formula are prefixed with a quote: user agents and PTR names
 // are written by strangers.
-func writeIPsCSV(w io.Writer, ips []verify.IPReport) error {
+func writeIPsCSV(w io.Writer, ips []audit.IPReport) error {
 	return writeIPsCSVSeq(w, slices.Values(ips))
 }
 
 // writeIPsCSVSeq is writeIPsCSV for addresses made one at a time.
-func writeIPsCSVSeq(w io.Writer, ips iter.Seq[verify.IPReport]) error {
+func writeIPsCSVSeq(w io.Writer, ips iter.Seq[audit.IPReport]) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
@@ -403,7 +403,7 @@ func heading(w io.Writer, markdown bool, title string) {
 // writeReportText prints the report for people, as a terminal table or
 // as Markdown. Text from logs, DNS and files is escaped for the terminal
 // and, in Markdown, for Markdown.
-func writeReportText(w io.Writer, r *verify.Report, md bool) error {
+func writeReportText(w io.Writer, r *audit.Report, md bool) error {
 	s := r.Summary
 	if md {
 		fmt.Fprintf(w, "# lohibot-audit report\n\n")
@@ -449,7 +449,7 @@ func writeReportText(w io.Writer, r *verify.Report, md bool) error {
 
 	if len(r.Violations) > 0 {
 		heading(w, md, "Violations by the genuine crawler")
-		bySite := map[string][]verify.Violation{}
+		bySite := map[string][]audit.Violation{}
 		var sites []string
 		for _, v := range r.Violations {
 			if _, ok := bySite[v.Site]; !ok {

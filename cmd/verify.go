@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -15,8 +16,8 @@ import (
 // verifyOutput is what `verify --format json|yaml` prints: the per-address
 // fields of SPEC §5, hit counts and times zero.
 type verifyOutput struct {
-	IPs      []verify.IPReport `json:"ips" yaml:"ips"`
-	Warnings []string          `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	IPs      []audit.IPReport `json:"ips" yaml:"ips"`
+	Warnings []string         `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 }
 
 func newVerifyCmd(env *Env) *cobra.Command {
@@ -81,11 +82,11 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			out := verifyOutput{IPs: make([]verify.IPReport, 0, len(addrs)), Warnings: id.Warnings}
+			out := verifyOutput{IPs: make([]audit.IPReport, 0, len(addrs)), Warnings: id.Warnings}
 			var spoofed int64
 			for _, a := range addrs {
 				r := results[a]
-				out.IPs = append(out.IPs, r.IPReport())
+				out.IPs = append(out.IPs, audit.IPReportOf(r))
 				if r.Verdict == verify.Spoofed {
 					spoofed++
 				}

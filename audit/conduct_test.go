@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // conductT0 is the reference time of the conduct tests.
@@ -1244,9 +1245,9 @@ func FuzzCheckConduct(f *testing.F) {
 		for _, h := range hits {
 			a.Add(h)
 		}
-		rep := a.Report(map[netip.Addr]Result{
-			netip.MustParseAddr("79.139.58.98"):  {Verdict: Genuine, Method: MethodIPList},
-			netip.MustParseAddr("79.139.58.121"): {Verdict: Genuine, Method: MethodIPList},
+		rep := a.Report(map[netip.Addr]verify.Result{
+			netip.MustParseAddr("79.139.58.98"):  {Verdict: verify.Genuine, Method: verify.MethodIPList},
+			netip.MustParseAddr("79.139.58.121"): {Verdict: verify.Genuine, Method: verify.MethodIPList},
 		}, cfg)
 		if !reflect.DeepEqual(rep.Violations, want) {
 			t.Fatalf("audit violations differ from CheckConduct's:%s\nwant:%s", dumpViolations(rep.Violations), dumpViolations(want))

@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // Limits of what an audit keeps.
@@ -48,9 +49,9 @@ type Audit struct {
 	// (and claimed hits without a time, which cannot be placed).
 	Since, Until time.Time
 	// Settled, when set, gives an address's verdict when it needs no DNS
-	// (see [Verifier.Settled]); the hits of an address settled as spoofed
+	// (see [verify.Verifier.Settled]); the hits of an address settled as spoofed
 	// are counted and not kept.
-	Settled func(netip.Addr) (Result, bool)
+	Settled func(netip.Addr) (verify.Result, bool)
 
 	summary Summary
 
@@ -81,7 +82,7 @@ type clients struct {
 	raws     []string            // names of the clientRaw entries, by addrEntry.raw
 	extraUAs map[uint32][]uint32 // user agents of an address after its first
 	uas      interner
-	settled  []Result // distinct verdicts given by Settled
+	settled  []verify.Result // distinct verdicts given by Settled
 }
 
 // Kinds of client, in addrEntry.kind.
@@ -113,13 +114,13 @@ type addrEntry struct {
 // resultKey tells settled verdicts apart (the address aside), so that a
 // million spoofers share a handful of Results.
 type resultKey struct {
-	verdict                  Verdict
+	verdict                  verify.Verdict
 	method, reason, dnsError string
 	ptr, forward, warnings   string
 	inIPList                 bool
 }
 
-func resultKeyOf(r *Result) resultKey {
+func resultKeyOf(r *verify.Result) resultKey {
 	return resultKey{
 		verdict: r.Verdict, method: r.Method, reason: r.Reason, dnsError: r.DNSError,
 		ptr: strings.Join(r.PTR, "\x00"), forward: strings.Join(r.Forward, "\x00"),
@@ -206,7 +207,7 @@ func (a *Audit) Add(rec *parse.Record) {
 		a.siteHits = append(a.siteHits, 0)
 	}
 	a.siteHits[site]++
-	if e.settled != 0 && a.settled[e.settled-1].Verdict != Genuine {
+	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine {
 		return
 	}
 	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
@@ -409,7 +410,7 @@ func (a *Audit) Addresses() []netip.Addr {
 }
 
 // result returns the verdict of entry i: settled, from results, or none.
-func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bool) {
+func (a *clients) result(e *addrEntry, results map[netip.Addr]verify.Result) (*verify.Result, bool) {
 	if e.settled != 0 {
 		return &a.settled[e.settled-1], true
 	}
@@ -425,14 +426,14 @@ func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, 
 }
 
 // verdictOf returns the verdict the report gives entry e.
-func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict {
+func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]verify.Result) verify.Verdict {
 	if _, ok := a.addrOf(e); !ok {
-		return Unverified
+		return verify.Unverified
 	}
 	if res, ok := a.result(e, results); ok {
 		return res.Verdict
 	}
-	return Unverified
+	return verify.Unverified
 }
 
 // Report builds the report from the verdicts (for the addresses not yet
@@ -443,7 +444,7 @@ func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict
 // ([Report.AllIPs]), from the audit: leave the audit alone while the
 // report is in use. The conduct checks run site by site, so that only
 // one site's hits are ever expanded at once.
-func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Report {
+func (a *Audit) Report(results map[netip.Addr]verify.Result, conduct ConductConfig) *Report {
 	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
@@ -462,10 +463,10 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	for i := 0; i < n; i++ {
 		e := a.addrs.at(i)
 		switch a.verdictOf(e, results) {
-		case Genuine:
+		case verify.Genuine:
 			genuine[i] = true
 			r.Summary.GenuineHits += e.hits
-		case Spoofed:
+		case verify.Spoofed:
 			r.Summary.SpoofedHits += e.hits
 		default:
 			r.Summary.UnverifiedHits += e.hits
@@ -673,7 +674,7 @@ func (a *clients) ipOrder() []uint32 {
 // ipView makes a report's addresses from the audit, one at a time.
 type ipView struct {
 	c       clients
-	results map[netip.Addr]Result
+	results map[netip.Addr]verify.Result
 	order   []uint32
 }
 
@@ -717,9 +718,9 @@ func (v *ipView) report(i uint32) IPReport {
 	res, ok := a.result(e, v.results)
 	switch {
 	case !isAddr:
-		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotAnAddress
+		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonNotAnAddress
 	case !ok:
-		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotChecked
+		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonNotChecked
 	default:
 		ip.Verdict, ip.Method, ip.Reason = res.Verdict, res.Method, res.Reason
 		ip.InIPList = res.InIPList

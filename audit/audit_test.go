@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"net/netip"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // auditHitAt is a claimed hit of the genuine crawler on site s.example.
@@ -18,8 +19,8 @@ func auditHitAt(file string, line int64, t time.Time, path string) *parse.Record
 	}
 }
 
-var genuineResults = map[netip.Addr]Result{
-	netip.MustParseAddr("79.139.58.98"): {Verdict: Genuine, Method: MethodFCrDNS},
+var genuineResults = map[netip.Addr]verify.Result{
+	netip.MustParseAddr("79.139.58.98"): {Verdict: verify.Genuine, Method: verify.MethodFCrDNS},
 }
 
 func kindsOf(r *Report) []string {
@@ -109,7 +110,7 @@ func TestAuditRobotsNotFetchedCoverage(t *testing.T) {
 // TestAuditSettledSpoofersKeepNoHits: the hits of an address known to be
 // spoofed without DNS are counted, not kept.
 func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
-	v := &Verifier{Offline: true}
+	v := &verify.Verifier{Offline: true}
 	a := &Audit{Settled: v.Settled}
 	base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 1000; i++ {
