@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -129,7 +130,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+			if _, src := robots.SplitValue(v); robots.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
@@ -208,7 +209,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
+	rep.Warnings = append(rep.Warnings, robotsUnknownSiteWarnings(robots, reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 // The violation kinds of SPEC §4, as they appear in [Violation].Kind and in
@@ -81,7 +82,7 @@ type Config struct {
 	MinBackoff time.Duration
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
-	Robots func(site string) *parse.Robots
+	Robots func(site string) *robots.Robots
 	// LogStart, when set, returns the time on the first line of a file
 	// (any request, not only the crawler's) and true, or false when it is
 	// not known: how far back that log reaches, so that a crawl early in

@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -241,15 +242,15 @@ func TestCheckConductRobots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := parse.ParseRobots(data)
-	perSite := func(m map[string]*parse.Robots) func(*conduct.Config) {
-		return func(c *conduct.Config) { c.Robots = func(site string) *parse.Robots { return m[site] } }
+	rb := robots.Parse(data)
+	perSite := func(m map[string]*robots.Robots) func(*conduct.Config) {
+		return func(c *conduct.Config) { c.Robots = func(site string) *robots.Robots { return m[site] } }
 	}
 	f := "access.log"
 	runConductCases(t, []string{conduct.KindRobots}, []conductCase{
 		{
 			name: "disallowed page flagged, allowed ones not",
-			cfg:  perSite(map[string]*parse.Robots{"a.example": rb}),
+			cfg:  perSite(map[string]*robots.Robots{"a.example": rb}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/private/x?y=1", 200),
@@ -263,7 +264,7 @@ func TestCheckConductRobots(t *testing.T) {
 		},
 		{
 			name: "no robots.txt for the site: skipped, not passed",
-			cfg:  perSite(map[string]*parse.Robots{"b.example": rb}),
+			cfg:  perSite(map[string]*robots.Robots{"b.example": rb}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/private/x", 200),
@@ -280,7 +281,7 @@ func TestCheckConductRobots(t *testing.T) {
 		},
 		{
 			name: "robots.txt that answered 5xx disallows all",
-			cfg:  perSite(map[string]*parse.Robots{"a.example": parse.RobotsDisallowAll("robots.txt answered 503")}),
+			cfg:  perSite(map[string]*robots.Robots{"a.example": robots.DisallowAll("robots.txt answered 503")}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/", 200),
@@ -296,20 +297,20 @@ func TestCheckConductRobotsDetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := parse.ParseRobots(data)
+	rb := robots.Parse(data)
 	tests := []struct {
 		name string
-		rb   *parse.Robots
+		rb   *robots.Robots
 		path string
 		want string
 	}{
 		{"quotes the deciding line", rb, "/private/x", `disallowed by robots.txt line 5 "Disallow: /private/"`},
-		{"gives the reason of a stand-in", parse.RobotsDisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503"},
+		{"gives the reason of a stand-in", robots.DisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := conductDefaults()
-			cfg.Robots = func(string) *parse.Robots { return tt.rb }
+			cfg.Robots = func(string) *robots.Robots { return tt.rb }
 			got, _ := checkRecords([]*parse.Record{hit("l", 1, at(0), tt.path, 200)}, cfg)
 			var details []string
 			for _, v := range got {
@@ -1000,9 +1001,9 @@ func TestCheckConductRawFields(t *testing.T) {
 
 func TestCheckConductSiteReports(t *testing.T) {
 	f := "access.log"
-	rb := parse.ParseRobots([]byte("User-agent: *\nDisallow: /x\n"))
+	rb := robots.Parse([]byte("User-agent: *\nDisallow: /x\n"))
 	cfg := conductDefaults()
-	cfg.Robots = func(site string) *parse.Robots {
+	cfg.Robots = func(site string) *robots.Robots {
 		if site == "b.example" {
 			return rb
 		}
@@ -1189,7 +1190,7 @@ func FuzzCheckConduct(f *testing.F) {
 	if data, err := os.ReadFile(filepath.Join("testdata", "nginx-completion-order.log")); err == nil {
 		f.Add(data)
 	}
-	rb := parse.ParseRobots([]byte("User-agent: LohiSoftBot\nDisallow: /p1\nAllow: /p1/ok\n"))
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /p1\nAllow: /p1/ok\n"))
 	paths := []string{"/robots.txt", "/p1", "/p1/ok", "/p2?x=1", "", "http://a.example/p1", "*", "/p\x1b"}
 	statuses := []int{200, 206, 301, 304, 401, 403, 404, 429, 500, 503, 0}
 	retry := []string{"", "-", "0", "5", "120", "soon", "Mon, 24 Aug 2026 10:02:00 GMT", "99999999999999999999"}
@@ -1205,7 +1206,7 @@ func FuzzCheckConduct(f *testing.F) {
 			MinBackoff:   time.Duration(data[1]/5%4) * 10 * time.Second,
 		}
 		if data[1]&0x80 != 0 {
-			cfg.Robots = func(site string) *parse.Robots {
+			cfg.Robots = func(site string) *robots.Robots {
 				if site == "a.example" {
 					return rb
 				}
@@ -1293,13 +1294,13 @@ func FuzzCheckConduct(f *testing.F) {
 // TestCheckConductZeroConfig checks the zero values: the product token
 // defaults to LohiSoftBot, and budget and pause are off and said to be.
 func TestCheckConductZeroConfig(t *testing.T) {
-	rb := parse.ParseRobots([]byte("User-agent: LohiSoftBot\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n"))
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n"))
 	hits := []*parse.Record{hit("l", 1, at(0), "/robots.txt", 200)}
 	for i := range 30 {
 		hits = append(hits, hit("l", int64(i+2), at(time.Duration(i+1)*time.Minute), fmt.Sprintf("/p%d", i), 200))
 	}
 	hits = append(hits, hit("l", 40, at(time.Hour), "/x", 200), hit("l", 41, at(time.Hour), "/y", 429), hit("l", 42, at(time.Hour+10*time.Second), "/z", 200))
-	got, sites := checkRecords(hits, conduct.Config{Robots: func(string) *parse.Robots { return rb }})
+	got, sites := checkRecords(hits, conduct.Config{Robots: func(string) *robots.Robots { return rb }})
 	checkConductInvariants(t, hits, got, sites)
 	if keys := keysOf(got, nil); !reflect.DeepEqual(keys, []string{"robots a.example l:40"}) {
 		t.Errorf("violations = %q%s", keys, dumpViolations(got))

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 // checkRobots flags pages the site's robots.txt disallows.
 func (c *siteCheck) checkRobots() {
-	var rb *parse.Robots
+	var rb *robots.Robots
 	if c.cfg.Robots != nil {
 		rb = c.cfg.Robots(c.site)
 	}
