@@ -15,6 +15,7 @@ require (
 	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/net v0.57.0
 	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
