@@ -44,6 +44,7 @@ malformed and reported with their file and line number.`,
 	}
 	f := c.Flags()
 	addFormatFlag(f, o, render.Names())
+	addTopFlag(f, o)
 	addLogFlags(f, o)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
@@ -63,7 +64,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := format.WriteReport(env.Stdout, rep, outputOptions(env))
+	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
 	if ctx.Err() != nil {
 		return errInterrupted
 	}

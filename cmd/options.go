@@ -39,6 +39,7 @@ type auditOptions struct {
 	FailOn       string
 	Config       string
 	NoProgress   bool
+	Top          topFlag // logs: addresses listed in table and markdown
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int

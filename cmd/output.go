@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/render"
@@ -71,4 +73,52 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	s.err = err
 	return n, err
+}
+
+// defaultTop is how many addresses a table on a terminal lists when --top
+// is not given.
+const defaultTop = 20
+
+// topFlag is --top: how many addresses the table and Markdown list. Not
+// set, it is defaultTop on a terminal and all elsewhere.
+type topFlag struct {
+	n   int
+	set bool
+}
+
+func (t *topFlag) String() string {
+	if !t.set {
+		return ""
+	}
+	return strconv.Itoa(t.n)
+}
+
+func (t *topFlag) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a number of addresses (0 lists all)", s)
+	}
+	t.n, t.set = n, true
+	return nil
+}
+
+func (t *topFlag) Type() string { return "N" }
+
+// addTopFlag adds --top.
+func addTopFlag(f *pflag.FlagSet, o *auditOptions) {
+	f.Var(&o.Top, "top", "list only the N addresses with the most hits in table and markdown (0: all; default "+
+		strconv.Itoa(defaultTop)+" on a terminal, else all)")
+}
+
+// reportOptions says where standard output goes and how many addresses
+// --top lets through.
+func reportOptions(env *Env, o *auditOptions) render.Options {
+	ro := outputOptions(env)
+	switch {
+	case o.Top.set:
+		ro.Top = o.Top.n
+	case env.StdoutTTY:
+		ro.Top = defaultTop
+	}
+	return ro
 }

@@ -2,9 +2,13 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,6 +99,53 @@ func TestTableWidth(t *testing.T) {
 	for _, tc := range tests {
 		if got := tableWidth(tc.env); got != tc.want {
 			t.Errorf("%s: width %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLogsTableFitsTerminal: on an 80-column terminal the sample's table
+// report has no wider line, keeps the budget violation's whole detail, and
+// lists the addresses by hits; --top cuts the list and says so.
+func TestLogsTableFitsTerminal(t *testing.T) {
+	run := func(tty bool, columns string, extra ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tty, Now: func() time.Time { return fixedNow },
+			Getenv: func(k string) string {
+				switch k {
+				case "COLUMNS":
+					return columns
+				case "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME":
+					return t.TempDir()
+				}
+				return ""
+			}}
+		args := append(append([]string{"logs", "--format", "table", "--no-cache"}, extra...), sampleArgs...)
+		if code := Run(context.Background(), env, args); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String()
+	}
+	out := run(true, "")
+	for i, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line %d is %d wide: %q", i+1, n, line)
+		}
+	}
+	if !strings.Contains(out, "(line 53 of") {
+		t.Errorf("the budget violation's detail is cut:\n%s", out)
+	}
+	first := strings.Index(out, "79.139.58.121") // 21 hits
+	if second := strings.Index(out, "192.0.2.66"); first < 0 || second < first || strings.Index(out, "79.139.58.98") < second {
+		t.Errorf("addresses not by hits:\n%s", out)
+	}
+	out = run(false, "", "--top", "2")
+	if !strings.Contains(out, "4 more addresses with fewer hits are left out") || strings.Contains(out, "79.139.58.98 ") {
+		t.Errorf("--top 2 lists more than 2 addresses, or does not say so:\n%s", out)
+	}
+	for _, line := range strings.Split(run(false, "60"), "\n") {
+		if utf8.RuneCountInString(line) > 60 {
+			t.Errorf("COLUMNS=60 to a pipe: line %q is wider", line)
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"container/heap"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,9 +171,10 @@ func tableTime(t time.Time) string {
 }
 
 // writeReportText prints the report for people, as terminal text or as
-// Markdown. Text from logs, DNS and files is escaped for the terminal
-// and, in Markdown, for Markdown.
-func writeReportText(t *Text, r *audit.Report) error {
+// Markdown: the addresses by hits, the top of them only when top > 0.
+// Text from logs, DNS and files is escaped for the terminal and, in
+// Markdown, for Markdown.
+func writeReportText(t *Text, r *audit.Report, top int) error {
 	s := r.Summary
 	if t.md {
 		t.Printf("# lohibot-audit report\n\n")
@@ -186,19 +190,28 @@ func writeReportText(t *Text, r *audit.Report) error {
 	}
 	t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
 
-	if r.NumIPs() > 0 {
-		t.Heading("Addresses claiming to be LohiSoftBot")
-		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"}}
-		for ip := range r.AllIPs() {
+	if n := r.NumIPs(); n > 0 {
+		ips := topByHits(r.AllIPs(), top)
+		if len(ips) < n {
+			t.Heading(fmt.Sprintf("Addresses claiming to be LohiSoftBot (the %d with the most hits of %d)", len(ips), n))
+		} else {
+			t.Heading("Addresses claiming to be LohiSoftBot")
+		}
+		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
+			Min: []int{15, 0, 0, 0, 0, 10, 10}, TitleColumns: 2}
+		for _, ip := range ips {
 			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.Warnings), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
 		}
 		t.Table(tab)
+		if len(ips) < n {
+			t.Printf("%d more addresses with fewer hits are left out\n", n-len(ips))
+		}
 	}
 
 	if len(r.Sites) > 0 {
 		t.Heading("Sites")
-		tab := &Table{Header: []string{"SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED"}}
+		tab := &Table{Header: []string{"SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED"}, TitleColumns: 1}
 		for _, site := range r.Sites {
 			tab.Rows = append(tab.Rows, []string{t.Cell(site.Site, 60), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
 				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), t.Cell(OrDash(strings.Join(site.ChecksSkipped, ", ")), 0)})
@@ -234,10 +247,12 @@ func writeReportText(t *Text, r *audit.Report) error {
 			} else {
 				t.Printf("%s\n", title)
 			}
-			tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}}
+			// Past the width, a violation is a block: its kind, time,
+			// address and line, then its path and its detail whole.
+			tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, TitleColumns: 4, Blocks: true}
 			for _, v := range vs {
 				tab.Rows = append(tab.Rows, []string{t.Cell(v.Kind, 0), tableTime(v.Time), t.Cell(v.IP, 45), t.Cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),
-					t.Cell(v.Path, 60), t.Cell(v.Detail, 120)})
+					t.Cell(v.Path, 200), t.Cell(v.Detail, 300)})
 			}
 			t.Table(tab)
 		}
@@ -245,7 +260,7 @@ func writeReportText(t *Text, r *audit.Report) error {
 
 	if len(r.MalformedExamples) > 0 {
 		t.Heading("Malformed lines (first examples)")
-		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}}
+		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, TitleColumns: 1}
 		for _, m := range r.MalformedExamples {
 			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 60), t.Cell(m.Text, 100)})
 		}
@@ -258,4 +273,59 @@ func writeReportText(t *Text, r *audit.Report) error {
 		}
 	}
 	return t.Err()
+}
+
+// topByHits returns the addresses by hits, most first, ties in the order
+// given; only the first top of them when top > 0, holding no more than
+// top of them in memory then.
+func topByHits(ips iter.Seq[audit.IPReport], top int) []audit.IPReport {
+	h := &hitHeap{}
+	seq := 0
+	for ip := range ips {
+		e := hitEntry{ip, seq}
+		seq++
+		switch {
+		case top <= 0:
+			h.e = append(h.e, e)
+		case h.Len() < top:
+			heap.Push(h, e)
+		case e.before(h.e[0]):
+			h.e[0] = e
+			heap.Fix(h, 0)
+		}
+	}
+	slices.SortFunc(h.e, func(a, b hitEntry) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]audit.IPReport, len(h.e))
+	for i, e := range h.e {
+		out[i] = e.ip
+	}
+	return out
+}
+
+type hitEntry struct {
+	ip  audit.IPReport
+	seq int
+}
+
+// before says e is listed before o: more hits, or as many and given first.
+func (e hitEntry) before(o hitEntry) bool {
+	return e.ip.Hits > o.ip.Hits || e.ip.Hits == o.ip.Hits && e.seq < o.seq
+}
+
+// hitHeap keeps the entry listed last at its root.
+type hitHeap struct{ e []hitEntry }
+
+func (h *hitHeap) Len() int           { return len(h.e) }
+func (h *hitHeap) Less(i, j int) bool { return h.e[j].before(h.e[i]) }
+func (h *hitHeap) Swap(i, j int)      { h.e[i], h.e[j] = h.e[j], h.e[i] }
+func (h *hitHeap) Push(x any)         { h.e = append(h.e, x.(hitEntry)) }
+func (h *hitHeap) Pop() any {
+	x := h.e[len(h.e)-1]
+	h.e = h.e[:len(h.e)-1]
+	return x
 }

@@ -149,7 +149,7 @@ func (f textFormat) text(w io.Writer, o Options) *Text {
 }
 
 func (f textFormat) WriteReport(w io.Writer, r *audit.Report, o Options) error {
-	return writeReportText(f.text(w, o), r)
+	return writeReportText(f.text(w, o), r, o.Top)
 }
 
 func (f textFormat) WriteDocument(w io.Writer, d Document, o Options) error {

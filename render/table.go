@@ -108,7 +108,48 @@ func (t *Table) narrow(widths []int, width int) ([]int, bool) {
 		}
 		fit[widest]--
 	}
+	// A column that wraps may use less than it was given (a time breaks
+	// at its space): give what it leaves to the columns that wrap most.
+	for range 16 {
+		slack := 0
+		for i := range fit {
+			used := t.used(i, fit[i])
+			slack += fit[i] - used
+			fit[i] = used
+		}
+		if slack == 0 {
+			break
+		}
+		for ; slack > 0; slack-- {
+			most := -1
+			for i := range fit {
+				if fit[i] < widths[i] && (most < 0 || widths[i]-fit[i] > widths[most]-fit[most]) {
+					most = i
+				}
+			}
+			if most < 0 {
+				break
+			}
+			fit[most]++
+		}
+	}
 	return fit, true
+}
+
+// used returns the widest line of column i when it is wrapped at width.
+func (t *Table) used(i, width int) int {
+	used := 0
+	for _, l := range wrap(t.Header[i], width) {
+		used = max(used, textWidth(l))
+	}
+	for _, row := range t.Rows {
+		if i < len(row) {
+			for _, l := range wrap(row[i], width) {
+				used = max(used, textWidth(l))
+			}
+		}
+	}
+	return used
 }
 
 // centre pads s to width, its extra space split with the smaller half on
@@ -229,15 +270,26 @@ func (t *Table) blocks(width int) string {
 	if textWidth(indent)+MinWidth/2 > width {
 		indent = "    " // labels on their own line when they leave too little room
 	}
+	// The title columns are aligned when they fit on a line so.
+	titleWidths := make([]int, titles)
+	for _, row := range t.Rows {
+		for i := 0; i < titles && i < len(row); i++ {
+			titleWidths[i] = max(titleWidths[i], textWidth(row[i]))
+		}
+	}
+	align := boxWidth(titleWidths)-titles-1 <= width
 	var b strings.Builder
 	for _, row := range t.Rows {
 		var title []string
 		for i := 0; i < titles && i < len(row); i++ {
-			if row[i] != "" {
+			switch {
+			case align && i < titles-1:
+				title = append(title, left(row[i], titleWidths[i]))
+			case row[i] != "" || align:
 				title = append(title, row[i])
 			}
 		}
-		for _, l := range wrap(strings.Join(title, "  "), width) {
+		for _, l := range wrap(strings.TrimRight(strings.Join(title, "  "), " "), width) {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
