@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -187,11 +188,11 @@ func TestVerifyCommandUnverifiedWarning(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	var bad verify.IPReport
+	var bad audit.IPReport
 	for _, ip := range got.IPs {
 		if ip.IP == "203.0.113.9" {
 			bad = ip

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -72,13 +73,12 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
-			format := o.Format
-			switch format {
-			case "":
-				format = "table"
-			case "table", "json", "yaml", "csv", "markdown":
-			default:
-				return usageError("unknown --format %q for ips show: use table, json, yaml, csv or markdown", o.Format)
+			if o.Format == "" {
+				o.Format = "table"
+			}
+			format, err := o.documentFormat(env)
+			if err != nil {
+				return err
 			}
 			profiles, override, err := ipsProfiles(o, crawlers)
 			if err != nil {
@@ -89,8 +89,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				warnf(env, "%s", warn)
 			}
 			loader := identityLoader(env, o, dir, ipListNoFetch)
-			var shown []ipsShowOutput
-			var tables []string
+			var docs ipsShowDocs
 			for _, p := range profiles {
 				ll, err := loader.Load(c.Context(), p, override)
 				if err != nil {
@@ -99,15 +98,17 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				for _, w := range ll.Warnings {
 					warnf(env, "%s", w)
 				}
-				out, text := ipsShow(o, ll, env.Now())
+				d := ipsShow(ll, env.Now())
 				if len(crawlers) > 0 {
-					out.Crawler = p.Name
-					text = "crawler:  " + p.Name + "\n" + text
+					d.out.Crawler = p.Name
 				}
-				shown = append(shown, out)
-				tables = append(tables, text)
+				docs = append(docs, d)
 			}
-			if err := ipsShowWrite(stdout(env), format, shown, tables); err != nil {
+			var doc render.Document = docs
+			if len(docs) == 1 {
+				doc = docs[0]
+			}
+			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the list", err)
 			}
 			return nil
@@ -119,9 +120,16 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// ipsShow describes the list in force of one crawler: as the JSON/YAML
-// object, and as the text of the table format.
-func ipsShow(o *auditOptions, ll *verify.Lists, now time.Time) (ipsShowOutput, string) {
+// ipsShowDoc is what ips show prints.
+type ipsShowDoc struct {
+	out   ipsShowOutput
+	src   string    // the source for people
+	since time.Time // when the list was fetched, written or made
+	now   time.Time
+}
+
+// ipsShow describes the list in force of one crawler.
+func ipsShow(ll *verify.Lists, now time.Time) *ipsShowDoc {
 	l := ll.List
 	cached, stale := len(ll.Loads) > 0, false
 	for _, ld := range ll.Loads {
@@ -151,7 +159,6 @@ func ipsShow(o *auditOptions, ll *verify.Lists, now time.Time) (ipsShowOutput, s
 	for _, p := range l.Prefixes {
 		out.Prefixes = append(out.Prefixes, prefixString(p))
 	}
-	var b strings.Builder
 	src := l.Source
 	switch {
 	case cached:
@@ -165,72 +172,88 @@ func ipsShow(o *auditOptions, ll *verify.Lists, now time.Time) (ipsShowOutput, s
 	case l.Source == verify.IPListSourceBuiltin:
 		src += " (from the crawler's documentation)"
 	}
-	fmt.Fprintf(&b, "source:   %s\n", sanitize(src))
+	return &ipsShowDoc{out: out, src: src, since: since, now: now}
+}
+
+func (d *ipsShowDoc) Data() any { return d.out }
+
+func (d *ipsShowDoc) WriteCSV(w io.Writer) error {
+	return render.WriteCSV(w, []string{"prefix"}, func(yield func([]string) bool) {
+		for _, p := range d.out.Prefixes {
+			if !yield([]string{p}) {
+				return
+			}
+		}
+	})
+}
+
+func (d *ipsShowDoc) WriteText(t *render.Text) error {
+	out, since, now := d.out, d.since, d.now
+	if out.Crawler != "" {
+		t.Printf("crawler:  %s\n", out.Crawler)
+	}
+	t.Printf("source:   %s\n", sanitize(d.src))
 	age := "-"
 	if !since.IsZero() {
 		age = ipAge(now.Sub(since))
 	}
 	switch {
 	case out.Fetched != nil:
-		st := ""
-		if stale {
-			st = "; the next run fetches it again"
+		stale := ""
+		if out.Stale {
+			stale = "; the next run fetches it again"
 		}
-		fmt.Fprintf(&b, "fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, st)
+		t.Printf("fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
 	default:
-		fmt.Fprintf(&b, "age:      %s\n", age)
+		t.Printf("age:      %s\n", age)
 	}
 	created := "-"
 	if out.CreationTime != nil {
 		created = out.CreationTime.Format(time.RFC3339)
 	}
-	fmt.Fprintf(&b, "created:  %s\n", created)
-	fmt.Fprintf(&b, "prefixes: %d\n", len(out.Prefixes))
+	t.Printf("created:  %s\n", created)
+	t.Printf("prefixes: %d\n", len(out.Prefixes))
 	for _, p := range out.Prefixes {
-		fmt.Fprintf(&b, "  %s\n", p)
+		t.Printf("  %s\n", p)
 	}
-	return out, b.String()
+	return nil
 }
 
-// ipsShowWrite prints the lists of one crawler or several: one object
-// (JSON, YAML) for one, a list of them for several; the table texts one
-// after another.
-func ipsShowWrite(w io.Writer, format string, shown []ipsShowOutput, tables []string) error {
-	sw := &stickyWriter{w: w}
-	w = sw
-	switch format {
-	case "json", "yaml":
-		var v any = shown
-		if len(shown) == 1 {
-			v = shown[0]
-		}
-		if format == "json" {
-			return writeJSON(w, v)
-		}
-		return writeYAML(w, v)
-	case "csv":
-		if len(shown) == 1 {
-			fmt.Fprintln(w, "prefix")
-		} else {
-			fmt.Fprintln(w, "crawler,prefix")
-		}
-		for _, s := range shown {
-			for _, p := range s.Prefixes {
-				if len(shown) > 1 {
-					fmt.Fprintf(w, "%s,", s.Crawler)
+// ipsShowDocs is what ips show prints for several crawlers: a list of
+// their objects, CSV rows with the crawler first, their texts one after
+// another.
+type ipsShowDocs []*ipsShowDoc
+
+func (ds ipsShowDocs) Data() any {
+	out := make([]ipsShowOutput, len(ds))
+	for i, d := range ds {
+		out[i] = d.out
+	}
+	return out
+}
+
+func (ds ipsShowDocs) WriteCSV(w io.Writer) error {
+	return render.WriteCSV(w, []string{"crawler", "prefix"}, func(yield func([]string) bool) {
+		for _, d := range ds {
+			for _, p := range d.out.Prefixes {
+				if !yield([]string{d.out.Crawler, p}) {
+					return
 				}
-				fmt.Fprintln(w, p)
 			}
 		}
-		return sw.err
-	}
-	for i, t := range tables {
+	})
+}
+
+func (ds ipsShowDocs) WriteText(t *render.Text) error {
+	for i, d := range ds {
 		if i > 0 {
-			fmt.Fprintln(w)
+			t.Printf("\n")
 		}
-		fmt.Fprint(w, t)
+		if err := d.WriteText(t); err != nil {
+			return err
+		}
 	}
-	return sw.err
+	return nil
 }
 
 // ipsProfiles resolves --crawler, and the --ip-list that replaces their

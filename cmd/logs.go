@@ -15,8 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +45,8 @@ malformed and reported with their file and line number.`,
 		},
 	}
 	f := c.Flags()
-	addFormatFlag(f, o)
+	addFormatFlag(f, o, render.Names())
+	addTopFlag(f, o)
 	addLogFlags(f, o)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
@@ -50,7 +54,7 @@ malformed and reported with their file and line number.`,
 }
 
 func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) error {
-	format, err := o.outputFormat(env)
+	format, err := o.reportFormat(env)
 	if err != nil {
 		return err
 	}
@@ -62,14 +66,14 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := writeReport(stdout(env), rep, format)
+	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
-	if !(env.StdoutTTY && (format == "table" || format == "markdown")) {
+	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
 		warnAll(env, rep.Warnings)
 	}
 	if werr != nil {
@@ -99,7 +103,7 @@ func warnAll(env *Env, warnings []string) {
 // runAudit reads the logs, verifies the claimed addresses and checks the
 // genuine crawler's conduct. It returns errIncomplete, with the report of
 // everything read, when an input could not be read whole.
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*verify.Report, *identity, error) {
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*audit.Report, *identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -128,7 +132,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+			if _, src := robots.SplitValue(v); robots.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
@@ -150,7 +154,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	listed := parse.NewAddrSet(id.List.Prefixes)
 
-	audit := &verify.Audit{Since: since, Until: until, Settled: id.Verifier.Settled}
+	au := &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled}
 	incomplete := false
 	prog := newProgress(env, o)
 	defer prog.stop()
@@ -161,7 +165,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		if ctx.Err() != nil {
 			return nil, nil, errInterrupted
 		}
-		ok, host := readLog(ctx, env, o, name, sites[i].Site, logFormat, listed, audit, prog)
+		ok, host := readLog(ctx, env, o, name, sites[i].Site, logFormat, listed, au, prog)
 		if !ok {
 			incomplete = true
 		}
@@ -173,29 +177,29 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 
 	for _, w := range unmatchedSiteRules(siteRules, files) {
-		audit.Warn(w)
+		au.Warn(w)
 	}
 	for _, w := range siteWarnings(sites, hostLogged) {
-		audit.Warn(w)
+		au.Warn(w)
 	}
 	for _, w := range robots.Warnings() {
-		audit.Warn(w)
+		au.Warn(w)
 	}
 	env.phase(phaseDNS)
-	results := id.classify(ctx, audit.Addresses())
+	results := id.classify(ctx, au.Addresses())
 	// A cancelled lookup is unverified for want of an answer, not for
 	// want of DNS: such results must not be reported as if complete.
 	if ctx.Err() != nil {
 		return nil, nil, errInterrupted
 	}
 	for _, w := range id.Warnings {
-		audit.Warn(w)
+		au.Warn(w)
 	}
 	// The conduct checks and the report of a long audit take a while and
 	// cannot be stopped midway: an interrupted run leaves them behind.
-	rep, err := untilDone(ctx, func() *verify.Report {
+	rep, err := untilDone(ctx, func() *audit.Report {
 		env.phase(phaseConduct)
-		return audit.Report(results, verify.ConductConfig{
+		return au.Report(results, conduct.Config{
 			Token:        parse.Token,
 			Budget:       o.Budget,
 			BudgetWindow: o.BudgetWindow,
@@ -207,7 +211,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
+	rep.Warnings = append(rep.Warnings, robotsUnknownSiteWarnings(robots, reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source
@@ -239,12 +243,12 @@ func checkConductFlags(o *auditOptions) error {
 // reason is a warning and the input's Error), or when ctx was cancelled
 // while reading (the caller checks ctx). hostLogged says whether the
 // input's format records the virtual host.
-func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) (ok, hostLogged bool) {
+func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, au *audit.Audit, prog *progress) (ok, hostLogged bool) {
 	var src io.Reader
 	var size int64 = -1
 	failed := func(msg string) (bool, bool) {
-		audit.Warn(msg)
-		audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
+		au.Warn(msg)
+		au.AddInput(audit.InputReport{File: name, Error: msg}, nil)
 		return false, false
 	}
 	if name == "-" {
@@ -281,7 +285,7 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, 
 	go func() {
 		defer close(scanned)
 		for r.Scan() {
-			audit.Add(r.Record())
+			au.Add(r.Record())
 		}
 	}()
 	select {
@@ -296,17 +300,17 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, 
 		return false, false
 	}
 	st := r.Stats()
-	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
+	in := audit.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
 		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: site}
 	if st.MalformedClaims > 0 {
-		audit.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", name, st.MalformedClaims))
+		au.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", name, st.MalformedClaims))
 	}
 	if rf := r.Format(); rf != nil {
 		in.LogFormat = rf.Name()
 		in.HostLogged = rf.HasHost()
 		hostLogged = rf.HasHost()
 		if !rf.HasUserAgent() {
-			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
+			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
 		}
 	}
 	switch {
@@ -315,17 +319,17 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, 
 		// Like an unreadable file: error.log among access logs, or a
 		// compression it cannot read, must not discard the other inputs.
 		in.Error = fmt.Sprintf("%v; none of it was read; give its format with --log-format (combined, common, vhost_combined, json, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err)
-		audit.Warn(in.Error)
+		au.Warn(in.Error)
 	default:
 		var re *parse.ReadError
 		msg := err.Error()
 		if errors.As(err, &re) {
 			msg = fmt.Sprintf("%s: %v at byte %d; the %d lines before it were read", re.File, re.Err, re.Offset, st.Lines)
 		}
-		audit.Warn(msg)
+		au.Warn(msg)
 		in.Error = msg
 	}
-	audit.AddInput(in, r.Examples())
+	au.AddInput(in, r.Examples())
 	return err == nil, hostLogged
 }
 
@@ -396,7 +400,7 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 
 // reportSites returns the sites an audit has: those of its claimed hits,
 // and the site of every input without a virtual host.
-func reportSites(rep *verify.Report) []string {
+func reportSites(rep *audit.Report) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -511,7 +515,7 @@ func (p *progress) loop() {
 			read := r.BytesRead()
 			el := time.Since(t0).Seconds()
 			rate := float64(read) / el
-			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
+			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", render.Cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
 			if size > 0 && rate > 0 && read <= size {
 				eta := time.Duration(float64(size-read) / rate * float64(time.Second))
 				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/audit"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -159,7 +159,7 @@ func TestLogsClaimedHitsMatchGrep(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			var rep verify.Report
+			var rep audit.Report
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +285,7 @@ func TestLogsExitCodes(t *testing.T) {
 				}
 			}
 			if code == 3 {
-				var rep verify.Report
+				var rep audit.Report
 				if err := json.Unmarshal([]byte(out), &rep); err != nil {
 					t.Fatalf("no report after a partial read: %v", err)
 				}
@@ -321,7 +321,7 @@ func TestLogsSinceUntil(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var rep verify.Report
+		var rep audit.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -443,7 +443,7 @@ func TestLogsSameCrawlAcrossFormats(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", r.name, code, errOut)
 		}
-		var rep verify.Report
+		var rep audit.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,7 @@ type auditOptions struct {
 	FailOn       string
 	Config       string
 	NoProgress   bool
+	Top          topFlag // logs: addresses listed in table and markdown
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -46,10 +47,6 @@ type auditOptions struct {
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.
 const DefaultIPListURL = "https://lohisoft.com/bot/ips.json"
-
-func addFormatFlag(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv, markdown (default table on a terminal, else json)")
-}
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Config, "config", "", "YAML config file whose keys mirror the flags (default $XDG_CONFIG_HOME/lohibot-audit/config.yaml, then /etc/lohibot-audit/config.yaml)")
@@ -69,7 +66,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_combined, json, 'nginx:<log_format>', 'apache:<LogFormat>'")
+	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_common, vhost_combined, nginx_main, json, 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
 	f.IntVar(&o.Budget, "budget", 20, "pages per site per budget window")
@@ -81,20 +78,6 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
-}
-
-// outputFormat resolves --format against the terminal.
-func (o *auditOptions) outputFormat(env *Env) (string, error) {
-	switch o.Format {
-	case "":
-		if env.StdoutTTY {
-			return "table", nil
-		}
-		return "json", nil
-	case "table", "json", "yaml", "csv", "markdown":
-		return o.Format, nil
-	}
-	return "", usageError("unknown --format %q: use table, json, yaml, csv or markdown", o.Format)
 }
 
 // timeBound parses a --since/--until value: RFC 3339 (or a bare date), or

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,7 +45,7 @@ type verifyIP struct {
 	DNSFailure string         `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
 }
 
-func newVerifyIP(rep verify.IPReport, crawlerName string) verifyIP {
+func newVerifyIP(rep audit.IPReport, crawlerName string) verifyIP {
 	return verifyIP{IP: rep.IP, Crawler: crawlerName, Verdict: rep.Verdict, Method: rep.Method, Reason: rep.Reason,
 		PTR: rep.PTR, Forward: rep.Forward, InIPList: rep.InIPList, Hits: rep.Hits, UserAgents: rep.UserAgents,
 		Warnings: rep.Warnings, DNSFailure: rep.DNSFailure}
@@ -52,6 +54,7 @@ func newVerifyIP(rep verify.IPReport, crawlerName string) verifyIP {
 // verifyRow is one verdict: an address judged as one crawler.
 type verifyRow struct {
 	crawler string // "" unless --crawler names the crawlers
+	profile int    // the crawler's index
 	addr    netip.Addr
 	result  verify.Result
 }
@@ -101,7 +104,7 @@ skipped).`,
 			if err := loadConfig(env, c, o.Config); err != nil {
 				return err
 			}
-			format, err := o.outputFormat(env)
+			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
 			}
@@ -145,8 +148,8 @@ skipped).`,
 					if len(crawlers) > 0 {
 						name = p.Name
 					}
-					rows = append(rows, verifyRow{crawler: name, addr: a, result: r})
-					out.IPs = append(out.IPs, newVerifyIP(r.IPReport(), name))
+					rows = append(rows, verifyRow{crawler: name, profile: i, addr: a, result: r})
+					out.IPs = append(out.IPs, newVerifyIP(audit.IPReportOf(r), name))
 					if r.Verdict == verify.Spoofed {
 						spoofed++
 					}
@@ -156,7 +159,8 @@ skipped).`,
 				warnf(env, "%s", w)
 			}
 			env.phase(phaseWrite)
-			if err := verifyWrite(stdout(env), format, out, rows, id.Lists, env.Now()); err != nil {
+			doc := &verifyDoc{out: out, rows: rows, lists: id.Lists, now: env.Now()}
+			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
@@ -169,7 +173,7 @@ skipped).`,
 	}
 	f := c.Flags()
 	addIdentityFlags(f, o)
-	addFormatFlag(f, o)
+	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
 	addCrawlerFlag(f, &crawlers)
@@ -273,72 +277,32 @@ func verifyParseArgs(args []string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
-func verifyWrite(w io.Writer, format string, out verifyOutput, rows []verifyRow, lists []*verify.IPList, now time.Time) error {
-	named := len(rows) > 0 && rows[0].crawler != ""
-	switch format {
-	case "json":
-		return writeJSON(w, out)
-	case "yaml":
-		return writeYAML(w, out)
-	case "csv":
-		reps := make([]verify.IPReport, len(rows))
-		for i, r := range rows {
-			reps[i] = r.result.IPReport()
-		}
-		if !named {
-			return writeIPsCSV(w, reps)
-		}
-		return verifyCSVWithCrawler(w, reps, rows)
-	}
-	md := format == "markdown"
-	sw := &stickyWriter{w: w}
-	w = sw
-	head := []string{"IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST"}
-	if named {
-		head = append([]string{"CRAWLER"}, head...)
-	}
-	t := newTable(w, md, head...)
-	for _, row := range rows {
-		r := row.result
-		inList := "no"
-		if r.InIPList {
-			inList = "yes"
-		}
-		cells := []string{textCell(row.addr.String(), 45, md), string(r.Verdict), textCell(verifyWhy(r), 100, md),
-			textCell(orDash(strings.Join(r.PTR, " ")), 100, md), textCell(orDash(strings.Join(r.Forward, " ")), 100, md), inList}
-		if named {
-			cells = append([]string{row.crawler}, cells...)
-		}
-		if err := t.Append(cells); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	if !named {
-		fmt.Fprintf(w, "\nIP list: %s\n", textLine(ipListDescribe(lists[0], now), md))
-		return sw.err
-	}
-	fmt.Fprintln(w)
-	// Rows go address by address, each judged as every crawler in turn:
-	// row i is of crawler i modulo their number.
-	seen := map[string]bool{}
-	for i, row := range rows {
-		if seen[row.crawler] {
-			continue
-		}
-		seen[row.crawler] = true
-		fmt.Fprintf(w, "IP list (%s): %s\n", row.crawler, textLine(ipListDescribe(lists[i%len(lists)], now), md))
-	}
-	return sw.err
+// verifyDoc is what verify prints: the verdicts, address by address, each
+// address judged as every crawler in turn.
+type verifyDoc struct {
+	out   verifyOutput
+	rows  []verifyRow
+	lists []*verify.IPList // per crawler
+	now   time.Time
 }
 
-// verifyCSVWithCrawler is the CSV of the verdicts with the crawler of
-// each row in a first column.
-func verifyCSVWithCrawler(w io.Writer, reps []verify.IPReport, rows []verifyRow) error {
+func (d *verifyDoc) Data() any { return d.out }
+
+// named says whether --crawler named the crawlers: the rows then say
+// which crawler each verdict is about.
+func (d *verifyDoc) named() bool { return len(d.rows) > 0 && d.rows[0].crawler != "" }
+
+func (d *verifyDoc) WriteCSV(w io.Writer) error {
+	reps := make([]audit.IPReport, len(d.rows))
+	for i, r := range d.rows {
+		reps[i] = audit.IPReportOf(r.result)
+	}
+	if !d.named() {
+		return render.WriteIPsCSV(w, slices.Values(reps))
+	}
+	// The crawler of each row in a first column.
 	var buf bytes.Buffer
-	if err := writeIPsCSV(&buf, reps); err != nil {
+	if err := render.WriteIPsCSV(&buf, slices.Values(reps)); err != nil {
 		return err
 	}
 	records, err := csv.NewReader(&buf).ReadAll()
@@ -349,7 +313,7 @@ func verifyCSVWithCrawler(w io.Writer, reps []verify.IPReport, rows []verifyRow)
 	for i, rec := range records {
 		first := "crawler"
 		if i > 0 {
-			first = rows[i-1].crawler
+			first = d.rows[i-1].crawler
 		}
 		if err := cw.Write(append([]string{first}, rec...)); err != nil {
 			return err
@@ -359,14 +323,50 @@ func verifyCSVWithCrawler(w io.Writer, reps []verify.IPReport, rows []verifyRow)
 	return cw.Error()
 }
 
+func (d *verifyDoc) WriteText(t *render.Text) error {
+	named := d.named()
+	head := []string{"IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST"}
+	if named {
+		head = append([]string{"CRAWLER"}, head...)
+	}
+	tab := &render.Table{Header: head, TitleColumns: 2}
+	for _, row := range d.rows {
+		r := row.result
+		inList := "no"
+		if r.InIPList {
+			inList = "yes"
+		}
+		cells := []string{t.Cell(row.addr.String(), 45), string(r.Verdict), t.Cell(verifyWhy(r), 100),
+			t.Cell(render.OrDash(strings.Join(r.PTR, " ")), 100), t.Cell(render.OrDash(strings.Join(r.Forward, " ")), 100), inList}
+		if named {
+			cells = append([]string{t.Cell(row.crawler, 32)}, cells...)
+		}
+		tab.Rows = append(tab.Rows, cells)
+	}
+	t.Table(tab)
+	if !named {
+		t.Printf("\nIP list: %s\n", t.Esc(ipListDescribe(d.lists[0], d.now)))
+		return nil
+	}
+	t.Printf("\n")
+	seen := map[int]bool{}
+	for _, row := range d.rows {
+		if !seen[row.profile] {
+			seen[row.profile] = true
+			t.Printf("IP list (%s): %s\n", t.Esc(row.crawler), t.Esc(ipListDescribe(d.lists[row.profile], d.now)))
+		}
+	}
+	return nil
+}
+
 // verifyWhy is the method and reason for people, with the warnings and
 // the DNS error, if any.
 func verifyWhy(r verify.Result) string {
-	why := whyText(r.Method, r.Reason, r.Warnings)
+	why := render.Why(r.Method, r.Reason, r.Warnings)
 	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
 		why += " [" + r.DNSError + "]"
 	}
-	return orDash(why)
+	return render.OrDash(why)
 }
 
 // ipListDescribe is one line saying which list is in force.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -279,7 +280,7 @@ func TestVerifyCommandResolverUnreachable(t *testing.T) {
 	if n := strings.Count(stderr, "unreachable"); n != 1 || !strings.Contains(stderr, "dns: resolver "+dead+" unreachable (connection refused); the ip list decides") {
 		t.Errorf("want one unreachable warning, stderr:\n%s", stderr)
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestVerifyCommandNoNetwork(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}

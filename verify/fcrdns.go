@@ -70,32 +70,6 @@ type Result struct {
 	DNSFailure string
 }
 
-// IPReport returns r as a report entry (SPEC §5) with no hits.
-func (r Result) IPReport() IPReport {
-	rep := IPReport{
-		IP:         r.Addr.String(),
-		Verdict:    r.Verdict,
-		Method:     r.Method,
-		Reason:     r.Reason,
-		PTR:        slices.Clone(r.PTR),
-		Forward:    slices.Clone(r.Forward),
-		InIPList:   r.InIPList,
-		UserAgents: []string{},
-		Warnings:   slices.Clone(r.Warnings),
-		DNSFailure: r.DNSFailure,
-	}
-	if rep.PTR == nil {
-		rep.PTR = []string{}
-	}
-	if rep.Forward == nil {
-		rep.Forward = []string{}
-	}
-	if !r.Addr.IsValid() {
-		rep.IP = ""
-	}
-	return rep
-}
-
 // Verifier classifies addresses that claim to be the crawler (SPEC §3). Set
 // its fields before the first call to Verify and leave them alone after.
 // The zero value has no resolver: every address is then decided by the
