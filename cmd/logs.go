@@ -17,6 +17,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -48,6 +49,7 @@ malformed and reported with their file and line number.`,
 	addFormatFlag(f, o, render.Names())
 	addTopFlag(f, o)
 	addLogFlags(f, o)
+	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
 	return c
@@ -142,8 +144,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return nil, nil, err
+	}
 	env.phase(phaseIPList)
-	id, err := newIdentity(ctx, env, o)
+	id, err := newIdentityFor(ctx, env, o, profiles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,9 +158,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if ctx.Err() != nil {
 		return nil, nil, errInterrupted
 	}
-	listed := parse.NewAddrSet(id.List.Prefixes)
+	listed := parse.NewAddrSet(id.Listed())
 
-	au := &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled}
+	au := newAuditSet(id, since, until, len(o.Crawlers) > 0)
 	incomplete := false
 	prog := newProgress(env, o)
 	defer prog.stop()
@@ -186,35 +192,25 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		au.Warn(w)
 	}
 	env.phase(phaseDNS)
-	results := id.classify(ctx, au.Addresses())
 	// A cancelled lookup is unverified for want of an answer, not for
-	// want of DNS: such results must not be reported as if complete.
-	if ctx.Err() != nil {
-		return nil, nil, errInterrupted
-	}
-	for _, w := range id.Warnings {
-		au.Warn(w)
-	}
-	// The conduct checks and the report of a long audit take a while and
+	// want of DNS: such results must not be reported as if complete. The
+	// conduct checks and the report of a long audit take a while and
 	// cannot be stopped midway: an interrupted run leaves them behind.
-	rep, err := untilDone(ctx, func() *audit.Report {
-		env.phase(phaseConduct)
-		return au.Report(results, conduct.Config{
-			Token:        parse.Token,
-			Budget:       o.Budget,
-			BudgetWindow: o.BudgetWindow,
-			MinPause:     o.MinPause,
-			MinBackoff:   o.MinBackoff,
-			Robots:       robots.For,
+	rep, err := au.report(ctx, id, func(f func() *audit.Report) (*audit.Report, error) {
+		return untilDone(ctx, func() *audit.Report {
+			env.phase(phaseConduct)
+			return f()
 		})
-	})
+	}, func(p *crawler.Profile) conduct.Config { return crawlerConduct(p, o, robots.For) })
 	if err != nil {
 		return nil, nil, err
 	}
 	rep.Warnings = append(rep.Warnings, robotsUnknownSiteWarnings(robots, reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = id.List.Source
+	if !au.named {
+		rep.Summary.IPListSource = id.List.Source
+	}
 	if incomplete {
 		return rep, id, errIncomplete
 	}
@@ -243,7 +239,7 @@ func checkConductFlags(o *auditOptions) error {
 // reason is a warning and the input's Error), or when ctx was cancelled
 // while reading (the caller checks ctx). hostLogged says whether the
 // input's format records the virtual host.
-func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, au *audit.Audit, prog *progress) (ok, hostLogged bool) {
+func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, au auditSink, prog *progress) (ok, hostLogged bool) {
 	var src io.Reader
 	var size int64 = -1
 	failed := func(msg string) (bool, bool) {
@@ -272,7 +268,7 @@ func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, 
 		}
 		src = fh
 	}
-	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed})
+	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed, Claims: au.Claims()})
 	// Stop, unlike a check between records, ends a read that finds
 	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
 	stop := context.AfterFunc(ctx, r.Stop)
