@@ -106,11 +106,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
 	}
 	now := env.Now()
-	since, err := timeBound("since", o.Since, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	until, err := timeBound("until", o.Until, now)
+	since, until, err := timeWindow(o.Since, o.Until, now)
 	if err != nil {
 		return nil, nil, err
 	}

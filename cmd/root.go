@@ -276,18 +276,54 @@ func interrupted(err error) bool {
 }
 
 // printError prints err in the program's voice: one line, lowercase, with an
-// optional hint line.
+// optional hint line. A message of several lines (cobra's "unknown
+// command" with its "Did you mean this?" list) keeps its first line as the
+// error and puts the rest, read as one line, in the hint. Control
+// characters are escaped.
 func printError(env *Env, err error) {
-	msg := sanitize(err.Error())
+	msg, more := errorLines(err.Error())
 	hint := ""
 	var h *hintError
 	if errors.As(err, &h) {
 		hint = h.hint
 	}
-	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", hint)
+	if more != "" && hint != "" {
+		hint = more + "; " + hint
+	} else if more != "" {
+		hint = more
 	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", sanitize(msg))
+	if hint != "" {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", sanitize(hint))
+	}
+}
+
+// errorLines splits an error message into its first line and the rest of
+// its non-blank lines as one line; cobra's suggestions ("\n\nDid you mean
+// this?\n\tlogs\n") become "did you mean logs?".
+func errorLines(msg string) (first, rest string) {
+	first, tail, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return msg, ""
+	}
+	var parts, suggestions []string
+	suggesting := false
+	for _, l := range strings.Split(tail, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case l == "Did you mean this?":
+			suggesting = true
+		case suggesting:
+			suggestions = append(suggestions, l)
+		default:
+			parts = append(parts, l)
+		}
+	}
+	if len(suggestions) > 0 {
+		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
+	}
+	return first, strings.Join(parts, "; ")
 }
 
 // hintError adds a hint line (what to do next) to an error.
