@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -192,7 +193,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	// cannot be stopped midway: an interrupted run leaves them behind.
 	rep, err := untilDone(ctx, func() *audit.Report {
 		env.phase(phaseConduct)
-		return au.Report(results, audit.ConductConfig{
+		return au.Report(results, conduct.Config{
 			Token:        parse.Token,
 			Budget:       o.Budget,
 			BudgetWindow: o.BudgetWindow,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 	"github.com/miekg/dns"
 )
@@ -78,14 +78,14 @@ func TestLogsRobotsFetchError(t *testing.T) {
 				r := sitesReport(t, out.String())
 				var robotsViolations int
 				for _, v := range r.Violations {
-					if v.Kind == audit.KindRobots {
+					if v.Kind == conduct.KindRobots {
 						robotsViolations++
 					}
 				}
 				if len(r.Sites) != 1 || r.Sites[0].Pages != 5 {
 					t.Fatalf("sites %+v, want shop.log with 5 pages", r.Sites)
 				}
-				skipped := slices.Contains(r.Sites[0].ChecksSkipped, audit.KindRobots)
+				skipped := slices.Contains(r.Sites[0].ChecksSkipped, conduct.KindRobots)
 				var warning string
 				for _, w := range r.Warnings {
 					if strings.Contains(w, tc.url) {
