@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -68,13 +69,12 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
-			format := o.Format
-			switch format {
-			case "":
-				format = "table"
-			case "table", "json", "yaml", "csv", "markdown":
-			default:
-				return usageError("unknown --format %q for ips show: use table, json, yaml, csv or markdown", o.Format)
+			if o.Format == "" {
+				o.Format = "table"
+			}
+			format, err := o.documentFormat(env)
+			if err != nil {
+				return err
 			}
 			dir, warn := identityCacheDir(env, o)
 			ll, err := loadIPList(c.Context(), env, o, dir, ipListNoFetch)
@@ -87,7 +87,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			for _, w := range ll.Warnings {
 				warnf(env, "%s", w)
 			}
-			if err := ipsShow(stdout(env), format, o, ll, env.Now()); err != nil {
+			if err := format.WriteDocument(env.Stdout, ipsShow(o, ll, env.Now()), outputOptions(env)); err != nil {
 				return writeFailed("the list", err)
 			}
 			return nil
@@ -98,9 +98,15 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	return c
 }
 
-func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now time.Time) error {
-	sw := &stickyWriter{w: w}
-	w = sw
+// ipsShowDoc is what ips show prints.
+type ipsShowDoc struct {
+	out   ipsShowOutput
+	src   string    // the source for people
+	since time.Time // when the list was fetched, written or made
+	now   time.Time
+}
+
+func ipsShow(o *auditOptions, ll *ipListLoad, now time.Time) *ipsShowDoc {
 	l := ll.List
 	out := ipsShowOutput{Source: l.Source, Cached: ll.Cached, Stale: ll.Stale, Prefixes: []string{}, Warnings: ll.Warnings}
 	var since time.Time
@@ -125,18 +131,6 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	for _, p := range l.Prefixes {
 		out.Prefixes = append(out.Prefixes, prefixString(p))
 	}
-	switch format {
-	case "json":
-		return writeJSON(w, out)
-	case "yaml":
-		return writeYAML(w, out)
-	case "csv":
-		fmt.Fprintln(w, "prefix")
-		for _, p := range out.Prefixes {
-			fmt.Fprintln(w, p)
-		}
-		return sw.err
-	}
 	src := l.Source
 	switch {
 	case ll.Cached:
@@ -146,7 +140,24 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	case l.Source == verify.IPListSourceBuiltin:
 		src += " (from the crawler's documentation)"
 	}
-	fmt.Fprintf(w, "source:   %s\n", sanitize(src))
+	return &ipsShowDoc{out: out, src: src, since: since, now: now}
+}
+
+func (d *ipsShowDoc) Data() any { return d.out }
+
+func (d *ipsShowDoc) WriteCSV(w io.Writer) error {
+	return render.WriteCSV(w, []string{"prefix"}, func(yield func([]string) bool) {
+		for _, p := range d.out.Prefixes {
+			if !yield([]string{p}) {
+				return
+			}
+		}
+	})
+}
+
+func (d *ipsShowDoc) WriteText(t *render.Text) error {
+	out, since, now := d.out, d.since, d.now
+	t.Printf("source:   %s\n", sanitize(d.src))
 	age := "-"
 	if !since.IsZero() {
 		age = ipAge(now.Sub(since))
@@ -154,23 +165,23 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	switch {
 	case out.Fetched != nil:
 		stale := ""
-		if ll.Stale {
+		if out.Stale {
 			stale = "; the next run fetches it again"
 		}
-		fmt.Fprintf(w, "fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
+		t.Printf("fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
 	default:
-		fmt.Fprintf(w, "age:      %s\n", age)
+		t.Printf("age:      %s\n", age)
 	}
 	created := "-"
 	if out.CreationTime != nil {
 		created = out.CreationTime.Format(time.RFC3339)
 	}
-	fmt.Fprintf(w, "created:  %s\n", created)
-	fmt.Fprintf(w, "prefixes: %d\n", len(out.Prefixes))
+	t.Printf("created:  %s\n", created)
+	t.Printf("prefixes: %d\n", len(out.Prefixes))
 	for _, p := range out.Prefixes {
-		fmt.Fprintf(w, "  %s\n", p)
+		t.Printf("  %s\n", p)
 	}
-	return sw.err
+	return nil
 }
 
 // prefixString prints a single-address prefix as the bare address

@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
@@ -44,7 +45,8 @@ malformed and reported with their file and line number.`,
 		},
 	}
 	f := c.Flags()
-	addFormatFlag(f, o)
+	addFormatFlag(f, o, render.Names())
+	addTopFlag(f, o)
 	addLogFlags(f, o)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
@@ -52,7 +54,7 @@ malformed and reported with their file and line number.`,
 }
 
 func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) error {
-	format, err := o.outputFormat(env)
+	format, err := o.reportFormat(env)
 	if err != nil {
 		return err
 	}
@@ -64,14 +66,14 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := writeReport(stdout(env), rep, format)
+	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
-	if !(env.StdoutTTY && (format == "table" || format == "markdown")) {
+	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
 		warnAll(env, rep.Warnings)
 	}
 	if werr != nil {
@@ -509,7 +511,7 @@ func (p *progress) loop() {
 			read := r.BytesRead()
 			el := time.Since(t0).Seconds()
 			rate := float64(read) / el
-			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
+			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", render.Cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
 			if size > 0 && rate > 0 && read <= size {
 				eta := time.Duration(float64(size-read) / rate * float64(time.Second))
 				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))

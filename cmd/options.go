@@ -40,6 +40,7 @@ type auditOptions struct {
 	FailOn       string
 	Config       string
 	NoProgress   bool
+	Top          topFlag // logs: addresses listed in table and markdown
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -47,10 +48,6 @@ type auditOptions struct {
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.
 const DefaultIPListURL = "https://lohisoft.com/bot/ips.json"
-
-func addFormatFlag(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv, markdown (default table on a terminal, else json)")
-}
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Config, "config", "", "YAML config file whose keys mirror the flags (default $XDG_CONFIG_HOME/lohibot-audit/config.yaml, then /etc/lohibot-audit/config.yaml)")
@@ -82,20 +79,6 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
-}
-
-// outputFormat resolves --format against the terminal.
-func (o *auditOptions) outputFormat(env *Env) (string, error) {
-	switch o.Format {
-	case "":
-		if env.StdoutTTY {
-			return "table", nil
-		}
-		return "json", nil
-	case "table", "json", "yaml", "csv", "markdown":
-		return o.Format, nil
-	}
-	return "", usageError("unknown --format %q: use table, json, yaml, csv or markdown", o.Format)
 }
 
 // timeWindow parses --since and --until (see timeBound); a window that

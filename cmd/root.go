@@ -18,6 +18,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Version is the program version, set at build time with
@@ -390,8 +391,6 @@ func newVersionCmd(env *Env) *cobra.Command {
 	}
 }
 
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal. A character device that is
+// not one, such as /dev/null, is not.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

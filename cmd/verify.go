@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			if err := loadConfig(env, c, o.Config); err != nil {
 				return err
 			}
-			format, err := o.outputFormat(env)
+			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
 			}
@@ -95,7 +96,8 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 				warnf(env, "%s", w)
 			}
 			env.phase(phaseWrite)
-			if err := verifyWrite(stdout(env), format, out, addrs, results, id.List, env.Now()); err != nil {
+			doc := &verifyDoc{out: out, addrs: addrs, results: results, list: id.List, now: env.Now()}
+			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the verdicts", err)
 			}
 			// verify sees no conduct, so violations never match here; the
@@ -108,7 +110,7 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 	}
 	f := c.Flags()
 	addIdentityFlags(f, o)
-	addFormatFlag(f, o)
+	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
 	return c
@@ -135,45 +137,45 @@ func verifyParseArgs(args []string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
-func verifyWrite(w io.Writer, format string, out verifyOutput, addrs []netip.Addr, results map[netip.Addr]verify.Result, list *verify.IPList, now time.Time) error {
-	switch format {
-	case "json":
-		return writeJSON(w, out)
-	case "yaml":
-		return writeYAML(w, out)
-	case "csv":
-		return writeIPsCSV(w, out.IPs)
-	}
-	md := format == "markdown"
-	sw := &stickyWriter{w: w}
-	w = sw
-	t := newTable(w, md, "IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST")
-	for _, a := range addrs {
-		r := results[a]
+// verifyDoc is what verify prints: the verdicts, in the order of addrs.
+type verifyDoc struct {
+	out     verifyOutput
+	addrs   []netip.Addr
+	results map[netip.Addr]verify.Result
+	list    *verify.IPList
+	now     time.Time
+}
+
+func (d *verifyDoc) Data() any { return d.out }
+
+func (d *verifyDoc) WriteCSV(w io.Writer) error {
+	return render.WriteIPsCSV(w, slices.Values(d.out.IPs))
+}
+
+func (d *verifyDoc) WriteText(t *render.Text) error {
+	tab := &render.Table{Header: []string{"IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST"}, TitleColumns: 2}
+	for _, a := range d.addrs {
+		r := d.results[a]
 		inList := "no"
 		if r.InIPList {
 			inList = "yes"
 		}
-		if err := t.Append([]string{textCell(a.String(), 45, md), string(r.Verdict), textCell(verifyWhy(r), 100, md),
-			textCell(orDash(strings.Join(r.PTR, " ")), 100, md), textCell(orDash(strings.Join(r.Forward, " ")), 100, md), inList}); err != nil {
-			return err
-		}
+		tab.Rows = append(tab.Rows, []string{t.Cell(a.String(), 45), string(r.Verdict), t.Cell(verifyWhy(r), 100),
+			t.Cell(render.OrDash(strings.Join(r.PTR, " ")), 100), t.Cell(render.OrDash(strings.Join(r.Forward, " ")), 100), inList})
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nIP list: %s\n", textLine(ipListDescribe(list, now), md))
-	return sw.err
+	t.Table(tab)
+	t.Printf("\nIP list: %s\n", t.Esc(ipListDescribe(d.list, d.now)))
+	return nil
 }
 
 // verifyWhy is the method and reason for people, with the warnings and
 // the DNS error, if any.
 func verifyWhy(r verify.Result) string {
-	why := whyText(r.Method, r.Reason, r.Warnings)
+	why := render.Why(r.Method, r.Reason, r.Warnings)
 	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
 		why += " [" + r.DNSError + "]"
 	}
-	return orDash(why)
+	return render.OrDash(why)
 }
 
 // ipListDescribe is one line saying which list is in force.

@@ -1,4 +1,4 @@
-package cmd
+package render
 
 import (
 	"bytes"
@@ -20,6 +20,9 @@ import (
 	"github.com/lohisoft/lohibot-audit/verify"
 	"gopkg.in/yaml.v3"
 )
+
+// fixedNow is the time the reports of the tests are made.
+var fixedNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 // hostileStrings are strings from strangers: controls of every kind,
 // invalid UTF-8, HTML, JSON and YAML syntax, and nothing at all.
@@ -219,7 +222,7 @@ func allReports(t *testing.T) map[string]*audit.Report {
 func TestWriteReportJSON(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeJSON(&got, r); err != nil {
+		if err := writeJSON(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantJSON(t, materialized(r)); got.String() != want {
@@ -232,7 +235,7 @@ func TestWriteReportJSON(t *testing.T) {
 func TestWriteReportYAML(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeYAML(&got, r); err != nil {
+		if err := writeYAML(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantYAML(t, materialized(r)); got.String() != want {
@@ -257,7 +260,7 @@ func TestWriteJSONOtherValues(t *testing.T) {
 	}
 	for name, v := range values {
 		var got bytes.Buffer
-		if err := writeJSON(&got, v); err != nil {
+		if err := writeJSON(&got, v, false); err != nil {
 			t.Fatal(err)
 		}
 		if want := wantJSON(t, v); got.String() != want {
@@ -284,10 +287,11 @@ func TestReportToTerminal(t *testing.T) {
 	for name, r := range allReports(t) {
 		for _, format := range []string{"json", "yaml"} {
 			var pipe, tty bytes.Buffer
-			if err := writeReport(&pipe, r, format); err != nil {
+			f, _ := Lookup(format)
+			if err := f.WriteReport(&pipe, r, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeReport(terminal{&tty}, r, format); err != nil {
+			if err := f.WriteReport(&tty, r, Options{Terminal: true}); err != nil {
 				t.Fatal(err)
 			}
 			if c, bad := terminalUnsafe(tty.String()); bad {
@@ -326,5 +330,56 @@ func TestJSONTerminalEscape(t *testing.T) {
 		if got := string(jsonTerminalEscape([]byte(in))); got != want {
 			t.Errorf("jsonTerminalEscape(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestWriteYAML(t *testing.T) {
+	type inner struct {
+		UA   []string `yaml:"user_agents"`
+		Zero string   `yaml:"zero,omitempty"`
+	}
+	v := struct {
+		Zeta  string    `yaml:"zeta"`
+		Alpha inner     `yaml:"alpha"`
+		Time  time.Time `yaml:"time"`
+		Count int       `yaml:"count"`
+		Bool  string    `yaml:"bool"`
+		Map   map[string]string
+	}{
+		Zeta:  "LohiSoftBot/1.0 \xff\xfe",
+		Alpha: inner{UA: []string{"ok", "\xc3(" + strings.Repeat("x", 80) + "\x80"}},
+		Time:  time.Date(2026, 12, 1, 7, 0, 6, 0, time.UTC),
+		Count: 3,
+		Bool:  "true",
+		Map:   map[string]string{"b\xffkey": "1", "a": "\xe2\x82"},
+	}
+	var buf bytes.Buffer
+	if err := writeYAML(&buf, v, false); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	want := "zeta: LohiSoftBot/1.0 \ufffd\ufffd\n" +
+		"alpha:\n" +
+		"  user_agents:\n" +
+		"    - ok\n" +
+		"    - \ufffd(" + strings.Repeat("x", 80) + "\ufffd\n" +
+		"time: 2026-12-01T07:00:06Z\n" +
+		"count: 3\n" +
+		"bool: \"true\"\n" +
+		"map:\n" +
+		"  a: \ufffd\ufffd\n" +
+		"  b\ufffdkey: \"1\"\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !utf8.ValidString(got) || strings.Contains(got, "!!binary") {
+		t.Errorf("not plain UTF-8 YAML: %q", got)
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
+		t.Errorf("zeta read back as %#v", back["zeta"])
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package render
 
 import (
 	"bufio"
@@ -24,18 +24,18 @@ import (
 // tests compare the result with json.Encoder's byte for byte.
 
 // writeJSON prints v as indented JSON. A *audit.Report is streamed. To a
-// terminal (see stdout), the runes a terminal could act on that JSON
-// leaves as they are (DEL, the C1 controls, the bidi overrides and
-// isolates) are written as \u escapes: the same data, shown safely.
-func writeJSON(w io.Writer, v any) error {
+// terminal (tty), the runes a terminal could act on that JSON leaves as
+// they are (DEL, the C1 controls, the bidi overrides and isolates) are
+// written as \u escapes: the same data, shown safely.
+func writeJSON(w io.Writer, v any, tty bool) error {
 	if r, ok := v.(*audit.Report); ok {
-		return writeReportJSON(w, r)
+		return writeReportJSON(w, r, tty)
 	}
 	b, err := jsonIndent(v, "")
 	if err != nil {
 		return err
 	}
-	if toTerminal(w) {
+	if tty {
 		b = jsonTerminalEscape(b)
 	}
 	b = append(b, '\n')
@@ -111,8 +111,7 @@ func reportLists(r *audit.Report) (audit.Report, []reportList) {
 }
 
 // writeReportJSON streams a report as writeJSON would print it.
-func writeReportJSON(w io.Writer, r *audit.Report) error {
-	tty := toTerminal(w)
+func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	put := func(b []byte) {
 		if tty {
