@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -105,28 +106,10 @@ type IPReport struct {
 }
 
 // SiteReport is what the genuine crawler did on one site.
-type SiteReport struct {
-	Site          string   `json:"site" yaml:"site"`
-	Pages         int64    `json:"pages" yaml:"pages"`
-	RobotsFetches int64    `json:"robots_fetches" yaml:"robots_fetches"`
-	ChecksSkipped []string `json:"checks_skipped" yaml:"checks_skipped"`
-
-	// Extensions beyond SPEC §5.
-	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
-	Violations  int   `json:"violations" yaml:"violations"`
-}
+type SiteReport = conduct.SiteReport
 
 // Violation is one broken promise, with its evidence.
-type Violation struct {
-	Kind   string    `json:"kind" yaml:"kind"`
-	Site   string    `json:"site" yaml:"site"`
-	IP     string    `json:"ip" yaml:"ip"`
-	Time   time.Time `json:"time" yaml:"time"`
-	File   string    `json:"file" yaml:"file"`
-	Line   int64     `json:"line" yaml:"line"`
-	Path   string    `json:"path" yaml:"path"`
-	Detail string    `json:"detail" yaml:"detail"`
-}
+type Violation = conduct.Violation
 
 // Malformed is an example of a line that did not match the log format.
 type Malformed struct {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -405,34 +404,6 @@ func TestEmitIncompleteInput(t *testing.T) {
 	}
 }
 
-// FuzzEmitReadReport feeds arbitrary bytes to the report reader: it never
-// panics, and what it accepts always names the tool.
-func FuzzEmitReadReport(f *testing.F) {
-	f.Add([]byte(`{"tool":"lohibot-audit","ips":[{"ip":"203.0.113.7","verdict":"spoofed"}]}`))
-	f.Add([]byte(`{"tool":"lohibot-audit","ips":[{"ip":"::ffff:1.2.3.4%eth0","verdict":"genuine","in_ip_list":true}]}`))
-	f.Add([]byte(`{"prefixes":[]}`))
-	f.Add([]byte(`[`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "r.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		env, _, _ := emitTestEnv(t, "", emitNow)
-		rep, err := emitReadReport(context.Background(), env, p)
-		if err != nil {
-			return
-		}
-		if rep.Tool != "lohibot-audit" {
-			t.Fatalf("accepted a report of tool %q", rep.Tool)
-		}
-		var in emit.Input
-		emitAddReport(env, rep, p, &in)
-		if _, err := emit.NewPlan(in); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
 // TestEmitWarningsOnce checks that emit from logs says each of the audit's
 // warnings (a log it cannot read, a rejected IP list) exactly once.
 func TestEmitWarningsOnce(t *testing.T) {
@@ -451,5 +422,29 @@ func TestEmitWarningsOnce(t *testing.T) {
 		if n := strings.Count(errb.String(), w); n != 1 {
 			t.Errorf("%q is said %d times, want once:\n%s", w, n, errb)
 		}
+	}
+}
+
+// TestEmitReportWarnings checks that emit --report says the warnings an
+// earlier audit wrote into its report as the report's, never as news of
+// this run, and names the report in what it skips.
+func TestEmitReportWarnings(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "audit.json")
+	os.WriteFile(report, []byte(`{"tool":"lohibot-audit","warnings":["cannot read missing.log: no such file or directory"],`+
+		`"ips":[{"ip":"203.0.113.7","verdict":"spoofed"},{"ip":"not-an-ip","verdict":"spoofed"},{"ip":"198.51.100.9","verdict":"odd\u001b[2J"}]}`), 0o644)
+	env, out, errb := emitTestEnv(t, "", emitNow)
+	code := Run(context.Background(), env, []string{"emit", "nftables", "--report", report, "--ip-list", emitIPListFile(t), "--no-cache"})
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errb)
+	}
+	want := "lohibot-audit: warning: report " + report + ": cannot read missing.log: no such file or directory\n" +
+		"lohibot-audit: warning: report " + report + ": skipping \"not-an-ip\": not an IP address\n" +
+		"lohibot-audit: warning: report " + report + ": 198.51.100.9 has the unknown verdict \"odd\\x1b[2J\"; it is not blocked\n"
+	if errb.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errb, want)
+	}
+	if !strings.Contains(out.String(), "203.0.113.7") || strings.Contains(out.String(), "198.51.100.9") {
+		t.Errorf("the rules do not block exactly the spoofed address:\n%s", out)
 	}
 }

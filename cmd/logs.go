@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -133,7 +135,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+			if _, src := robots.SplitValue(v); robots.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
@@ -200,7 +202,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	// cannot be stopped midway: an interrupted run leaves them behind.
 	rep, err := untilDone(ctx, func() *audit.Report {
 		env.phase(phaseConduct)
-		return au.Report(results, audit.ConductConfig{
+		return au.Report(results, conduct.Config{
 			Token:        parse.Token,
 			Budget:       o.Budget,
 			BudgetWindow: o.BudgetWindow,
@@ -212,7 +214,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
+	rep.Warnings = append(rep.Warnings, robotsUnknownSiteWarnings(robots, reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 )
 
 // sitesCrawl is a genuine crawl of one site in combined format (no
@@ -283,7 +284,7 @@ func TestLogsRobotsUnknownSite(t *testing.T) {
 		t.Errorf("warnings about --robots: %q; want one, naming c.example and the sites found (a.example, b.example)", got)
 	}
 	for _, s := range r.Sites {
-		if skipped := slices.Contains(s.ChecksSkipped, audit.KindRobots); skipped != (s.Site == "b.example") {
+		if skipped := slices.Contains(s.ChecksSkipped, conduct.KindRobots); skipped != (s.Site == "b.example") {
 			t.Errorf("%s: checks skipped %q: want robots skipped for b.example only", s.Site, s.ChecksSkipped)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"gopkg.in/yaml.v3"
@@ -145,7 +146,7 @@ func auditReports(t *testing.T, n int) []*audit.Report {
 		if k%3 == 0 {
 			results = nil // identity not checked
 		}
-		r := a.Report(results, audit.ConductConfig{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
+		r := a.Report(results, conduct.Config{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
 		r.GeneratedAt = fixedNow
 		out = append(out, r)
 	}
