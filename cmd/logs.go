@@ -58,6 +58,9 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil {
 		return err
 	}
+	if err := refuseTerminal(env, format); err != nil {
+		return err
+	}
 	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 		return err
 	}
