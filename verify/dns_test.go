@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
@@ -241,32 +242,7 @@ func (z *dnsTestZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 // test ends, and returns "127.0.0.1:PORT".
 func startDNSServer(t testing.TB, h dns.Handler) string {
 	t.Helper()
-	var pc net.PacketConn
-	var l net.Listener
-	for try := 0; ; try++ {
-		var err error
-		pc, err = net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err = net.Listen("tcp", pc.LocalAddr().String())
-		if err == nil {
-			break
-		}
-		pc.Close()
-		if try == 10 {
-			t.Fatalf("cannot bind tcp beside udp: %v", err)
-		}
-	}
-	udp := &dns.Server{PacketConn: pc, Handler: h}
-	tcp := &dns.Server{Listener: l, Handler: h}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() {
-		udp.Shutdown()
-		tcp.Shutdown()
-	})
-	return pc.LocalAddr().String()
+	return dnstest.Serve(t, h)
 }
 
 // closedUDPAddr returns a loopback address where nothing listens: queries
