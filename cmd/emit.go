@@ -193,7 +193,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		Generated:  env.Now().UTC().Truncate(time.Second),
 		Version:    Version,
 	}
-	var incomplete bool
+	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
 			return usageError("give log files or --report, not both")
@@ -203,10 +203,10 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 	} else {
 		rep, id, err := runAudit(ctx, env, &o.auditOptions, files)
-		if err != nil && !errors.Is(err, errIncomplete) {
+		if rep == nil {
 			return err
 		}
-		incomplete = err != nil
+		incomplete = err
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil && id.List != nil {
@@ -246,8 +246,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		if _, err := env.Stdout.Write(r.text); err != nil {
 			return writeFailed("the rules", err)
 		}
-		if incomplete {
-			return errIncomplete
+		if incomplete != nil {
+			return incomplete
 		}
 		return nil
 	}
@@ -271,8 +271,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, emitCount(plan))
 	}
-	if incomplete {
-		return errIncomplete
+	if incomplete != nil {
+		return incomplete
 	}
 	if changed && o.ChangedExit != 0 {
 		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
