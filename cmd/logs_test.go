@@ -245,7 +245,8 @@ func TestLogsExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"ok", []string{good}, "", 0, ""},
-		{"fail on spoofed", []string{"--fail-on", "spoofed", good}, "", 1, ""},
+		{"fail on spoofed", []string{"--fail-on", "spoofed", good}, "", 1, "lohibot-audit: --fail-on spoofed matched: 3 spoofed hits\n"},
+		{"fail on any", []string{"--fail-on", "any", "--budget", "1", good}, "", 1, "lohibot-audit: --fail-on any matched: 3 spoofed hits and 1 conduct violation\n"},
 		{"fail on violations without any", []string{"--fail-on", "violations", good}, "", 0, ""},
 		{"bad fail-on", []string{"--fail-on", "sometimes", good}, "", 2, "unknown --fail-on"},
 		{"bad format", []string{"--format", "xml", good}, "", 2, "unknown --format"},
