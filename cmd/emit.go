@@ -120,9 +120,6 @@ which inputs, and when (--fail-on has no effect here).`,
 		},
 		ValidArgs: emitTargets,
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			return runEmit(c, env, o, args[0], args[1:])
 		},
 	}

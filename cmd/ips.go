@@ -62,9 +62,6 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 		Short: "Print the IP list in force, its source and age",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
@@ -193,9 +190,6 @@ says what happened: 200 (a new list, cached), 304 (the cached list is
 current) or rejected (the cached or built-in list stays in force; exit 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}

@@ -38,9 +38,6 @@ malformed and reported with their file and line number.`,
   zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			return runLogs(c.Context(), env, o, files)
 		},
 	}

@@ -342,6 +342,14 @@ the LohiSoftBot search crawler:
 		Version:       Version,
 	}
 	root.SetVersionTemplate("lohibot-audit {{.Version}}\n")
+	// The config file fills in the flags a command was not given, for
+	// every command that takes --config, before it runs.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if f := c.Flags().Lookup("config"); f != nil {
+			return loadConfig(env, c, f.Value.String())
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: withHint(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))}
 	})

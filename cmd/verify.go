@@ -53,9 +53,6 @@ fcrdns-failed. A DNS failure never makes an address spoofed.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			format, err := o.outputFormat(env)
 			if err != nil {
 				return err
