@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -519,7 +520,7 @@ func emitWarnReport(env *Env, rep *audit.Report) {
 func emitWarnPlan(env *Env, p *emit.Plan) {
 	byReason := map[emit.SkipReason][]string{}
 	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], prefixString(s.Prefix))
+		byReason[s.Reason] = append(byReason[s.Reason], ipfmt.Prefix(s.Prefix))
 	}
 	reasons := make([]string, 0, len(byReason))
 	for r := range byReason {

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -120,7 +120,7 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		out.CreationTime = &t
 	}
 	for _, p := range l.Prefixes {
-		out.Prefixes = append(out.Prefixes, prefixString(p))
+		out.Prefixes = append(out.Prefixes, ipfmt.Prefix(p))
 	}
 	switch format {
 	case "json":
@@ -168,15 +168,6 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		fmt.Fprintf(w, "  %s\n", p)
 	}
 	return sw.err
-}
-
-// prefixString prints a single-address prefix as the bare address
-// (79.139.58.98, not 79.139.58.98/32), any other prefix in CIDR form.
-func prefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
 }
 
 func newIPsUpdateCmd(env *Env) *cobra.Command {
