@@ -122,3 +122,14 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 	}
 	return ro
 }
+
+// refuseTerminal returns a usage error for a format that is not for a
+// terminal (html) when standard output is one.
+func refuseTerminal(env *Env, f render.Renderer) error {
+	if env.StdoutTTY && f.Name() == "html" {
+		return &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("--format html writes a page for a browser, not for a terminal"),
+			"redirect it to a file: lohibot-audit logs --format html access.log > report.html")}
+	}
+	return nil
+}

@@ -149,3 +149,32 @@ func TestLogsTableFitsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsHTMLNotToTerminal: the HTML page is for a file, never for a
+// terminal; the default format on a terminal stays table.
+func TestLogsHTMLNotToTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"logs", "--format", "html", "--no-cache"}, ExitUsage, "> report.html"},
+		{[]string{"logs", "--no-cache"}, 0, "ADDRESSES CLAIMING TO BE LOHISOFTBOT"},
+	} {
+		var out, errb bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: true, Now: func() time.Time { return fixedNow },
+			Getenv: func(k string) string {
+				if k == "HOME" || k == "XDG_CACHE_HOME" || k == "XDG_CONFIG_HOME" {
+					return t.TempDir()
+				}
+				return ""
+			}}
+		code := Run(context.Background(), env, append(tc.args, sampleArgs...))
+		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s%s", tc.args, code, tc.code, tc.want, errb.String(), out.String())
+		}
+		if strings.Contains(out.String(), "<html") || strings.Contains(out.String(), "<!DOCTYPE") {
+			t.Errorf("%v: HTML written to a terminal", tc.args)
+		}
+	}
+}

@@ -19,6 +19,9 @@ type Options struct {
 	// Top is how many addresses, those with the most hits, the table and
 	// Markdown list; 0 means all.
 	Top int
+	// Timelines are the requests that the HTML report draws per site
+	// (nil: none drawn).
+	Timelines *Timelines
 }
 
 // Renderer writes an audit report in one output format.
@@ -55,6 +58,7 @@ var renderers = []Renderer{
 	yamlFormat{},
 	csvFormat{},
 	textFormat{name: "markdown", md: true},
+	htmlFormat{},
 }
 
 // Lookup returns the renderer of the format name.
