@@ -3,6 +3,7 @@ package audit
 import (
 	"math/bits"
 	"net/netip"
+	"strings"
 
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -92,4 +93,25 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 		names[i] = c.Name
 	}
 	return Merge(names, reps)
+}
+
+// tokenWords names the tokens looked for, in a warning.
+func (o *Options) tokenWords() string {
+	if len(o.Crawlers) == 0 {
+		return "the LohiSoftBot token"
+	}
+	return "a crawler's token"
+}
+
+// crawlerWords names the crawlers audited, and whose listed addresses are
+// looked for, in a warning.
+func (o *Options) crawlerWords() (who, whose string) {
+	if len(o.Crawlers) == 0 {
+		return "LohiSoftBot", "crawler's"
+	}
+	names := make([]string, len(o.Crawlers))
+	for i, c := range o.Crawlers {
+		names[i] = c.Name
+	}
+	return strings.Join(names, " or "), "crawlers'"
 }

@@ -286,13 +286,14 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	rep := InputReport{File: in.Name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
 		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: in.Site}
 	if st.MalformedClaims > 0 {
-		au.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims))
+		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, o.tokenWords()))
 	}
 	if rf := r.Format(); rf != nil {
 		rep.LogFormat = rf.Name()
 		rep.HostLogged = rf.HasHost()
 		if !rf.HasUserAgent() {
-			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", in.Name, rf.Name()))
+			who, whose := o.crawlerWords()
+			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be %s; only the %s listed addresses are looked for", in.Name, rf.Name(), who, whose))
 		}
 	}
 	switch {

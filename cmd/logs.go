@@ -178,7 +178,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
 		Classifier: identityClassifier{id},
 		Conduct: conduct.Config{
-			Token:        parse.Token,
+			Token:        profiles[0].RobotsToken,
 			Budget:       o.Budget,
 			BudgetWindow: o.BudgetWindow,
 			MinPause:     o.MinPause,
