@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +221,65 @@ func TestReaderClaims(t *testing.T) {
 				t.Errorf("malformed %d (claims %d), want 1 (%d)", st.Malformed, st.MalformedClaims, tc.malformedClaims)
 			}
 		})
+	}
+}
+
+// TestAddrSetMatchesPrefixes checks the set's binary search against the
+// obvious definition, with prefixes that overlap, touch and nest, and
+// many of them, as several crawlers' lists hold.
+func TestAddrSetMatchesPrefixes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 200; round++ {
+		var prefixes []netip.Prefix
+		for range 1 + rng.IntN(300) {
+			if rng.IntN(3) == 0 {
+				var b [16]byte
+				b[0], b[1], b[2] = 0x20, 0x01, byte(rng.IntN(4))
+				b[3] = byte(rng.IntN(256))
+				prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom16(b), 24+rng.IntN(105)).Masked())
+				continue
+			}
+			a := netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(8)), byte(rng.IntN(256))})
+			prefixes = append(prefixes, netip.PrefixFrom(a, 16+rng.IntN(17)).Masked())
+		}
+		s := NewAddrSet(prefixes)
+		for range 300 {
+			var a netip.Addr
+			if rng.IntN(3) == 0 {
+				var b [16]byte
+				b[0], b[1], b[2], b[3] = 0x20, 0x01, byte(rng.IntN(4)), byte(rng.IntN(256))
+				for i := 4; i < 16; i++ {
+					b[i] = byte(rng.IntN(256))
+				}
+				a = netip.AddrFrom16(b)
+			} else {
+				a = netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(9)), byte(rng.IntN(256))})
+			}
+			want := false
+			for _, p := range prefixes {
+				want = want || p.Contains(a)
+			}
+			if got := s.Contains(a); got != want {
+				t.Fatalf("Contains(%s) = %v, want %v (%d prefixes)", a, got, want, len(prefixes))
+			}
+			if got := s.containsText([]byte(a.String())); got != want {
+				t.Fatalf("containsText(%s) = %v, want %v", a, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkAddrSetGoogle looks up addresses in a set as large as
+// Googlebot's published lists.
+func BenchmarkAddrSetGoogle(b *testing.B) {
+	var prefixes []netip.Prefix
+	for i := range 250 {
+		prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{66, 249, byte(i / 8), byte(i % 8 * 32)}), 27))
+	}
+	s := NewAddrSet(prefixes)
+	text := []byte("203.0.113.77")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.containsText(text)
 	}
 }
