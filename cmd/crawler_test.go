@@ -237,7 +237,7 @@ func TestIPsCrawler(t *testing.T) {
 
 // TestLogsCrawlers audits a real-looking log for four crawlers at once:
 // LohiSoftBot, a genuine Googlebot beside a fake one, a Bingbot, and a
-// crawler of a profile file that breaks its own budget.
+// crawler of a profile file that breaks its own budget, and a fake one.
 func TestLogsCrawlers(t *testing.T) {
 	resolver, cache := crawlerTestZone(t), crawlerTestCache(t)
 	args := []string{"logs", "--format", "json", "--resolver", resolver, "--cache-dir", cache, "--site", "example.org",
@@ -276,11 +276,11 @@ func TestLogsCrawlers(t *testing.T) {
 	for _, c := range rep.Summary.Crawlers {
 		crawlers = append(crawlers, fmt.Sprintf("%s %d/%d/%d", c.Name, c.ClaimedHits, c.GenuineHits, c.SpoofedHits))
 	}
-	if got, want := strings.Join(crawlers, ", "), "lohisoftbot 2/2/0, googlebot 4/2/2, bingbot 1/1/0, examplebot 8/8/0"; got != want {
+	if got, want := strings.Join(crawlers, ", "), "lohisoftbot 2/2/0, googlebot 4/2/2, bingbot 1/1/0, examplebot 9/8/1"; got != want {
 		t.Errorf("summary.crawlers %s, want %s", got, want)
 	}
-	if rep.Summary.ClaimedHits != 15 {
-		t.Errorf("claimed hits %d, want 15", rep.Summary.ClaimedHits)
+	if rep.Summary.ClaimedHits != 16 {
+		t.Errorf("claimed hits %d, want 16", rep.Summary.ClaimedHits)
 	}
 	var ips []string
 	for _, ip := range rep.IPs {
@@ -352,4 +352,30 @@ func FuzzVerifyReadAddrs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmitCrawlers writes nftables rules for Googlebot and a profile-file
+// crawler from a real-looking log: the fake Googlebot and the fake
+// ExampleBot are in the set, no genuine crawler is.
+func TestEmitCrawlers(t *testing.T) {
+	resolver, cache := crawlerTestZone(t), crawlerTestCache(t)
+	code, stdout, stderr := runInMemory(t, "", "emit", "nftables", "--resolver", resolver, "--cache-dir", cache, "--site", "example.org",
+		"--crawler", "googlebot", "--crawler", "../testdata/crawlers/examplebot.yaml", "../testdata/crawlers/access.log")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"203.0.113.50", "203.0.113.66"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules lack the spoofer %s:\n%s", want, stdout)
+		}
+	}
+	for _, never := range []string{"66.249.66.1", "198.51.100.77", "157.55.39.1", "79.139.58.98"} {
+		if strings.Contains(stdout, never) {
+			t.Errorf("rules hold %s, which is not a spoofer of these crawlers:\n%s", never, stdout)
+		}
+	}
+	code, _, stderr = runInMemory(t, "", "emit", "cloudflare", "--offline", "--crawler", "googlebot", "../testdata/crawlers/access.log")
+	if code != ExitUsage || !strings.Contains(stderr, "emit cloudflare --crawler: not supported yet") {
+		t.Errorf("cloudflare: exit %d, %s", code, stderr)
+	}
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -89,3 +90,23 @@ const (
 	defaultMinPause     = time.Second
 	defaultMinBackoff   = 30 * time.Second
 )
+
+// emitCheckCrawlers says which emits --crawler serves: nftables rules,
+// which hold addresses only, from logs. An address genuine for any of the
+// crawlers, or in any one's list, is never blocked. The Cloudflare and
+// ModSecurity rules name a crawler's token, and a report holds no lists:
+// those are a usage error for now.
+func emitCheckCrawlers(target string, o *emitOptions) error {
+	if len(o.Crawlers) == 0 {
+		return nil
+	}
+	if target != "nftables" {
+		return &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("emit %s --crawler: not supported yet, its rules name LohiSoftBot's token", target),
+			"use emit nftables --crawler NAME, whose sets hold addresses only")}
+	}
+	if o.Report != "" {
+		return usageError("emit --crawler reads logs: give log files instead of --report")
+	}
+	return nil
+}

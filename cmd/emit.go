@@ -131,6 +131,7 @@ which inputs, and when (--fail-on has no effect here).`,
 	f.IntVar(&o.ModSecIDBase, "modsec-id-base", emit.DefaultModSecIDBase, "modsecurity: the first rule ID; the rules use consecutive IDs from it (1-99999 is ModSecurity's range for local rules)")
 	f.IntVar(&o.ChangedExit, "changed-exit", 0, "with -o: exit with this code (1-125) when the file changed, 0 when it did not")
 	addLogFlags(f, &o.auditOptions)
+	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, &o.auditOptions)
 	addConfigFlag(f, &o.auditOptions)
 	_ = f.MarkHidden("fail-on")
@@ -177,6 +178,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
+	if err := emitCheckCrawlers(target, o); err != nil {
+		return err
+	}
 
 	in := emit.Input{
 		Mode:       mode,
@@ -201,7 +205,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil && id.List != nil {
-			in.Listed = append(in.Listed, id.List.Prefixes...)
+			in.Listed = append(in.Listed, id.Listed()...)
 		}
 		// An address the audit itself could not use is no news: the
 		// audit's warnings said what went wrong.
