@@ -4,6 +4,10 @@ import (
 	"strings"
 
 	"github.com/clipperhouse/displaywidth"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // MinWidth is the narrowest width a table is laid out for: a smaller
@@ -35,8 +39,10 @@ type Table struct {
 	Blocks bool
 }
 
-// textWidth is the number of terminal columns s takes.
-func textWidth(s string) int { return displaywidth.String(s) }
+// textWidth is the number of terminal columns s takes, as tablewriter
+// counts them (its East Asian setting included), so that the widths
+// decided here are the widths it draws.
+func textWidth(s string) int { return twwidth.Width(s) }
 
 // text returns the table as Markdown when md, else as a box table at
 // most width columns wide (0: no limit).
@@ -52,7 +58,7 @@ func (t *Table) text(md bool, width int) string {
 		}
 	}
 	if md {
-		return t.markdown(widths)
+		return t.markdown()
 	}
 	if width > 0 {
 		width = max(width, MinWidth)
@@ -152,16 +158,6 @@ func (t *Table) used(i, width int) int {
 	return used
 }
 
-// centre pads s to width, its extra space split with the smaller half on
-// the left.
-func centre(s string, width int) string {
-	pad := width - textWidth(s)
-	if pad <= 0 {
-		return s
-	}
-	return strings.Repeat(" ", pad/2) + s + strings.Repeat(" ", pad-pad/2)
-}
-
 // left pads s to width on the right.
 func left(s string, width int) string {
 	if pad := width - textWidth(s); pad > 0 {
@@ -170,88 +166,50 @@ func left(s string, width int) string {
 	return s
 }
 
-func (t *Table) markdown(widths []int) string {
-	var b strings.Builder
-	line := func(cells []string, header bool) {
-		b.WriteByte('|')
-		for i, wd := range widths {
-			c := ""
-			if i < len(cells) {
-				c = cells[i]
-			}
-			b.WriteByte(' ')
-			if header {
-				b.WriteString(centre(c, wd))
-			} else {
-				b.WriteString(left(c, wd))
-			}
-			b.WriteString(" |")
-		}
-		b.WriteByte('\n')
-	}
-	line(t.Header, true)
-	b.WriteByte('|')
-	for _, wd := range widths {
-		b.WriteByte(':')
-		b.WriteString(strings.Repeat("-", wd+1))
-		b.WriteByte('|')
-	}
-	b.WriteByte('\n')
-	for _, row := range t.Rows {
-		line(row, false)
-	}
-	return b.String()
+// markdown draws the table in GitHub-flavoured Markdown, cells whole.
+func (t *Table) markdown() string {
+	return t.draw(renderer.NewMarkdown(), t.Header, t.Rows)
 }
 
+// box draws the table with box characters, each cell wrapped to its
+// column's width here, so that tablewriter only lays out lines that fit.
 func (t *Table) box(widths []int) string {
+	cells := func(row []string) []string {
+		out := make([]string, len(widths))
+		for i, wd := range widths {
+			if i < len(row) {
+				out[i] = strings.Join(wrap(row[i], wd), "\n")
+			}
+		}
+		return out
+	}
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = cells(r)
+	}
+	return t.draw(renderer.NewBlueprint(), cells(t.Header), rows)
+}
+
+// draw lays the cells out with tablewriter, the project's table library:
+// headers centred, rows left, every line of a cell (split at "\n") kept
+// as given — no wrapping, trimming, capitalising or blank-line dropping of
+// its own, since the widths were decided before.
+func (t *Table) draw(r tw.Renderer, header []string, rows [][]string) string {
 	var b strings.Builder
-	rule := func(l, m, r string) {
-		b.WriteString(l)
-		for i, wd := range widths {
-			if i > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat("─", wd+2))
-		}
-		b.WriteString(r)
-		b.WriteByte('\n')
-	}
-	row := func(cells []string, header bool) {
-		lines := make([][]string, len(widths))
-		height := 1
-		for i, wd := range widths {
-			c := ""
-			if i < len(cells) {
-				c = cells[i]
-			}
-			lines[i] = wrap(c, wd)
-			height = max(height, len(lines[i]))
-		}
-		for k := range height {
-			b.WriteString("│")
-			for i, wd := range widths {
-				c := ""
-				if k < len(lines[i]) {
-					c = lines[i][k]
-				}
-				b.WriteByte(' ')
-				if header {
-					b.WriteString(centre(c, wd))
-				} else {
-					b.WriteString(left(c, wd))
-				}
-				b.WriteString(" │")
-			}
-			b.WriteByte('\n')
-		}
-	}
-	rule("┌", "┬", "┐")
-	row(t.Header, true)
-	rule("├", "┼", "┤")
-	for _, r := range t.Rows {
-		row(r, false)
-	}
-	rule("└", "┴", "┘")
+	tab := tablewriter.NewTable(&b,
+		tablewriter.WithRenderer(r),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithTrimTab(tw.Off),
+		tablewriter.WithTrimLine(tw.Off),
+	)
+	tab.Header(header)
+	// Bulk and Render fail only on a write error, which a Builder does
+	// not have, or on cells that are not strings.
+	_ = tab.Bulk(rows)
+	_ = tab.Render()
 	return b.String()
 }
 
@@ -356,7 +314,7 @@ func wrap(s string, width int) []string {
 		}
 		g := displaywidth.StringGraphemes(word)
 		for g.Next() {
-			gw := g.Width()
+			gw := textWidth(g.Value())
 			if curWidth+gw > width && curWidth > 0 {
 				flush()
 			}
