@@ -46,8 +46,10 @@ type Audit struct {
 	Since, Until time.Time
 	// Settled, when set, gives an address's verdict when it needs no DNS
 	// (see [verify.Verifier.Settled]); the hits of an address settled as spoofed
-	// are counted and not kept.
+	// are counted and not kept, unless KeepAll is set.
 	Settled func(netip.Addr) (verify.Result, bool)
+	// KeepAll keeps every claimed hit, for eachHit.
+	KeepAll bool
 
 	summary Summary
 
@@ -203,7 +205,7 @@ func (a *Audit) Add(rec *parse.Record) {
 		a.siteHits = append(a.siteHits, 0)
 	}
 	a.siteHits[site]++
-	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine {
+	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
 		return
 	}
 	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
@@ -709,6 +711,16 @@ func (v *ipView) report(i uint32) IPReport {
 	return ip
 }
 
+// eachHit calls f with every kept hit, in the order they were added, and
+// the verdict results (as given to [Audit.Report]) give its address.
+func (a *Audit) eachHit(results map[netip.Addr]verify.Result, f func(conduct.Hit, verify.Verdict)) {
+	names := map[uint32]string{}
+	for i := 0; i < a.hits.len(); i++ {
+		h := a.hits.at(i)
+		f(a.conductHit(i, names), a.verdictOf(a.addrs.at(int(h.addr)), results))
+	}
+}
+
 // coverage returns the spans of time the inputs cover. Claimed hits
 // before --since are not read, so an input, as far as the audit knows,
 // begins there.
@@ -734,12 +746,11 @@ func (a *Audit) coverage() conduct.Coverage {
 // Report (but for ClaimedHits).
 func (a *Audit) Snapshot(results map[netip.Addr]verify.Result) conduct.Snapshot {
 	s := conduct.Snapshot{Hits: []conduct.Hit{}, Logs: a.coverage()}
-	names := map[uint32]string{}
-	for i := 0; i < a.hits.len(); i++ {
-		if h := a.hits.at(i); a.verdictOf(a.addrs.at(int(h.addr)), results) == verify.Genuine {
-			s.Hits = append(s.Hits, a.conductHit(i, names))
+	a.eachHit(results, func(h conduct.Hit, v verify.Verdict) {
+		if v == verify.Genuine {
+			s.Hits = append(s.Hits, h)
 		}
-	}
+	})
 	return s
 }
 

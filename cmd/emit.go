@@ -13,6 +13,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -112,9 +113,6 @@ which inputs, and when (--fail-on has no effect here).`,
 		},
 		ValidArgs: emit.TargetNames(),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			return runEmit(c, env, o, args[0], args[1:])
 		},
 	}
@@ -186,7 +184,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		Generated:  env.Now().UTC().Truncate(time.Second),
 		Version:    Version,
 	}
-	var incomplete bool
+	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
 			return usageError("give log files or --report, not both")
@@ -196,10 +194,10 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 	} else {
 		rep, id, err := runAudit(ctx, env, &o.auditOptions, files)
-		if err != nil && !errors.Is(err, errIncomplete) {
+		if rep == nil {
 			return err
 		}
-		incomplete = err != nil
+		incomplete = err
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil && id.List != nil {
@@ -243,8 +241,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		if _, err := env.Stdout.Write(r.text); err != nil {
 			return writeFailed("the rules", err)
 		}
-		if incomplete {
-			return errIncomplete
+		if incomplete != nil {
+			return incomplete
 		}
 		return nil
 	}
@@ -268,8 +266,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, emitCount(plan))
 	}
-	if incomplete {
-		return errIncomplete
+	if incomplete != nil {
+		return incomplete
 	}
 	if changed && o.ChangedExit != 0 {
 		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
@@ -464,7 +462,7 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, 
 func emitWarnPlan(env *Env, p *emit.Plan) {
 	byReason := map[emit.SkipReason][]string{}
 	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], prefixString(s.Prefix))
+		byReason[s.Reason] = append(byReason[s.Reason], ipfmt.Prefix(s.Prefix))
 	}
 	reasons := make([]string, 0, len(byReason))
 	for r := range byReason {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -392,16 +393,31 @@ func TestEmitIncompleteInput(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "access.log")
 	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
 	env, out, errb := emitTestEnv(t, "", emitNow)
-	args := []string{"emit", "nftables", logFile, filepath.Join(t.TempDir(), "missing.log"), "--offline", "--ip-list", emitIPListFile(t), "--no-cache", "--log-format", "combined"}
+	args := []string{"emit", "nftables", logFile, emitCutLog(t), "--offline", "--ip-list", emitIPListFile(t), "--no-cache", "--log-format", "combined"}
 	if code := Run(context.Background(), env, args); code != ExitIncomplete {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
 	}
 	if !strings.Contains(out.String(), "203.0.113.7 timeout 7d") {
 		t.Errorf("rules from the readable log are missing:\n%s", out)
 	}
-	if !strings.Contains(errb.String(), "missing.log") {
-		t.Errorf("no warning about the missing log:\n%s", errb)
+	if !strings.Contains(errb.String(), "cut.log.gz: ") {
+		t.Errorf("no warning about the log cut short:\n%s", errb)
 	}
+}
+
+// emitCutLog writes emitTestLog as a gzip file cut in its middle, and
+// returns its path: an input that cannot be read whole.
+func emitCutLog(t *testing.T) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(strings.Repeat(emitTestLog, 50)))
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "cut.log.gz")
+	if err := os.WriteFile(p, b.Bytes()[:b.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestEmitWarningsOnce checks that emit from logs says each of the audit's
@@ -412,13 +428,13 @@ func TestEmitWarningsOnce(t *testing.T) {
 	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
 	badList := filepath.Join(dir, "ips.json")
 	os.WriteFile(badList, []byte("not a list"), 0o644)
-	missing := filepath.Join(dir, "missing.log")
+	cut := emitCutLog(t)
 	env, _, errb := emitTestEnv(t, "", emitNow)
-	args := []string{"emit", "nftables", logFile, missing, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
+	args := []string{"emit", "nftables", logFile, cut, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
 	if code := Run(context.Background(), env, args); code != ExitIncomplete {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
 	}
-	for _, w := range []string{"cannot read " + missing, "ip list " + badList} {
+	for _, w := range []string{cut + ": input is truncated", "ip list " + badList} {
 		if n := strings.Count(errb.String(), w); n != 1 {
 			t.Errorf("%q is said %d times, want once:\n%s", w, n, errb)
 		}

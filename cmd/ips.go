@@ -3,12 +3,12 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -67,9 +67,6 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 		Short: "Print the IP list in force, its source and age",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
@@ -157,7 +154,7 @@ func ipsShow(ll *verify.Lists, now time.Time) *ipsShowDoc {
 		out.CreationTime = &t
 	}
 	for _, p := range l.Prefixes {
-		out.Prefixes = append(out.Prefixes, prefixString(p))
+		out.Prefixes = append(out.Prefixes, ipfmt.Prefix(p))
 	}
 	src := l.Source
 	switch {
@@ -267,15 +264,6 @@ func ipsProfiles(o *auditOptions, crawlers []string) ([]*crawler.Profile, string
 	return profiles, override, err
 }
 
-// prefixString prints a single-address prefix as the bare address
-// (79.139.58.98, not 79.139.58.98/32), any other prefix in CIDR form.
-func prefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
-}
-
 func newIPsUpdateCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	var crawlers []string
@@ -288,9 +276,6 @@ says what happened: 200 (a new list, cached), 304 (the cached list is
 current) or rejected (the cached or built-in list stays in force; exit 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}

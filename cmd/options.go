@@ -133,6 +133,27 @@ func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
 	return false, usageError("unknown --fail-on %q: use spoofed, violations or any", failOn)
 }
 
+// failOnMatched says on stderr what --fail-on matched, as the run exits 1
+// for it: the report may have gone to a file or a pipe.
+func failOnMatched(env *Env, failOn string, spoofed int64, violations int) {
+	var what []string
+	if failOn != "violations" && spoofed > 0 {
+		what = append(what, plural(spoofed, "spoofed hit", "spoofed hits"))
+	}
+	if failOn != "spoofed" && violations > 0 {
+		what = append(what, plural(int64(violations), "conduct violation", "conduct violations"))
+	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: --fail-on %s matched: %s\n", failOn, strings.Join(what, " and "))
+}
+
+// plural gives n with the noun in the number it calls for.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // loadConfig applies the YAML config file to every flag of c that was not
 // set on the command line: flags win over the file. Keys are flag names;
 // a list sets a repeatable flag once per element. A key that names no flag

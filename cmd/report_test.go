@@ -125,9 +125,12 @@ func TestLogsWarningsOnStderr(t *testing.T) {
 	if err := os.WriteFile(badList, []byte("not a list"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(dir, "rotated.log")
+	unreadable := filepath.Join(dir, "rotated.log")
+	if err := os.WriteFile(unreadable, []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
-	warnings := []string{"ips.json: ", "cannot read " + missing}
+	warnings := []string{"ips.json: ", unreadable + ": cannot detect the log format"}
 	tests := []struct {
 		format string
 		tty    bool
@@ -151,7 +154,7 @@ func TestLogsWarningsOnStderr(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tc.tty, Now: func() time.Time { return fixedNow }}
-			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, missing})
+			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, unreadable})
 			if code != ExitIncomplete {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
 			}

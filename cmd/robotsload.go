@@ -121,6 +121,14 @@ func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set,
 // robotsUnknownSiteWarnings says which --robots SITE=… values name a site
 // that none of sites (the sites the audit found) is: a typo, or logs of
 // another site.
+// robotsSetWarnings gives the audit the robots.txt set with the warnings
+// about sites that no log has, worded for the command line.
+type robotsSetWarnings struct{ *robots.Set }
+
+func (s robotsSetWarnings) UnknownSiteWarnings(sites []string) []string {
+	return robotsUnknownSiteWarnings(s.Set, sites)
+}
+
 func robotsUnknownSiteWarnings(s *robots.Set, sites []string) []string {
 	found := "none"
 	if len(sites) > 0 {

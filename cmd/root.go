@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -57,13 +58,13 @@ type Env struct {
 
 // The phases of a run, as Env.onPhase is told them.
 const (
-	phaseRobots  = "robots"  // fetching robots.txt
-	phaseIPList  = "ip-list" // loading (fetching) the IP list
-	phaseRead    = "read"    // reading the logs
-	phaseDNS     = "dns"     // verifying addresses
-	phaseConduct = "conduct" // conduct checks and building the report
-	phaseRules   = "rules"   // building the rules (emit)
-	phaseWrite   = "write"   // writing the report or the rules
+	phaseRobots  = "robots"                   // fetching robots.txt
+	phaseIPList  = "ip-list"                  // loading (fetching) the IP list
+	phaseRead    = string(audit.PhaseRead)    // reading the logs
+	phaseDNS     = string(audit.PhaseDNS)     // verifying addresses
+	phaseConduct = string(audit.PhaseConduct) // conduct checks and building the report
+	phaseRules   = "rules"                    // building the rules (emit)
+	phaseWrite   = "write"                    // writing the report or the rules
 )
 
 // phase tells env.onPhase that the run enters phase p.
@@ -135,10 +136,6 @@ func (o *outputWriter) Err() error {
 	defer o.mu.Unlock()
 	return o.err
 }
-
-// errIncomplete is returned when an input could not be read whole; what was
-// read has been reported and the reason warned about.
-var errIncomplete = &exitError{code: ExitIncomplete, err: errors.New("incomplete input")}
 
 // interruptGrace is how long Main waits, after SIGINT or SIGTERM, for the
 // run to stop by itself before it ends the program anyway.
@@ -244,7 +241,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
-	if err != nil && interrupted(err) {
+	code, show := exitCode(err)
+	if code == ExitInterrupted {
 		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
 		return ExitInterrupted
 	}
@@ -256,18 +254,34 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		printError(env, writeFailed("the output", werr))
 		return ExitIncomplete
 	}
-	if err == nil {
-		return ExitOK
+	if show != nil {
+		printError(env, show)
 	}
-	if isExit {
-		if ee != errFindings && ee != errIncomplete && !errors.Is(ee.err, errRulesChanged) {
-			printError(env, ee.err)
+	return code
+}
+
+// exitCode maps the error a command returned to the exit code of SPEC §8,
+// and returns the error still to be printed, or nil: the one place where
+// the errors of the commands and of the packages they call become codes.
+func exitCode(err error) (code int, show error) {
+	var ee *exitError
+	var ie *audit.InputError
+	switch {
+	case err == nil:
+		return ExitOK, nil
+	case interrupted(err):
+		return ExitInterrupted, nil
+	case errors.As(err, &ie):
+		// The report, and the warnings on stderr, said which inputs.
+		return ExitIncomplete, nil
+	case errors.As(err, &ee):
+		if ee == errFindings || errors.Is(ee.err, errRulesChanged) {
+			return ee.code, nil // the command said why
 		}
-		return ee.code
+		return ee.code, ee.err
 	}
 	// cobra's own errors (unknown flag, bad argument count) are usage errors.
-	printError(env, err)
-	return ExitUsage
+	return ExitUsage, err
 }
 
 // interrupted reports whether err means the run was cancelled (Ctrl-C,
@@ -365,6 +379,14 @@ the LohiSoftBot search crawler:
 		Version:       Version,
 	}
 	root.SetVersionTemplate("lohibot-audit {{.Version}}\n")
+	// The config file fills in the flags a command was not given, for
+	// every command that takes --config, before it runs.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if f := c.Flags().Lookup("config"); f != nil {
+			return loadConfig(env, c, f.Value.String())
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: withHint(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))}
 	})

@@ -101,9 +101,6 @@ skipped).`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
