@@ -47,6 +47,7 @@ malformed and reported with their file and line number.`,
 	addFormatFlag(f, o, render.Names())
 	addTopFlag(f, o)
 	addLogFlags(f, o)
+	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
 	return c
@@ -152,8 +153,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	if err != nil {
 		return nil, nil, err
 	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return nil, nil, err
+	}
 	env.phase(phaseIPList)
-	id, err := newIdentity(ctx, env, o)
+	id, err := newIdentityFor(ctx, env, o, profiles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -170,11 +175,14 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
+	named := len(o.Crawlers) > 0
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
-		Listed:     parse.NewAddrSet(id.List.Prefixes),
+		Listed:     parse.NewAddrSet(id.Listed()),
+		Crawlers:   auditCrawlers(id, o, since, until, named),
+		Claims:     crawlerClaims(profiles, named),
 		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
 		Classifier: identityClassifier{id},
 		Conduct: conduct.Config{
@@ -206,7 +214,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = id.List.Source
+	rep.Summary.IPListSource = ipListSources(id, named)
 	return rep, id, err
 }
 
@@ -214,11 +222,11 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 // force, and its warnings.
 type identityClassifier struct{ id *identity }
 
-func (c identityClassifier) Classify(ctx context.Context, _ int, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	return c.id.classify(ctx, addrs)
+func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
+	return c.id.Classify(ctx, crawler, addrs)
 }
 
-func (c identityClassifier) Warnings() []string { return c.id.Warnings }
+func (c identityClassifier) Warnings() []string { return c.id.Identity.Warnings() }
 
 // checkInputsExist says, before anything is read, which named log does
 // not exist or is a directory: a mistyped name is a usage error (exit 2,
