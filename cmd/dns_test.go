@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"net"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
@@ -11,27 +11,5 @@ import (
 // ends, and returns the HOST:PORT.
 func serveDNS(t *testing.T, h dns.Handler) string {
 	t.Helper()
-	mux := dns.NewServeMux()
-	mux.Handle(".", h)
-	var pc net.PacketConn
-	var l net.Listener
-	for try := 0; ; try++ {
-		var err error
-		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		if l, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
-			break
-		}
-		pc.Close()
-		if try == 10 {
-			t.Fatal(err)
-		}
-	}
-	udp := &dns.Server{PacketConn: pc, Handler: mux}
-	tcp := &dns.Server{Listener: l, Handler: mux}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return pc.LocalAddr().String()
+	return dnstest.Serve(t, h)
 }
