@@ -273,6 +273,10 @@ func retryable(r verify.Result) bool {
 
 // settle records a judgement and hands it to OnVerdict.
 func (j *Judge) settle(a netip.Addr, r verify.Result) {
+	// OnVerdict calls follow one another in the order of settling; it may
+	// call the judge, so j.mu is not held around it.
+	j.emitMu.Lock()
+	defer j.emitMu.Unlock()
 	now := j.o.Now()
 	j.mu.Lock()
 	e := j.m[a]
@@ -300,10 +304,7 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	}
 	v.Attempt = e.attempt
 	v.Hits, v.FirstSeen, v.LastSeen, v.UserAgent = e.hits, e.first, e.last, e.ua
-	// OnVerdict calls follow one another in the order of settling.
-	j.emitMu.Lock()
 	j.mu.Unlock()
-	defer j.emitMu.Unlock()
 	if j.o.OnVerdict != nil {
 		j.o.OnVerdict(v)
 	}

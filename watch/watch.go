@@ -96,12 +96,16 @@ type Watcher struct {
 	saidMu                                                   sync.Mutex
 	said                                                     map[string]bool
 	lastLogTime                                              atomic.Int64
+	started1                                                 startedCh
 }
 
 type batch struct {
 	data []byte
 	nums []int64
 }
+
+// startedCh is closed once following has begun.
+type startedCh = chan struct{}
 
 type queued struct {
 	rec  *parse.Record
@@ -123,7 +127,7 @@ func New(o Options) *Watcher {
 		o.SiteOf = func(string) string { return "" }
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, bwake: make(chan struct{}, 1),
-		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}}
+		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
 	w.bspace = sync.NewCond(&w.bmu)
 	return w
 }
@@ -213,6 +217,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	close(w.started1)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.o.Judge.Run(ctx) })
 	if w.o.Exec != nil {
@@ -251,6 +256,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	wg.Wait()
 	return nil
 }
+
+// Started is closed once following has begun: every line written to the
+// files after that is read.
+func (w *Watcher) Started() <-chan struct{} { return w.started1 }
 
 // waitIdle waits until the judge has nothing left to judge.
 func (w *Watcher) waitIdle(ctx context.Context) {
