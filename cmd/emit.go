@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -34,12 +34,6 @@ type emitOptions struct {
 	ModSecIDBase     int
 	ChangedExit      int
 }
-
-// emitTargets are the TARGET arguments of `emit`.
-var emitTargets = []string{"nftables", "cloudflare", "modsecurity"}
-
-// emitMaxReport bounds the size of a --report file.
-const emitMaxReport = 256 << 20
 
 // errRulesChanged is returned, with the --changed-exit code, when -o FILE
 // got new rules. It is not a failure: Run should exit with the code
@@ -117,11 +111,8 @@ which inputs, and when (--fail-on has no effect here).`,
 			}
 			return nil
 		},
-		ValidArgs: emitTargets,
+		ValidArgs: emit.TargetNames(),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			return runEmit(c, env, o, args[0], args[1:])
 		},
 	}
@@ -152,18 +143,19 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !emitValidTarget(target) {
+	t, ok := emit.Lookup(target)
+	if !ok {
 		return &exitError{code: ExitUsage, err: withHint(
 			fmt.Errorf("unknown emit target %q", target),
 			"use nftables, cloudflare or modsecurity")}
 	}
-	for t, names := range emitTargetFlags {
-		if t == target {
+	for other, names := range emitTargetFlags {
+		if other == target {
 			continue
 		}
 		for _, n := range names {
 			if c.Flags().Changed(n) {
-				return usageError("--%s is for the %s target, not %s", n, t, target)
+				return usageError("--%s is for the %s target, not %s", n, other, target)
 			}
 		}
 	}
@@ -181,7 +173,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if o.ChangedExit < 0 || o.ChangedExit > 125 {
 		return usageError("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
 	}
-	write, err := emitWriter(target, o)
+	opts, err := emitTargetOptions(t, o)
 	if err != nil {
 		return err
 	}
@@ -192,7 +184,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		Generated:  env.Now().UTC().Truncate(time.Second),
 		Version:    Version,
 	}
-	var incomplete bool
+	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
 			return usageError("give log files or --report, not both")
@@ -202,17 +194,21 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 	} else {
 		rep, id, err := runAudit(ctx, env, &o.auditOptions, files)
-		if err != nil && !errors.Is(err, errIncomplete) {
+		if rep == nil {
 			return err
 		}
-		incomplete = err != nil
+		incomplete = err
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil && id.List != nil {
 			in.Listed = append(in.Listed, id.List.Prefixes...)
 		}
-		emitAddReport(env, rep, "", &in)
-		emitWarnReport(env, rep)
+		// An address the audit itself could not use is no news: the
+		// audit's warnings said what went wrong.
+		_ = in.AddReport(rep)
+		if rep != nil {
+			warnAll(env, rep.Warnings)
+		}
 	}
 
 	// An IP list fetch cut short by Ctrl-C leaves a fallback list in
@@ -228,7 +224,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	r, err := untilDone(ctx, func() rules {
 		env.phase(phaseRules)
 		var buf bytes.Buffer
-		plan, err := write(&buf, in)
+		plan, err := t.Write(&buf, in, opts)
 		return rules{plan, buf.Bytes(), err}
 	})
 	if err != nil {
@@ -245,8 +241,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		if _, err := env.Stdout.Write(r.text); err != nil {
 			return writeFailed("the rules", err)
 		}
-		if incomplete {
-			return errIncomplete
+		if incomplete != nil {
+			return incomplete
 		}
 		return nil
 	}
@@ -270,8 +266,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, emitCount(plan))
 	}
-	if incomplete {
-		return errIncomplete
+	if incomplete != nil {
+		return incomplete
 	}
 	if changed && o.ChangedExit != 0 {
 		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
@@ -279,42 +275,36 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	return nil
 }
 
-// emitWriter checks the target's flags and returns the emitter to run.
-func emitWriter(target string, o *emitOptions) (func(io.Writer, emit.Input) (*emit.Plan, error), error) {
-	switch target {
+// emitTargetOptions checks the flags of target t and returns its options,
+// so that a bad flag is a usage error before any log is read.
+func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
+	var opts emit.Options
+	switch t.Name {
 	case "nftables":
 		ttl, err := emit.ParseTTL(o.TTL)
 		if err == nil {
 			_, err = emit.FormatNFTDuration(ttl)
 		}
 		if err != nil {
-			return nil, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
 		}
-		opts := emit.NFTOptions{TTL: ttl, Hook: o.NFTHook, Priority: o.NFTPriority, Table: o.NFTTable, SetOnly: o.SetOnly}
-		// Check the options now, so a bad flag is a usage error before any
-		// log is read.
-		if _, err := emit.NFTables(io.Discard, emit.Input{}, opts); err != nil {
-			return nil, usageError("%s", emitOptionMessage(err))
-		}
-		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.NFTables(w, in, opts) }, nil
+		opts.NFTables = emit.NFTOptions{TTL: ttl, Hook: o.NFTHook, Priority: o.NFTPriority, Table: o.NFTTable, SetOnly: o.SetOnly}
 	case "cloudflare":
 		out, err := emit.ParseCloudflareOutput(o.CloudflareOutput)
 		if err != nil {
-			return nil, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
+			return opts, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
 		}
-		opts := emit.CloudflareOptions{Output: out, ListName: o.CloudflareList}
-		if _, err := emit.Cloudflare(io.Discard, emit.Input{Mode: emit.BlockBot}, opts); errors.Is(err, emit.ErrBadOption) {
-			return nil, usageError("%s", emitOptionMessage(err))
-		}
-		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.Cloudflare(w, in, opts) }, nil
+		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList}
 	case "modsecurity":
-		opts := emit.ModSecOptions{IDBase: o.ModSecIDBase}
 		if o.ModSecIDBase < 1 || o.ModSecIDBase > emit.ModSecMaxID-1000 {
-			return nil, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)
+			return opts, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)
 		}
-		return func(w io.Writer, in emit.Input) (*emit.Plan, error) { return emit.ModSecurity(w, in, opts) }, nil
+		opts.ModSec = emit.ModSecOptions{IDBase: o.ModSecIDBase}
 	}
-	return nil, usageError("unknown emit target %q", target)
+	if err := t.Check(opts); err != nil {
+		return opts, usageError("%s", emitOptionMessage(err))
+	}
+	return opts, nil
 }
 
 // emitOptionMessage strips the package's sentinel from an option error.
@@ -336,15 +326,6 @@ func emitError(err error) error {
 		return usageError("%s", emitOptionMessage(err))
 	}
 	return fmt.Errorf("cannot write the rules: %w", err)
-}
-
-func emitValidTarget(t string) bool {
-	for _, x := range emitTargets {
-		if t == x {
-			return true
-		}
-	}
-	return false
 }
 
 // emitParseNeverBlock parses --never-block values: CIDRs or addresses,
@@ -408,7 +389,14 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	}
 	in.Listed = append(in.Listed, listed...)
 	in.IPListSource = source
-	emitAddReport(env, rep, name, in)
+	// The report's warnings are an earlier run's: say where they come
+	// from, so that none reads as news of this run.
+	for _, w := range rep.Warnings {
+		warnf(env, "report %s: %s", name, w)
+	}
+	for _, w := range in.AddReport(rep) {
+		warnf(env, "report %s: %s", name, w)
+	}
 	return nil
 }
 
@@ -432,7 +420,7 @@ func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix,
 }
 
 // emitReadReport reads and parses a JSON report; "-" is stdin.
-func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report, error) {
+func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, error) {
 	var r io.Reader = env.Stdin
 	if name != "-" {
 		fh, err := openInput(ctx, name)
@@ -445,74 +433,27 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*verify.Report,
 		defer fh.Close()
 		r = fh
 	}
-	data, err := readAllContext(ctx, r, emitMaxReport+1)
+	data, err := readAllContext(ctx, r, emit.MaxReportSize+1)
 	if errors.Is(err, errInterrupted) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, usageError("cannot read report %s: %v", name, err)
 	}
-	if len(data) > emitMaxReport {
-		return nil, usageError("report %s is larger than %d MiB: is it a report?", name, emitMaxReport>>20)
+	if len(data) > emit.MaxReportSize {
+		return nil, usageError("report %s is larger than %d MiB: is it a report?", name, emit.MaxReportSize>>20)
 	}
-	var rep verify.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("report %s is not valid JSON: %s", name, firstLine(err.Error())),
-			"give the output of 'lohibot-audit logs --format json'")}
+	rep, err := emit.DecodeReport(data)
+	switch {
+	case errors.Is(err, emit.ErrNotReport):
+		err = fmt.Errorf("%s is %w", name, err)
+	case err != nil:
+		err = fmt.Errorf("report %s is %s", name, firstLine(err.Error()))
 	}
-	if rep.Tool != "lohibot-audit" {
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("%s is not a lohibot-audit report (it has no \"tool\": \"lohibot-audit\")", name),
-			"give the output of 'lohibot-audit logs --format json'")}
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: withHint(err, "give the output of 'lohibot-audit logs --format json'")}
 	}
-	return &rep, nil
-}
-
-// emitAddReport adds a report's addresses to in: spoofed ones to block,
-// genuine ones to spare, listed ones to the IP list; unverified ones are
-// never blocked. An address that does not parse is skipped with a warning
-// naming the report (name, empty for a report made in this run).
-func emitAddReport(env *Env, rep *verify.Report, name string, in *emit.Input) {
-	if rep == nil {
-		return
-	}
-	if in.Spoofed == nil {
-		in.Spoofed = make([]netip.Addr, 0, rep.NumIPs()) // at most; a botnet's million
-	}
-	for r := range rep.AllIPs() {
-		a, err := netip.ParseAddr(r.IP)
-		if err != nil {
-			if name != "" {
-				warnf(env, "report %s: skipping %q: not an IP address", name, r.IP)
-			}
-			continue
-		}
-		if r.InIPList {
-			a := a.Unmap().WithZone("")
-			in.Listed = append(in.Listed, netip.PrefixFrom(a, a.BitLen()))
-		}
-		switch r.Verdict {
-		case verify.Spoofed:
-			in.Spoofed = append(in.Spoofed, a)
-		case verify.Genuine:
-			in.Genuine = append(in.Genuine, a)
-		case verify.Unverified:
-		default:
-			if name != "" {
-				warnf(env, "report %s: %s has the unknown verdict %q; it is not blocked", name, r.IP, r.Verdict)
-			}
-		}
-	}
-}
-
-// emitWarnReport prints each of the audit's warnings once: runAudit
-// prints none of them itself.
-func emitWarnReport(env *Env, rep *verify.Report) {
-	if rep == nil {
-		return
-	}
-	warnAll(env, rep.Warnings)
+	return rep, nil
 }
 
 // emitWarnPlan says what the safety rules kept out of the rules, and the
@@ -521,7 +462,7 @@ func emitWarnReport(env *Env, rep *verify.Report) {
 func emitWarnPlan(env *Env, p *emit.Plan) {
 	byReason := map[emit.SkipReason][]string{}
 	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], prefixString(s.Prefix))
+		byReason[s.Reason] = append(byReason[s.Reason], ipfmt.Prefix(s.Prefix))
 	}
 	reasons := make([]string, 0, len(byReason))
 	for r := range byReason {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -48,10 +49,10 @@ func emitIPListFile(t *testing.T) string {
 // report calls spoofed, an address that does not parse, and a private one.
 func emitReportFile(t *testing.T) string {
 	t.Helper()
-	rep := verify.Report{
+	rep := audit.Report{
 		Tool:    "lohibot-audit",
 		Version: "test",
-		IPs: []verify.IPReport{
+		IPs: []audit.IPReport{
 			{IP: "79.139.58.98", Verdict: verify.Genuine, Method: verify.MethodFCrDNS, InIPList: true},
 			{IP: "198.51.100.200", Verdict: verify.Genuine, Method: verify.MethodFCrDNS},
 			{IP: "203.0.113.7", Verdict: verify.Spoofed, Reason: verify.ReasonNoPTR},
@@ -209,9 +210,9 @@ func TestEmitOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "lohibot.nft")
 	report := func(spoofers ...string) string {
-		rep := verify.Report{Tool: "lohibot-audit"}
+		rep := audit.Report{Tool: "lohibot-audit"}
 		for _, s := range spoofers {
-			rep.IPs = append(rep.IPs, verify.IPReport{IP: s, Verdict: verify.Spoofed})
+			rep.IPs = append(rep.IPs, audit.IPReport{IP: s, Verdict: verify.Spoofed})
 		}
 		data, _ := json.Marshal(rep)
 		p := filepath.Join(t.TempDir(), "audit.json")
@@ -392,44 +393,31 @@ func TestEmitIncompleteInput(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "access.log")
 	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
 	env, out, errb := emitTestEnv(t, "", emitNow)
-	args := []string{"emit", "nftables", logFile, filepath.Join(t.TempDir(), "missing.log"), "--offline", "--ip-list", emitIPListFile(t), "--no-cache", "--log-format", "combined"}
+	args := []string{"emit", "nftables", logFile, emitCutLog(t), "--offline", "--ip-list", emitIPListFile(t), "--no-cache", "--log-format", "combined"}
 	if code := Run(context.Background(), env, args); code != ExitIncomplete {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
 	}
 	if !strings.Contains(out.String(), "203.0.113.7 timeout 7d") {
 		t.Errorf("rules from the readable log are missing:\n%s", out)
 	}
-	if !strings.Contains(errb.String(), "missing.log") {
-		t.Errorf("no warning about the missing log:\n%s", errb)
+	if !strings.Contains(errb.String(), "cut.log.gz: ") {
+		t.Errorf("no warning about the log cut short:\n%s", errb)
 	}
 }
 
-// FuzzEmitReadReport feeds arbitrary bytes to the report reader: it never
-// panics, and what it accepts always names the tool.
-func FuzzEmitReadReport(f *testing.F) {
-	f.Add([]byte(`{"tool":"lohibot-audit","ips":[{"ip":"203.0.113.7","verdict":"spoofed"}]}`))
-	f.Add([]byte(`{"tool":"lohibot-audit","ips":[{"ip":"::ffff:1.2.3.4%eth0","verdict":"genuine","in_ip_list":true}]}`))
-	f.Add([]byte(`{"prefixes":[]}`))
-	f.Add([]byte(`[`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "r.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		env, _, _ := emitTestEnv(t, "", emitNow)
-		rep, err := emitReadReport(context.Background(), env, p)
-		if err != nil {
-			return
-		}
-		if rep.Tool != "lohibot-audit" {
-			t.Fatalf("accepted a report of tool %q", rep.Tool)
-		}
-		var in emit.Input
-		emitAddReport(env, rep, p, &in)
-		if _, err := emit.NewPlan(in); err != nil {
-			t.Fatal(err)
-		}
-	})
+// emitCutLog writes emitTestLog as a gzip file cut in its middle, and
+// returns its path: an input that cannot be read whole.
+func emitCutLog(t *testing.T) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(strings.Repeat(emitTestLog, 50)))
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "cut.log.gz")
+	if err := os.WriteFile(p, b.Bytes()[:b.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestEmitWarningsOnce checks that emit from logs says each of the audit's
@@ -440,15 +428,39 @@ func TestEmitWarningsOnce(t *testing.T) {
 	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
 	badList := filepath.Join(dir, "ips.json")
 	os.WriteFile(badList, []byte("not a list"), 0o644)
-	missing := filepath.Join(dir, "missing.log")
+	cut := emitCutLog(t)
 	env, _, errb := emitTestEnv(t, "", emitNow)
-	args := []string{"emit", "nftables", logFile, missing, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
+	args := []string{"emit", "nftables", logFile, cut, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
 	if code := Run(context.Background(), env, args); code != ExitIncomplete {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
 	}
-	for _, w := range []string{"cannot read " + missing, "ip list " + badList} {
+	for _, w := range []string{cut + ": input is truncated", "ip list " + badList} {
 		if n := strings.Count(errb.String(), w); n != 1 {
 			t.Errorf("%q is said %d times, want once:\n%s", w, n, errb)
 		}
+	}
+}
+
+// TestEmitReportWarnings checks that emit --report says the warnings an
+// earlier audit wrote into its report as the report's, never as news of
+// this run, and names the report in what it skips.
+func TestEmitReportWarnings(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "audit.json")
+	os.WriteFile(report, []byte(`{"tool":"lohibot-audit","warnings":["cannot read missing.log: no such file or directory"],`+
+		`"ips":[{"ip":"203.0.113.7","verdict":"spoofed"},{"ip":"not-an-ip","verdict":"spoofed"},{"ip":"198.51.100.9","verdict":"odd\u001b[2J"}]}`), 0o644)
+	env, out, errb := emitTestEnv(t, "", emitNow)
+	code := Run(context.Background(), env, []string{"emit", "nftables", "--report", report, "--ip-list", emitIPListFile(t), "--no-cache"})
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errb)
+	}
+	want := "lohibot-audit: warning: report " + report + ": cannot read missing.log: no such file or directory\n" +
+		"lohibot-audit: warning: report " + report + ": skipping \"not-an-ip\": not an IP address\n" +
+		"lohibot-audit: warning: report " + report + ": 198.51.100.9 has the unknown verdict \"odd\\x1b[2J\"; it is not blocked\n"
+	if errb.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errb, want)
+	}
+	if !strings.Contains(out.String(), "203.0.113.7") || strings.Contains(out.String(), "198.51.100.9") {
+		t.Errorf("the rules do not block exactly the spoofed address:\n%s", out)
 	}
 }

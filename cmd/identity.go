@@ -1,22 +1,18 @@
 package cmd
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"maps"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -30,33 +26,33 @@ var identityResolvConf = "/etc/resolv.conf"
 // socket).
 const identityMaxConcurrency = 1024
 
-// identityListFresh is how long a fetched IP list is used without asking
-// the server again; `ips update` asks at once.
-const identityListFresh = 6 * time.Hour
-
-// identity is the IP list in force and a verifier built from the shared
-// flags.
+// identity is the crawlers' IP lists in force and the verifiers of a
+// run, built from the shared flags.
 type identity struct {
+	*verify.Identity
+	// List and Verifier are the first crawler's (LohiSoftBot's by
+	// default): what a one-crawler audit reads with.
 	List     *verify.IPList
 	Verifier *verify.Verifier
 	// Warnings are for the user: a list rejected or not fetched, an
-	// unreachable resolver, a cache that could not be used.
+	// unreachable resolver, a cache that could not be used. classify
+	// brings them up to date.
 	Warnings []string
-	cache    *verify.DNSCache
-	// quiet holds verifier warnings already said better here.
-	quiet map[string]bool
-	// progress, when not nil, is where the verification's progress line
-	// goes (stderr on a terminal).
-	progress io.Writer
 }
 
-// newIdentity loads the IP list (fetching, revalidating and caching it as
-// --ip-list, --offline, --cache-dir and --no-cache say; env.HTTPClient
-// overrides the HTTP client) and builds the verifier from --resolver (else
-// /etc/resolv.conf), --dns-timeout, --dns-retries and --dns-concurrency.
-// Bad flags are a usage error; a list that cannot be had is a warning, with
-// the cached or built-in list in force.
+// newIdentity is newIdentityFor the default crawler.
 func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, error) {
+	profiles, _ := crawler.Resolve(nil)
+	return newIdentityFor(ctx, env, o, profiles)
+}
+
+// newIdentityFor loads the IP lists of profiles (fetching, revalidating and
+// caching them as --ip-list, --offline, --cache-dir and --no-cache say;
+// env.HTTPClient overrides the HTTP client) and builds their verifiers from
+// --resolver (else /etc/resolv.conf), --dns-timeout, --dns-retries and
+// --dns-concurrency. Bad flags are a usage error; a list that cannot be had
+// is a warning, with the cached or built-in list in force.
+func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*identity, error) {
 	if err := identityCheckFlags(o); err != nil {
 		return nil, err
 	}
@@ -64,86 +60,117 @@ func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, err
 	if err != nil {
 		return nil, err
 	}
-	id := &identity{quiet: map[string]bool{}}
-	if progressWanted(env, o) {
-		id.progress = env.Stderr
-	}
-	dir, warn := identityCacheDir(env, o)
-	if warn != "" {
-		id.Warnings = append(id.Warnings, warn)
-	}
-	mode := ipListAuto
-	if o.Offline {
-		mode = ipListNoFetch
-	}
-	ll, err := loadIPList(ctx, env, o, dir, mode)
+	override, err := identityListOverride(o, profiles)
 	if err != nil {
 		return nil, err
 	}
-	id.List = ll.List
-	id.Warnings = append(id.Warnings, ll.Warnings...)
+	var warnings []string
+	dir, warn := identityCacheDir(env, o)
+	if warn != "" {
+		warnings = append(warnings, warn)
+	}
+	loader := identityLoader(env, o, dir, verify.ListAuto)
+	lists := make([]*verify.IPList, len(profiles))
+	for i, p := range profiles {
+		ll, err := loader.Load(ctx, p, override)
+		if err != nil {
+			return nil, listFileError(err)
+		}
+		lists[i] = ll.List
+		warnings = append(warnings, ll.Warnings...)
+	}
 
-	v := &verify.Verifier{
+	base := &verify.Verifier{
 		Timeout:     o.DNSTimeout,
 		Retries:     o.DNSRetries,
 		Concurrency: o.DNSConcurrency,
 		Offline:     o.Offline,
-		List:        id.List,
 	}
+	var quiet []string
 	if !o.Offline {
 		if len(servers) == 0 {
 			servers, err = identitySystemServers()
 			if err != nil {
-				id.Warnings = append(id.Warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
-				id.quiet[verify.NoResolverWarning] = true
+				warnings = append(warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
+				quiet = append(quiet, verify.NoResolverWarning)
 			}
 		}
-		v.Servers = servers
+		base.Servers = servers
 		if dir != "" {
 			c, err := verify.OpenDNSCache(dir, env.Now)
 			if err != nil {
-				id.Warnings = append(id.Warnings, fmt.Sprintf("dns cache: %v", err))
+				warnings = append(warnings, fmt.Sprintf("dns cache: %v", err))
 			}
-			v.Cache = c
-			id.cache = c
+			base.Cache = c
 		}
 	}
-	id.Verifier = v
+	vid := verify.NewIdentity(base, profiles, lists)
+	for _, w := range quiet {
+		vid.Quiet(w)
+	}
+	for _, w := range warnings {
+		vid.Warn(w)
+	}
+	if progressWanted(env, o) {
+		vid.Watch = func(src func() verify.Progress) func() {
+			return startVerifyProgress(env.Stderr, src).stop
+		}
+	}
+	id := &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0]}
+	id.Warnings = vid.Warnings()
 	return id, nil
 }
 
-// classify verifies addrs and returns each one's result, keyed by the
-// address as given (and by its unmapped form), with a progress line on a
-// terminal. The verifier's run-level warnings, and what kept addresses
-// unverified, are added to id.Warnings, and the DNS cache is saved.
+// classify verifies addrs as claims to be the first crawler (see
+// verify.Identity.Classify) and brings id.Warnings up to date.
 func (id *identity) classify(ctx context.Context, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	prog := startVerifyProgress(id.progress, id.Verifier.Progress)
-	results := id.Verifier.Verify(ctx, addrs)
-	prog.stop()
-	out := make(map[netip.Addr]verify.Result, len(addrs))
-	for i, a := range addrs {
-		out[a] = results[i]
-		out[results[i].Addr] = results[i]
-	}
-	warnings := id.Verifier.Warnings()
-	if w := unverifiedWarning(out); w != "" {
-		warnings = append(warnings, w)
-	}
-	if n := id.Verifier.IgnoredAnswers(); n > 0 {
-		warnings = append(warnings, fmt.Sprintf("dns: %d packets that did not answer their query (another id or question) were ignored: forged answers racing the resolver's, or a broken resolver", n))
-	}
-	for _, w := range warnings {
-		if !id.quiet[w] && !slices.Contains(id.Warnings, w) {
-			id.Warnings = append(id.Warnings, w)
-		}
-	}
-	if err := id.cache.Save(); err != nil {
-		w := fmt.Sprintf("dns cache: %v; answers were not kept for the next run", err)
-		if !slices.Contains(id.Warnings, w) {
-			id.Warnings = append(id.Warnings, w)
-		}
-	}
+	out := id.Classify(ctx, 0, addrs)
+	id.Warnings = id.Identity.Warnings()
 	return out
+}
+
+// identityListOverride is the --ip-list value that replaces the profiles'
+// own lists: "" for the default (each profile's lists), the value when one
+// crawler is audited; with several, a usage error.
+func identityListOverride(o *auditOptions, profiles []*crawler.Profile) (string, error) {
+	v := strings.TrimSpace(o.IPList)
+	if v == DefaultIPListURL {
+		return "", nil
+	}
+	if len(profiles) > 1 {
+		return "", &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("--ip-list %s with %d crawlers: it would stand for every crawler's list", v, len(profiles)),
+			"give one --crawler with --ip-list, or name the lists in a profile file (ip_lists)")}
+	}
+	return v, nil
+}
+
+// identityLoader is the IP list loader the flags ask for.
+func identityLoader(env *Env, o *auditOptions, dir string, mode verify.ListMode) *verify.ListLoader {
+	return &verify.ListLoader{
+		Fetcher:  &verify.IPListFetcher{Client: env.HTTPClient, UserAgent: "lohibot-audit/" + Version},
+		CacheDir: dir,
+		Now:      env.Now,
+		Mode:     mode,
+		Offline:  o.Offline,
+	}
+}
+
+// listFileError maps an IP list file that cannot be read to its exit code.
+func listFileError(err error) error {
+	var fe *verify.ListFileError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	if fe.Partial {
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read --ip-list %s whole: %w", fe.Path, fe.Err)}
+	}
+	if fe.Err.Error() == "it is a directory" {
+		return usageError("cannot read --ip-list %s: it is a directory", fe.Path)
+	}
+	return &exitError{code: ExitUsage, err: withHint(
+		fmt.Errorf("cannot read --ip-list %s: %w", fe.Path, fe.Err),
+		"give a file, or an https:// URL")}
 }
 
 // identityCheckFlags rejects flag values that make no sense.
@@ -228,217 +255,25 @@ func identityCacheDir(env *Env, o *auditOptions) (dir, warning string) {
 
 // ipListIsURL reports whether an --ip-list value names a URL rather than a
 // file.
-func ipListIsURL(s string) bool {
-	return strings.Contains(s, "://")
-}
+func ipListIsURL(s string) bool { return verify.IsListURL(s) }
 
-// ipListMode says whether loadIPList may use the network.
-type ipListMode int
-
+// The IP list modes, as the commands name them.
 const (
-	ipListAuto     ipListMode = iota // fetch when the cached copy is stale
-	ipListNoFetch                    // cache or built-in only
-	ipListFetchNow                   // fetch (revalidate) now
+	ipListAuto     = verify.ListAuto
+	ipListNoFetch  = verify.ListNoFetch
+	ipListFetchNow = verify.ListFetchNow
 )
 
-// ipListLoad is the list in force and how it came to be.
-type ipListLoad struct {
-	List     *verify.IPList
-	Warnings []string
-	// Status is the HTTP status of a fetch made now (200 or 304), else 0.
-	Status int
-	// FetchErr is why a fetch made now failed or its list was rejected;
-	// FetchWarning is the warning about it (also in Warnings).
-	FetchErr     error
-	FetchWarning string
-	// Cached says the list came from the cache directory.
-	Cached bool
-	// Saved says a fetched list was written to the cache directory.
-	Saved bool
-	// Stale says a cached list is older than identityListFresh.
-	Stale bool
-}
-
-// loadIPList gets the list named by --ip-list: a file, or a URL fetched (as
-// mode allows) and kept in dir (none when dir is ""). A list that cannot
-// be had or is rejected leaves the cached copy, else the built-in list, in
-// force, with a warning. Only an unreadable file is an error.
-func loadIPList(ctx context.Context, env *Env, o *auditOptions, dir string, mode ipListMode) (*ipListLoad, error) {
-	src := strings.TrimSpace(o.IPList)
-	out := &ipListLoad{}
-	now := env.Now()
-	if !ipListIsURL(src) {
-		data, err := ipListReadFile(src)
-		if err != nil {
-			return nil, err
-		}
-		l, err := verify.ParseIPList(data)
-		if err == nil {
-			l.Source = src
-			out.List = l
-			return out, nil
-		}
-		fallback, what := ipListFallback(dir, DefaultIPListURL)
-		out.List, out.Cached = fallback, what != "the built-in list"
-		out.FetchErr = fmt.Errorf("ip list %s: %w", src, err)
-		out.FetchWarning = fmt.Sprintf("%v; rejected whole, %s stays in force", out.FetchErr, what)
-		out.Warnings = append(out.Warnings, out.FetchWarning)
-		return out, nil
-	}
-
-	var cached *verify.IPListCacheEntry
-	if dir != "" {
-		e, err := verify.LoadCachedIPList(dir, src)
-		switch {
-		case err == nil:
-			cached = e
-		case !errors.Is(err, fs.ErrNotExist):
-			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list cache: %v", err))
-		}
-	}
-	useCached := func() {
-		l, _ := cached.List()
-		out.List, out.Cached = l, true
-		out.Stale = now.Sub(cached.Fetched) > identityListFresh
-	}
-	switch {
-	case mode == ipListNoFetch && cached != nil:
-		useCached()
-		return out, nil
-	case mode == ipListNoFetch:
-		out.List = verify.BuiltinIPList()
-		if o.Offline {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", src, out.List))
-		}
-		return out, nil
-	case mode == ipListAuto && cached != nil && now.Sub(cached.Fetched) >= 0 && now.Sub(cached.Fetched) < identityListFresh:
-		useCached()
-		return out, nil
-	}
-
-	f := &verify.IPListFetcher{Client: env.HTTPClient, UserAgent: "lohibot-audit/" + Version}
-	var etag, lastMod string
-	if cached != nil {
-		etag, lastMod = cached.ETag, cached.LastModified
-	}
-	got, err := f.Fetch(ctx, src, etag, lastMod, now)
-	if err == nil && got.NotModified && cached == nil {
-		err = fmt.Errorf("ip list %s: the server answered 304 Not Modified to an unconditional request", src)
-	}
+// loadIPList gets the default crawler's list as --ip-list says, kept in dir
+// (none when dir is ""), as mode allows (--offline forbids fetching).
+func loadIPList(ctx context.Context, env *Env, o *auditOptions, dir string, mode verify.ListMode) (*verify.Lists, error) {
+	profiles, _ := crawler.Resolve(nil)
+	override, _ := identityListOverride(o, profiles)
+	ll, err := identityLoader(env, o, dir, mode).Load(ctx, profiles[0], override)
 	if err != nil {
-		out.FetchErr = err
-		what := "the built-in list"
-		if cached != nil {
-			useCached()
-			what = fmt.Sprintf("the cached list of %s", cached.Fetched.UTC().Format(time.RFC3339))
-		} else {
-			out.List = verify.BuiltinIPList()
-		}
-		verb := "cannot fetch"
-		if errors.Is(err, verify.ErrIPListInvalid) || errors.Is(err, verify.ErrIPListEmpty) || errors.Is(err, verify.ErrIPListTooLarge) {
-			verb = "rejected whole"
-		}
-		out.FetchWarning = fmt.Sprintf("%v (%s); %s stays in force", err, verb, what)
-		out.Warnings = append(out.Warnings, out.FetchWarning)
-		return out, nil
+		return nil, listFileError(err)
 	}
-	out.Status = got.Status
-	entry := cached
-	if got.NotModified {
-		entry.Fetched = now
-		if got.ETag != "" {
-			entry.ETag = got.ETag
-		}
-		if got.LastModified != "" {
-			entry.LastModified = got.LastModified
-		}
-		useCached()
-	} else {
-		entry = &verify.IPListCacheEntry{Source: src, ETag: got.ETag, LastModified: got.LastModified, Fetched: now, Body: got.Body}
-		out.List = got.List
-	}
-	if dir != "" {
-		if err := verify.SaveCachedIPList(dir, entry); err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("ip list cache: %v", err))
-		} else {
-			out.Saved = true
-		}
-	}
-	return out, nil
-}
-
-// ipListFallback is the list in force when the one asked for is rejected:
-// the cached copy of source, else the built-in list; what names it.
-func ipListFallback(dir, source string) (*verify.IPList, string) {
-	if dir != "" {
-		if e, err := verify.LoadCachedIPList(dir, source); err == nil {
-			if l, err := e.List(); err == nil {
-				return l, fmt.Sprintf("the cached list of %s", e.Fetched.UTC().Format(time.RFC3339))
-			}
-		}
-	}
-	return verify.BuiltinIPList(), "the built-in list"
-}
-
-// ipListReadFile reads an --ip-list file of at most verify.IPListMaxBytes
-// (a larger one is read in part and then rejected by the parser).
-func ipListReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("cannot read --ip-list %s: %w", path, unwrapPathError(err)),
-			"give a file, or an https:// URL")}
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, usageError("cannot read --ip-list %s: it is a directory", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, verify.IPListMaxBytes+1))
-	if err != nil {
-		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read --ip-list %s whole: %w", path, err)}
-	}
-	return data, nil
-}
-
-// unverifiedWarning says how many addresses stayed unverified because DNS
-// could not answer, and why, or "" when none did, or when the only reason
-// is that there was no resolver to ask (a warning of its own says that).
-func unverifiedWarning(results map[netip.Addr]verify.Result) string {
-	kinds := map[string]int{}
-	seen := map[netip.Addr]bool{}
-	n := 0
-	for _, r := range results {
-		if seen[r.Addr] || r.Verdict != verify.Unverified || r.Reason != verify.ReasonDNSError || r.DNSFailure == verify.DNSFailureCanceled {
-			continue
-		}
-		seen[r.Addr] = true
-		kind := r.DNSFailure
-		if kind == "" {
-			kind = verify.DNSFailureOther
-		}
-		kinds[kind]++
-		n++
-	}
-	if n == kinds[verify.DNSFailureUnreachable]+kinds[verify.DNSFailureNoResolver] {
-		return ""
-	}
-	names := slices.Collect(maps.Keys(kinds))
-	slices.SortFunc(names, func(a, b string) int {
-		if c := cmp.Compare(kinds[b], kinds[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	var why []string
-	for _, k := range names {
-		why = append(why, fmt.Sprintf("%s %d", k, kinds[k]))
-	}
-	noun := "addresses stay"
-	if n == 1 {
-		noun = "address stays"
-	}
-	return fmt.Sprintf("dns: %d %s unverified, DNS could not answer for them (%s); nftables rules never block unverified addresses, but the cloudflare and modsecurity block-spoofed rules stop them, since they refuse the token from every address but the genuine ones",
-		n, noun, strings.Join(why, ", "))
+	return ll, nil
 }
 
 // progressWanted says whether progress lines go to stderr: a terminal,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -187,11 +188,11 @@ func TestVerifyCommandUnverifiedWarning(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	var bad verify.IPReport
+	var bad audit.IPReport
 	for _, ip := range got.IPs {
 		if ip.IP == "203.0.113.9" {
 			bad = ip
@@ -235,23 +236,23 @@ func TestUnverifiedWarningCounts(t *testing.T) {
 	add("192.0.2.5", unverified(verify.DNSFailureCanceled))
 	add("192.0.2.6", verify.Result{Verdict: verify.Genuine, Method: verify.MethodIPList, DNSFailure: verify.DNSFailureTimeout})
 	add("192.0.2.7", verify.Result{Verdict: verify.Unverified, Reason: verify.ReasonNotAnAddress})
-	got := unverifiedWarning(results)
+	got := verify.UnverifiedWarning(results)
 	want := "dns: 4 addresses stay unverified, DNS could not answer for them (timeout 2, forged 1, servfail 1); "
 	if !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
 		t.Errorf("got  %q\nwant %q...", got, want)
 	}
-	if w := unverifiedWarning(map[netip.Addr]verify.Result{}); w != "" {
+	if w := verify.UnverifiedWarning(map[netip.Addr]verify.Result{}); w != "" {
 		t.Errorf("no unverified addresses: %q", w)
 	}
 	// With no resolver to ask, its own warning says it all.
 	results = map[netip.Addr]verify.Result{}
 	add("192.0.2.1", unverified(verify.DNSFailureUnreachable))
 	add("192.0.2.2", unverified(verify.DNSFailureNoResolver))
-	if w := unverifiedWarning(results); w != "" {
+	if w := verify.UnverifiedWarning(results); w != "" {
 		t.Errorf("only unreachable: %q", w)
 	}
 	add("192.0.2.3", unverified(verify.DNSFailureTimeout))
-	if w := unverifiedWarning(results); !strings.Contains(w, "3 addresses stay unverified, DNS could not answer for them (no-resolver 1, timeout 1, unreachable 1)") {
+	if w := verify.UnverifiedWarning(results); !strings.Contains(w, "3 addresses stay unverified, DNS could not answer for them (no-resolver 1, timeout 1, unreachable 1)") {
 		t.Errorf("unreachable among others: %q", w)
 	}
 }

@@ -1,13 +1,15 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +17,8 @@ import (
 
 // ipsShowOutput is what `ips show --format json|yaml` prints.
 type ipsShowOutput struct {
+	// Crawler is set when --crawler names the crawlers shown.
+	Crawler      string     `json:"crawler,omitempty" yaml:"crawler,omitempty"`
 	Source       string     `json:"source" yaml:"source"`
 	Cached       bool       `json:"cached" yaml:"cached"`
 	Fetched      *time.Time `json:"fetched,omitempty" yaml:"fetched,omitempty"`
@@ -57,52 +61,79 @@ func addIPsFlags(f *pflag.FlagSet, o *auditOptions) {
 
 func newIPsShowCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var crawlers []string
 	c := &cobra.Command{
 		Use:   "show",
 		Short: "Print the IP list in force, its source and age",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
-			format := o.Format
-			switch format {
-			case "":
-				format = "table"
-			case "table", "json", "yaml", "csv", "markdown":
-			default:
-				return usageError("unknown --format %q for ips show: use table, json, yaml, csv or markdown", o.Format)
+			if o.Format == "" {
+				o.Format = "table"
 			}
-			dir, warn := identityCacheDir(env, o)
-			ll, err := loadIPList(c.Context(), env, o, dir, ipListNoFetch)
+			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
 			}
+			profiles, override, err := ipsProfiles(o, crawlers)
+			if err != nil {
+				return err
+			}
+			dir, warn := identityCacheDir(env, o)
 			if warn != "" {
-				ll.Warnings = append([]string{warn}, ll.Warnings...)
+				warnf(env, "%s", warn)
 			}
-			for _, w := range ll.Warnings {
-				warnf(env, "%s", w)
+			loader := identityLoader(env, o, dir, ipListNoFetch)
+			var docs ipsShowDocs
+			for _, p := range profiles {
+				ll, err := loader.Load(c.Context(), p, override)
+				if err != nil {
+					return listFileError(err)
+				}
+				for _, w := range ll.Warnings {
+					warnf(env, "%s", w)
+				}
+				d := ipsShow(ll, env.Now())
+				if len(crawlers) > 0 {
+					d.out.Crawler = p.Name
+				}
+				docs = append(docs, d)
 			}
-			if err := ipsShow(stdout(env), format, o, ll, env.Now()); err != nil {
+			var doc render.Document = docs
+			if len(docs) == 1 {
+				doc = docs[0]
+			}
+			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the list", err)
 			}
 			return nil
 		},
 	}
 	addIPsFlags(c.Flags(), o)
+	addCrawlerFlag(c.Flags(), &crawlers)
 	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
 	return c
 }
 
-func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now time.Time) error {
-	sw := &stickyWriter{w: w}
-	w = sw
+// ipsShowDoc is what ips show prints.
+type ipsShowDoc struct {
+	out   ipsShowOutput
+	src   string    // the source for people
+	since time.Time // when the list was fetched, written or made
+	now   time.Time
+}
+
+// ipsShow describes the list in force of one crawler.
+func ipsShow(ll *verify.Lists, now time.Time) *ipsShowDoc {
 	l := ll.List
-	out := ipsShowOutput{Source: l.Source, Cached: ll.Cached, Stale: ll.Stale, Prefixes: []string{}, Warnings: ll.Warnings}
+	cached, stale := len(ll.Loads) > 0, false
+	for _, ld := range ll.Loads {
+		cached = cached && ld.Cached
+		stale = stale || ld.Stale
+	}
+	out := ipsShowOutput{Source: l.Source, Cached: cached, Stale: stale, Prefixes: []string{}, Warnings: ll.Warnings}
 	var since time.Time
 	switch {
 	case !l.Fetched.IsZero():
@@ -123,30 +154,42 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 		out.CreationTime = &t
 	}
 	for _, p := range l.Prefixes {
-		out.Prefixes = append(out.Prefixes, prefixString(p))
-	}
-	switch format {
-	case "json":
-		return writeJSON(w, out)
-	case "yaml":
-		return writeYAML(w, out)
-	case "csv":
-		fmt.Fprintln(w, "prefix")
-		for _, p := range out.Prefixes {
-			fmt.Fprintln(w, p)
-		}
-		return sw.err
+		out.Prefixes = append(out.Prefixes, ipfmt.Prefix(p))
 	}
 	src := l.Source
 	switch {
-	case ll.Cached:
+	case cached:
 		src += " (cached)"
-	case l.Source == verify.IPListSourceBuiltin && ipListIsURL(o.IPList):
-		src += " (no cached copy of " + o.IPList + "; run 'lohibot-audit ips update')"
+	case l.Source == verify.IPListSourceBuiltin && len(ll.Loads) > 0 && ipListIsURL(ll.Loads[0].Source):
+		var urls []string
+		for _, ld := range ll.Loads {
+			urls = append(urls, ld.Source)
+		}
+		src += " (no cached copy of " + strings.Join(urls, ", ") + "; run 'lohibot-audit ips update')"
 	case l.Source == verify.IPListSourceBuiltin:
 		src += " (from the crawler's documentation)"
 	}
-	fmt.Fprintf(w, "source:   %s\n", sanitize(src))
+	return &ipsShowDoc{out: out, src: src, since: since, now: now}
+}
+
+func (d *ipsShowDoc) Data() any { return d.out }
+
+func (d *ipsShowDoc) WriteCSV(w io.Writer) error {
+	return render.WriteCSV(w, []string{"prefix"}, func(yield func([]string) bool) {
+		for _, p := range d.out.Prefixes {
+			if !yield([]string{p}) {
+				return
+			}
+		}
+	})
+}
+
+func (d *ipsShowDoc) WriteText(t *render.Text) error {
+	out, since, now := d.out, d.since, d.now
+	if out.Crawler != "" {
+		t.Printf("crawler:  %s\n", out.Crawler)
+	}
+	t.Printf("source:   %s\n", sanitize(d.src))
 	age := "-"
 	if !since.IsZero() {
 		age = ipAge(now.Sub(since))
@@ -154,36 +197,76 @@ func ipsShow(w io.Writer, format string, o *auditOptions, ll *ipListLoad, now ti
 	switch {
 	case out.Fetched != nil:
 		stale := ""
-		if ll.Stale {
+		if out.Stale {
 			stale = "; the next run fetches it again"
 		}
-		fmt.Fprintf(w, "fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
+		t.Printf("fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
 	default:
-		fmt.Fprintf(w, "age:      %s\n", age)
+		t.Printf("age:      %s\n", age)
 	}
 	created := "-"
 	if out.CreationTime != nil {
 		created = out.CreationTime.Format(time.RFC3339)
 	}
-	fmt.Fprintf(w, "created:  %s\n", created)
-	fmt.Fprintf(w, "prefixes: %d\n", len(out.Prefixes))
+	t.Printf("created:  %s\n", created)
+	t.Printf("prefixes: %d\n", len(out.Prefixes))
 	for _, p := range out.Prefixes {
-		fmt.Fprintf(w, "  %s\n", p)
+		t.Printf("  %s\n", p)
 	}
-	return sw.err
+	return nil
 }
 
-// prefixString prints a single-address prefix as the bare address
-// (79.139.58.98, not 79.139.58.98/32), any other prefix in CIDR form.
-func prefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
+// ipsShowDocs is what ips show prints for several crawlers: a list of
+// their objects, CSV rows with the crawler first, their texts one after
+// another.
+type ipsShowDocs []*ipsShowDoc
+
+func (ds ipsShowDocs) Data() any {
+	out := make([]ipsShowOutput, len(ds))
+	for i, d := range ds {
+		out[i] = d.out
 	}
-	return p.String()
+	return out
+}
+
+func (ds ipsShowDocs) WriteCSV(w io.Writer) error {
+	return render.WriteCSV(w, []string{"crawler", "prefix"}, func(yield func([]string) bool) {
+		for _, d := range ds {
+			for _, p := range d.out.Prefixes {
+				if !yield([]string{d.out.Crawler, p}) {
+					return
+				}
+			}
+		}
+	})
+}
+
+func (ds ipsShowDocs) WriteText(t *render.Text) error {
+	for i, d := range ds {
+		if i > 0 {
+			t.Printf("\n")
+		}
+		if err := d.WriteText(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ipsProfiles resolves --crawler, and the --ip-list that replaces their
+// lists ("" for their own).
+func ipsProfiles(o *auditOptions, crawlers []string) ([]*crawler.Profile, string, error) {
+	profiles, err := resolveCrawlers(crawlers)
+	if err != nil {
+		return nil, "", err
+	}
+	override, err := identityListOverride(o, profiles)
+	return profiles, override, err
 }
 
 func newIPsUpdateCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var crawlers []string
 	c := &cobra.Command{
 		Use:   "update",
 		Short: "Fetch the IP list now and cache it",
@@ -193,57 +276,92 @@ says what happened: 200 (a new list, cached), 304 (the cached list is
 current) or rejected (the cached or built-in list stays in force; exit 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
+			if err := identityCheckFlags(o); err != nil {
 				return err
 			}
-			if err := identityCheckFlags(o); err != nil {
+			profiles, override, err := ipsProfiles(o, crawlers)
+			if err != nil {
 				return err
 			}
 			switch {
 			case o.Offline:
 				return usageError("ips update fetches the list: it cannot run with --offline")
-			case !ipListIsURL(o.IPList):
-				return usageError("--ip-list %s is a file: there is nothing to fetch", o.IPList)
+			case override != "" && !ipListIsURL(override):
+				return usageError("--ip-list %s is a file: there is nothing to fetch", override)
 			}
 			dir, warn := identityCacheDir(env, o)
 			if warn != "" {
 				warnf(env, "%s", warn)
 			}
-			ll, err := loadIPList(c.Context(), env, o, dir, ipListFetchNow)
-			if err != nil {
-				return err
-			}
-			for _, w := range ll.Warnings {
-				if w != ll.FetchWarning {
-					warnf(env, "%s", w)
+			loader := identityLoader(env, o, dir, ipListFetchNow)
+			var failed error
+			for _, p := range profiles {
+				ll, err := loader.Load(c.Context(), p, override)
+				if err != nil {
+					return listFileError(err)
+				}
+				if err := ipsUpdateReport(env, p, len(crawlers) > 0, ll, dir); err != nil && failed == nil {
+					failed = err
 				}
 			}
-			if ll.FetchErr != nil {
-				what := "the built-in list"
-				if ll.Cached {
-					what = "the cached list"
-				}
-				status := "cannot fetch"
-				if errors.Is(ll.FetchErr, verify.ErrIPListInvalid) || errors.Is(ll.FetchErr, verify.ErrIPListEmpty) || errors.Is(ll.FetchErr, verify.ErrIPListTooLarge) {
-					status = "rejected"
-				}
-				return &exitError{code: ExitIncomplete, err: fmt.Errorf("%s: %w; %s stays in force", status, ll.FetchErr, what)}
-			}
-			kept := "not cached (--no-cache)"
-			if ll.Saved {
-				kept = "cached"
-			} else if dir != "" {
-				kept = "not cached"
-			}
-			switch ll.Status {
-			case 304:
-				fmt.Fprintf(env.Stdout, "304 not modified: %s, %d prefix(es), is current; %s\n", sanitize(ll.List.Source), len(ll.List.Prefixes), kept)
-			default:
-				fmt.Fprintf(env.Stdout, "%d: %s, %d prefix(es); %s\n", ll.Status, sanitize(ll.List.Source), len(ll.List.Prefixes), kept)
-			}
-			return nil
+			return failed
 		},
 	}
 	addIPsFlags(c.Flags(), o)
+	addCrawlerFlag(c.Flags(), &crawlers)
 	return c
+}
+
+// ipsUpdateReport says what became of each list of p fetched now: a line
+// on stdout per list fetched, the other warnings on stderr, and for a list
+// that could not be had the error (exit 3) after the rest is said.
+func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists, dir string) error {
+	fetchWarnings := map[string]bool{}
+	for _, ld := range ll.Loads {
+		fetchWarnings[ld.FetchWarning] = true
+	}
+	for _, w := range ll.Warnings {
+		if !fetchWarnings[w] {
+			warnf(env, "%s", w)
+		}
+	}
+	prefix := ""
+	if named {
+		prefix = p.Name + ": "
+	}
+	var failed error
+	for _, ld := range ll.Loads {
+		if ld.FetchErr != nil {
+			what := "the built-in list"
+			if ld.Cached {
+				what = "the cached list"
+			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
+				what = "no list (" + p.Name + " has no built-in one)"
+			}
+			status := "cannot fetch"
+			if verify.IsListRejected(ld.FetchErr) {
+				status = "rejected"
+			}
+			err := &exitError{code: ExitIncomplete, err: fmt.Errorf("%s%s: %w; %s stays in force", prefix, status, ld.FetchErr, what)}
+			if failed == nil {
+				failed = err
+			} else {
+				warnf(env, "%v", err.err)
+			}
+			continue
+		}
+		kept := "not cached (--no-cache)"
+		if ld.Saved {
+			kept = "cached"
+		} else if dir != "" {
+			kept = "not cached"
+		}
+		switch ld.Status {
+		case 304:
+			fmt.Fprintf(env.Stdout, "%s304 not modified: %s, %d prefix(es), is current; %s\n", prefix, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+		default:
+			fmt.Fprintf(env.Stdout, "%s%d: %s, %d prefix(es); %s\n", prefix, ld.Status, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+		}
+	}
+	return failed
 }

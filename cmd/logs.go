@@ -6,16 +6,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -35,14 +40,12 @@ malformed and reported with their file and line number.`,
   zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
-			if err := loadConfig(env, c, o.Config); err != nil {
-				return err
-			}
 			return runLogs(c.Context(), env, o, files)
 		},
 	}
 	f := c.Flags()
-	addFormatFlag(f, o)
+	addFormatFlag(f, o, render.Names())
+	addTopFlag(f, o)
 	addLogFlags(f, o)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
@@ -50,26 +53,29 @@ malformed and reported with their file and line number.`,
 }
 
 func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) error {
-	format, err := o.outputFormat(env)
+	format, err := o.reportFormat(env)
 	if err != nil {
+		return err
+	}
+	if err := refuseTerminal(env, format); err != nil {
 		return err
 	}
 	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 		return err
 	}
 	rep, _, err := runAudit(ctx, env, o, files)
-	if err != nil && !errors.Is(err, errIncomplete) {
+	if rep == nil {
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := writeReport(stdout(env), rep, format)
+	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	// The report shows its warnings only in table and markdown on a
 	// terminal; everywhere else (a cron job with csv or json) stderr must
 	// say them too.
-	if !(env.StdoutTTY && (format == "table" || format == "markdown")) {
+	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
 		warnAll(env, rep.Warnings)
 	}
 	if werr != nil {
@@ -80,6 +86,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	}
 	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
 	if fail {
+		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
 		return errFindings
 	}
 	return nil
@@ -96,20 +103,16 @@ func warnAll(env *Env, warnings []string) {
 	}
 }
 
-// runAudit reads the logs, verifies the claimed addresses and checks the
-// genuine crawler's conduct. It returns errIncomplete, with the report of
-// everything read, when an input could not be read whole.
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*verify.Report, *identity, error) {
+// runAudit checks the flags, loads robots.txt and the IP list, and runs
+// the audit of files (audit.Run). With an *audit.InputError it returns
+// the report of everything read: an input could not be read whole.
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*audit.Report, *identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
 	}
 	now := env.Now()
-	since, err := timeBound("since", o.Since, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	until, err := timeBound("until", o.Until, now)
+	since, until, err := timeWindow(o.Since, o.Until, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,13 +125,16 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 		}
 		files = []string{"-"}
 	}
+	if err := checkInputsExist(files); err != nil {
+		return nil, nil, err
+	}
 	siteRules, sitePlain, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robotsSplitValue(v); robotsIsURL(src) {
+			if _, src := robots.SplitValue(v); robots.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
@@ -148,73 +154,107 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if ctx.Err() != nil {
 		return nil, nil, errInterrupted
 	}
-	listed := parse.NewAddrSet(id.List.Prefixes)
 
-	audit := &verify.Audit{Since: since, Until: until, Settled: id.Verifier.Settled}
-	incomplete := false
+	sites := chooseSites(files, siteRules, sitePlain)
+	inputs := make([]audit.Input, len(files))
+	for i, name := range files {
+		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: env.opener(name)}
+	}
 	prog := newProgress(env, o)
 	defer prog.stop()
-	sites := chooseSites(files, siteRules, sitePlain)
-	hostLogged := make([]bool, len(files))
-	env.phase(phaseRead)
-	for i, name := range files {
-		if ctx.Err() != nil {
-			return nil, nil, errInterrupted
-		}
-		ok, host := readLog(ctx, env, o, name, sites[i].Site, logFormat, listed, audit, prog)
-		if !ok {
-			incomplete = true
-		}
-		hostLogged[i] = host
-	}
-	prog.stop()
-	if ctx.Err() != nil {
-		return nil, nil, errInterrupted
-	}
-
-	for _, w := range unmatchedSiteRules(siteRules, files) {
-		audit.Warn(w)
-	}
-	for _, w := range siteWarnings(sites, hostLogged) {
-		audit.Warn(w)
-	}
-	for _, w := range robots.Warnings() {
-		audit.Warn(w)
-	}
-	env.phase(phaseDNS)
-	results := id.classify(ctx, audit.Addresses())
-	// A cancelled lookup is unverified for want of an answer, not for
-	// want of DNS: such results must not be reported as if complete.
-	if ctx.Err() != nil {
-		return nil, nil, errInterrupted
-	}
-	for _, w := range id.Warnings {
-		audit.Warn(w)
-	}
-	// The conduct checks and the report of a long audit take a while and
-	// cannot be stopped midway: an interrupted run leaves them behind.
-	rep, err := untilDone(ctx, func() *verify.Report {
-		env.phase(phaseConduct)
-		return audit.Report(results, verify.ConductConfig{
+	rep, err := audit.Run(ctx, audit.Options{
+		Inputs:     inputs,
+		Format:     logFormat,
+		TrustXFF:   o.TrustXFF,
+		Listed:     parse.NewAddrSet(id.List.Prefixes),
+		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
+		Classifier: identityClassifier{id},
+		Conduct: conduct.Config{
 			Token:        parse.Token,
 			Budget:       o.Budget,
 			BudgetWindow: o.BudgetWindow,
 			MinPause:     o.MinPause,
 			MinBackoff:   o.MinBackoff,
-			Robots:       robots.For,
-		})
+		},
+		Robots: robotsSetWarnings{robots},
+		ReadWarnings: func(ins []audit.InputReport) []string {
+			hostLogged := make([]bool, len(ins))
+			for i, in := range ins {
+				hostLogged[i] = in.HostLogged
+			}
+			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
+		},
+		Progress: prog,
+		OnPhase: func(p audit.Phase) {
+			if p != audit.PhaseRead {
+				prog.stop()
+			}
+			env.phase(string(p))
+		},
 	})
-	if err != nil {
+	if rep == nil {
 		return nil, nil, err
 	}
-	rep.Warnings = append(rep.Warnings, robots.UnknownSiteWarnings(reportSites(rep))...)
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = id.List.Source
-	if incomplete {
-		return rep, id, errIncomplete
+	return rep, id, err
+}
+
+// identityClassifier gives audit.Run the verdicts of the identity in
+// force, and its warnings.
+type identityClassifier struct{ id *identity }
+
+func (c identityClassifier) Classify(ctx context.Context, _ int, addrs []netip.Addr) map[netip.Addr]verify.Result {
+	return c.id.classify(ctx, addrs)
+}
+
+func (c identityClassifier) Warnings() []string { return c.id.Warnings }
+
+// checkInputsExist says, before anything is read, which named log does
+// not exist or is a directory: a mistyped name is a usage error (exit 2,
+// no report), not an empty report with the reason among its warnings;
+// exit 3 stays what SPEC §8 makes it, a run whose report holds all that
+// could be read.
+func checkInputsExist(files []string) error {
+	for _, name := range files {
+		if name == "-" {
+			continue
+		}
+		fi, err := os.Stat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: %v", name, unwrapPathError(err)), "check the path; FILE is a log file, a .gz file, or - for stdin")}
+		case err == nil && fi.IsDir():
+			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: it is a directory", name), "name the log files in it, such as "+filepath.Join(name, "access.log*"))}
+		}
 	}
-	return rep, id, nil
+	return nil
+}
+
+// opener opens the log name for audit.Run: stdin for "-", else the file,
+// with its size when it is a regular file.
+func (e *Env) opener(name string) func(context.Context) (io.ReadCloser, int64, error) {
+	return func(ctx context.Context) (io.ReadCloser, int64, error) {
+		if name == "-" {
+			return io.NopCloser(e.Stdin), -1, nil
+		}
+		fh, err := openInput(ctx, name)
+		if err != nil {
+			return nil, -1, unwrapPathError(err)
+		}
+		var size int64 = -1
+		if st, err := fh.Stat(); err == nil {
+			if st.IsDir() {
+				fh.Close()
+				return nil, -1, errors.New("it is a directory")
+			}
+			if st.Mode().IsRegular() {
+				size = st.Size()
+			}
+		}
+		return fh, size, nil
+	}
 }
 
 // checkConductFlags rejects conduct flag values that make no sense, naming
@@ -231,102 +271,6 @@ func checkConductFlags(o *auditOptions) error {
 		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
 	}
 	return nil
-}
-
-// readLog reads one input into the audit, its lines without a virtual
-// host under site. ok is false when the input could not be read whole, or
-// its format could not be detected (the audit keeps what was read, and the
-// reason is a warning and the input's Error), or when ctx was cancelled
-// while reading (the caller checks ctx). hostLogged says whether the
-// input's format records the virtual host.
-func readLog(ctx context.Context, env *Env, o *auditOptions, name, site string, f *parse.Format, listed *parse.AddrSet, audit *verify.Audit, prog *progress) (ok, hostLogged bool) {
-	var src io.Reader
-	var size int64 = -1
-	failed := func(msg string) (bool, bool) {
-		audit.Warn(msg)
-		audit.AddInput(verify.InputReport{File: name, Error: msg}, nil)
-		return false, false
-	}
-	if name == "-" {
-		src = env.Stdin
-	} else {
-		fh, err := openInput(ctx, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, false
-			}
-			return failed(fmt.Sprintf("cannot read %s: %v", name, unwrapPathError(err)))
-		}
-		defer fh.Close()
-		if st, err := fh.Stat(); err == nil {
-			if st.IsDir() {
-				return failed(fmt.Sprintf("cannot read %s: it is a directory", name))
-			}
-			if st.Mode().IsRegular() {
-				size = st.Size()
-			}
-		}
-		src = fh
-	}
-	r := parse.NewReader(src, parse.Options{Name: name, Format: f, Site: site, TrustXFF: o.TrustXFF, Listed: listed})
-	// Stop, unlike a check between records, ends a read that finds
-	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
-	stop := context.AfterFunc(ctx, r.Stop)
-	defer stop()
-	prog.start(name, size, r)
-	// The reader runs aside, so that an interrupted run returns at once
-	// even when the reader is slow to notice Stop; it is then left behind
-	// and nothing here touches the audit again.
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		for r.Scan() {
-			audit.Add(r.Record())
-		}
-	}()
-	select {
-	case <-scanned:
-	case <-ctx.Done():
-		prog.done()
-		return false, false
-	}
-	prog.done()
-	err := r.Err()
-	if errors.Is(err, parse.ErrStopped) || ctx.Err() != nil {
-		return false, false
-	}
-	st := r.Stats()
-	in := verify.InputReport{File: name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
-		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: site}
-	if st.MalformedClaims > 0 {
-		audit.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", name, st.MalformedClaims))
-	}
-	if rf := r.Format(); rf != nil {
-		in.LogFormat = rf.Name()
-		in.HostLogged = rf.HasHost()
-		hostLogged = rf.HasHost()
-		if !rf.HasUserAgent() {
-			audit.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", name, rf.Name()))
-		}
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, parse.ErrUnknownFormat):
-		// Like an unreadable file: error.log among access logs, or a
-		// compression it cannot read, must not discard the other inputs.
-		in.Error = fmt.Sprintf("%v; none of it was read; give its format with --log-format (combined, common, vhost_combined, json, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err)
-		audit.Warn(in.Error)
-	default:
-		var re *parse.ReadError
-		msg := err.Error()
-		if errors.As(err, &re) {
-			msg = fmt.Sprintf("%s: %v at byte %d; the %d lines before it were read", re.File, re.Err, re.Offset, st.Lines)
-		}
-		audit.Warn(msg)
-		in.Error = msg
-	}
-	audit.AddInput(in, r.Examples())
-	return err == nil, hostLogged
 }
 
 // openInput opens a log file. Opening a named pipe waits for a writer, so
@@ -380,41 +324,11 @@ func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, erro
 // as ctx is cancelled (f is then left to finish on its own; its result is
 // dropped).
 func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	ch := make(chan T, 1)
-	go func() { ch <- f() }()
-	var zero T
-	select {
-	case v := <-ch:
-		if ctx.Err() != nil {
-			return zero, errInterrupted
-		}
-		return v, nil
-	case <-ctx.Done():
-		return zero, errInterrupted
+	v, err := aside.Do(ctx, f)
+	if err != nil {
+		return v, errInterrupted
 	}
-}
-
-// reportSites returns the sites an audit has: those of its claimed hits,
-// and the site of every input without a virtual host.
-func reportSites(rep *verify.Report) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	for _, s := range rep.Sites {
-		add(s.Site)
-	}
-	for _, in := range rep.Inputs {
-		if in.LogFormat != "" && !in.HostLogged {
-			add(in.Site)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return v, nil
 }
 
 // unwrapPathError returns the cause of a *fs.PathError (the operation and
@@ -477,7 +391,8 @@ func newProgress(env *Env, o *auditOptions) *progress {
 	return p
 }
 
-func (p *progress) start(name string, size int64, r *parse.Reader) {
+// Start shows the progress of reading the input name.
+func (p *progress) Start(name string, size int64, r *parse.Reader) {
 	if !p.enabled {
 		return
 	}
@@ -486,7 +401,8 @@ func (p *progress) start(name string, size int64, r *parse.Reader) {
 	p.mu.Unlock()
 }
 
-func (p *progress) done() {
+// Done ends the progress of an input.
+func (p *progress) Done() {
 	if !p.enabled {
 		return
 	}
@@ -511,7 +427,7 @@ func (p *progress) loop() {
 			read := r.BytesRead()
 			el := time.Since(t0).Seconds()
 			rate := float64(read) / el
-			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
+			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", render.Cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
 			if size > 0 && rate > 0 && read <= size {
 				eta := time.Duration(float64(size-read) / rate * float64(time.Second))
 				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/audit"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -159,7 +159,7 @@ func TestLogsClaimedHitsMatchGrep(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			var rep verify.Report
+			var rep audit.Report
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatal(err)
 			}
@@ -245,14 +245,16 @@ func TestLogsExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"ok", []string{good}, "", 0, ""},
-		{"fail on spoofed", []string{"--fail-on", "spoofed", good}, "", 1, ""},
+		{"fail on spoofed", []string{"--fail-on", "spoofed", good}, "", 1, "lohibot-audit: --fail-on spoofed matched: 3 spoofed hits\n"},
+		{"fail on any", []string{"--fail-on", "any", "--budget", "1", good}, "", 1, "lohibot-audit: --fail-on any matched: 3 spoofed hits and 1 conduct violation\n"},
 		{"fail on violations without any", []string{"--fail-on", "violations", good}, "", 0, ""},
 		{"bad fail-on", []string{"--fail-on", "sometimes", good}, "", 2, "unknown --fail-on"},
 		{"bad format", []string{"--format", "xml", good}, "", 2, "unknown --format"},
 		{"bad log format", []string{"--log-format", "apache:%h %Q", good}, "", 2, "unknown directive %Q"},
 		{"bad since", []string{"--since", "yesterday", good}, "", 2, "--since"},
 		{"unknown flag", []string{"--frobnicate", good}, "", 2, "unknown flag"},
-		{"missing file", []string{filepath.Join(dir, "nope.log"), good}, "", 3, "cannot read"},
+		{"missing file", []string{filepath.Join(dir, "nope.log"), good}, "", 2, "cannot read " + filepath.Join(dir, "nope.log") + ": no such file or directory\nlohibot-audit: hint: check the path"},
+		{"directory", []string{good, dir}, "", 2, "cannot read " + dir + ": it is a directory"},
 		{"truncated gzip", []string{truncated}, "", 3, "truncated"},
 		{"stdin", []string{"-"}, string(data), 0, ""},
 		{"undetectable", []string{"-"}, "hello\nworld\n", 3, "cannot detect the log format"},
@@ -285,7 +287,7 @@ func TestLogsExitCodes(t *testing.T) {
 				}
 			}
 			if code == 3 {
-				var rep verify.Report
+				var rep audit.Report
 				if err := json.Unmarshal([]byte(out), &rep); err != nil {
 					t.Fatalf("no report after a partial read: %v", err)
 				}
@@ -321,7 +323,7 @@ func TestLogsSinceUntil(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var rep verify.Report
+		var rep audit.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -443,7 +445,7 @@ func TestLogsSameCrawlAcrossFormats(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", r.name, code, errOut)
 		}
-		var rep verify.Report
+		var rep audit.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -39,6 +40,7 @@ type auditOptions struct {
 	FailOn       string
 	Config       string
 	NoProgress   bool
+	Top          topFlag // logs: addresses listed in table and markdown
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -46,10 +48,6 @@ type auditOptions struct {
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.
 const DefaultIPListURL = "https://lohisoft.com/bot/ips.json"
-
-func addFormatFlag(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv, markdown (default table on a terminal, else json)")
-}
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Config, "config", "", "YAML config file whose keys mirror the flags (default $XDG_CONFIG_HOME/lohibot-audit/config.yaml, then /etc/lohibot-audit/config.yaml)")
@@ -69,41 +67,44 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_combined, json, 'nginx:<log_format>', 'apache:<LogFormat>'")
+	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_common, vhost_combined, nginx_main, json, 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
 	f.IntVar(&o.Budget, "budget", 20, "pages per site per budget window")
 	f.DurationVar(&o.BudgetWindow, "budget-window", 24*time.Hour, "the budget's window")
 	f.DurationVar(&o.MinPause, "min-pause", time.Second, "least gap between two requests to one site")
 	f.DurationVar(&o.MinBackoff, "min-backoff", 30*time.Second, "least gap after a 429/5xx when the log does not record Retry-After")
-	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration such as 24h back from now)")
-	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now)")
+	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
+	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 }
 
-// outputFormat resolves --format against the terminal.
-func (o *auditOptions) outputFormat(env *Env) (string, error) {
-	switch o.Format {
-	case "":
-		if env.StdoutTTY {
-			return "table", nil
-		}
-		return "json", nil
-	case "table", "json", "yaml", "csv", "markdown":
-		return o.Format, nil
+// timeWindow parses --since and --until (see timeBound); a window that
+// ends before it starts is a usage error.
+func timeWindow(sinceFlag, untilFlag string, now time.Time) (since, until time.Time, err error) {
+	if since, err = timeBound("since", sinceFlag, now); err != nil {
+		return since, until, err
 	}
-	return "", usageError("unknown --format %q: use table, json, yaml, csv or markdown", o.Format)
+	if until, err = timeBound("until", untilFlag, now); err != nil {
+		return since, until, err
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return since, until, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("--since %s is not before --until %s: no request can be in that window", since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339)),
+			"--since is where the window starts and --until where it ends: --since 7d --until 1d is from a week ago to a day ago")}
+	}
+	return since, until, nil
 }
 
 // timeBound parses a --since/--until value: RFC 3339 (or a bare date), or
-// a duration back from now.
+// a duration back from now, in Go's units or with days (24h, 7d, 1d12h).
 func timeBound(name, v string, now time.Time) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseDuration(v); err == nil {
+	if d, err := crawler.ParseDuration(v); err == nil {
 		if d < 0 {
 			d = -d
 		}
@@ -114,7 +115,7 @@ func timeBound(name, v string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, usageError("--%s %q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration (24h)", name, v)
+	return time.Time{}, usageError("--%s %q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration back from now (24h, 7d)", name, v)
 }
 
 // failOnMatch says whether --fail-on asks for exit 1 given the findings.
@@ -130,6 +131,27 @@ func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
 		return spoofed > 0 || violations > 0, nil
 	}
 	return false, usageError("unknown --fail-on %q: use spoofed, violations or any", failOn)
+}
+
+// failOnMatched says on stderr what --fail-on matched, as the run exits 1
+// for it: the report may have gone to a file or a pipe.
+func failOnMatched(env *Env, failOn string, spoofed int64, violations int) {
+	var what []string
+	if failOn != "violations" && spoofed > 0 {
+		what = append(what, plural(spoofed, "spoofed hit", "spoofed hits"))
+	}
+	if failOn != "spoofed" && violations > 0 {
+		what = append(what, plural(int64(violations), "conduct violation", "conduct violations"))
+	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: --fail-on %s matched: %s\n", failOn, strings.Join(what, " and "))
+}
+
+// plural gives n with the noun in the number it calls for.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // loadConfig applies the YAML config file to every flag of c that was not

@@ -17,11 +17,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/miekg/dns"
-	"gopkg.in/yaml.v3"
 )
 
 // mdUnescaped counts the occurrences of c in line that no backslash
@@ -126,9 +125,12 @@ func TestLogsWarningsOnStderr(t *testing.T) {
 	if err := os.WriteFile(badList, []byte("not a list"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(dir, "rotated.log")
+	unreadable := filepath.Join(dir, "rotated.log")
+	if err := os.WriteFile(unreadable, []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
-	warnings := []string{"ips.json: ", "cannot read " + missing}
+	warnings := []string{"ips.json: ", unreadable + ": cannot detect the log format"}
 	tests := []struct {
 		format string
 		tty    bool
@@ -152,7 +154,7 @@ func TestLogsWarningsOnStderr(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tc.tty, Now: func() time.Time { return fixedNow }}
-			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, missing})
+			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, unreadable})
 			if code != ExitIncomplete {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
 			}
@@ -234,57 +236,6 @@ func TestLogsOfflineRobotsURL(t *testing.T) {
 // TestWriteYAML checks that YAML keeps the fields' order and that a
 // string holding invalid UTF-8 stays a string, its bad bytes U+FFFD as in
 // the JSON.
-func TestWriteYAML(t *testing.T) {
-	type inner struct {
-		UA   []string `yaml:"user_agents"`
-		Zero string   `yaml:"zero,omitempty"`
-	}
-	v := struct {
-		Zeta  string    `yaml:"zeta"`
-		Alpha inner     `yaml:"alpha"`
-		Time  time.Time `yaml:"time"`
-		Count int       `yaml:"count"`
-		Bool  string    `yaml:"bool"`
-		Map   map[string]string
-	}{
-		Zeta:  "LohiSoftBot/1.0 \xff\xfe",
-		Alpha: inner{UA: []string{"ok", "\xc3(" + strings.Repeat("x", 80) + "\x80"}},
-		Time:  time.Date(2026, 12, 1, 7, 0, 6, 0, time.UTC),
-		Count: 3,
-		Bool:  "true",
-		Map:   map[string]string{"b\xffkey": "1", "a": "\xe2\x82"},
-	}
-	var buf bytes.Buffer
-	if err := writeYAML(&buf, v); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.String()
-	want := "zeta: LohiSoftBot/1.0 \ufffd\ufffd\n" +
-		"alpha:\n" +
-		"  user_agents:\n" +
-		"    - ok\n" +
-		"    - \ufffd(" + strings.Repeat("x", 80) + "\ufffd\n" +
-		"time: 2026-12-01T07:00:06Z\n" +
-		"count: 3\n" +
-		"bool: \"true\"\n" +
-		"map:\n" +
-		"  a: \ufffd\ufffd\n" +
-		"  b\ufffdkey: \"1\"\n"
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-	if !utf8.ValidString(got) || strings.Contains(got, "!!binary") {
-		t.Errorf("not plain UTF-8 YAML: %q", got)
-	}
-	var back map[string]any
-	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
-		t.Errorf("zeta read back as %#v", back["zeta"])
-	}
-}
-
 // generatedAt matches the generated_at field of a JSON or YAML report.
 var generatedAt = regexp.MustCompile(`(?m)^(  "generated_at": "|generated_at: )([^"\n]*)("?)$`)
 
@@ -333,7 +284,7 @@ func TestLogsHostNameClient(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep verify.Report
+	var rep audit.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -396,4 +347,15 @@ func TestLogsJSONToTerminal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// terminalUnsafe reports the first rune of s that a terminal could act
+// on, other than the line breaks and indentation of the layout.
+func terminalUnsafe(s string) (rune, bool) {
+	for _, r := range s {
+		if r != '\n' && (r < 0x20 || parse.IsTerminalUnsafe(r)) {
+			return r, true
+		}
+	}
+	return 0, false
 }

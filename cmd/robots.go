@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -10,7 +11,9 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -18,8 +21,10 @@ func newRobotsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "robots",
 		Short: "Test URLs against a robots.txt, or gate CI on it",
-		Long: `Read a robots.txt the way RFC 9309 says LohiSoftBot does, and say which rule
-decides for each URL.
+		Long: `Read a robots.txt the way RFC 9309 says a crawler does, and say which rule
+decides for each URL. The crawler is LohiSoftBot unless --crawler names
+another profile (googlebot, bingbot, or a profile file), whose robots.txt
+token is then used; --user-agent gives a token directly.
 
 ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
 counts as "allow all" (RFC 9309 §2.3.1.3), and the output says so. One that
@@ -45,23 +50,36 @@ type robotsTestResult struct {
 }
 
 func newRobotsTestCmd(env *Env) *cobra.Command {
-	var userAgent, format, onFetchError string
+	var userAgent, crawlerName, format, onFetchError string
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
 		Example: `  lohibot-audit robots test robots.txt /private/report.pdf /blog/
   lohibot-audit robots test https://example.com/robots.txt https://example.com/search?q=x
+  lohibot-audit robots test --crawler googlebot robots.txt /private/
   curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json`,
-		Args: cobra.MinimumNArgs(2),
+		Args: func(c *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return &exitError{code: ExitUsage, err: withHint(
+					errors.New("robots test needs a robots.txt (ROBOTS) and at least one URL or path to test"),
+					"lohibot-audit robots test robots.txt /private/ /blog/")}
+			case 1:
+				return &exitError{code: ExitUsage, err: withHint(
+					fmt.Errorf("robots test needs at least one URL or path to test against %s", args[0]),
+					"name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/")}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
-			token, err := robotsToken(userAgent)
+			token, err := robotsToken(c, crawlerName, userAgent)
 			if err != nil {
 				return err
 			}
 			if format != "text" && format != "json" {
 				return usageError("unknown --format %q: use text or json", format)
 			}
-			policy, err := parseRobotsFetchPolicy(onFetchError)
+			policy, err := parseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -101,7 +119,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	addRobotsTokenFlags(c, &crawlerName, &userAgent)
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c
@@ -113,7 +131,7 @@ func addOnFetchErrorFlag(c *cobra.Command, v *string) {
 }
 
 func newRobotsCheckCmd(env *Env) *cobra.Command {
-	var userAgent, expect, onFetchError string
+	var userAgent, crawlerName, expect, onFetchError string
 	var paths []string
 	c := &cobra.Command{
 		Use:   "check ROBOTS",
@@ -131,9 +149,21 @@ When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
 Actions error annotation on the deciding line of the robots.txt file.`,
 		Example: `  lohibot-audit robots check public/robots.txt
   lohibot-audit robots check https://example.com/robots.txt --expect allowed --path / --path /blog/`,
-		Args: cobra.ExactArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return &exitError{code: ExitUsage, err: withHint(
+					errors.New("robots check needs a robots.txt (ROBOTS): a file, - for stdin, or an http(s):// URL"),
+					"lohibot-audit robots check public/robots.txt --path /private/")}
+			case len(args) > 1:
+				return &exitError{code: ExitUsage, err: withHint(
+					fmt.Errorf("robots check takes one ROBOTS, not %d arguments", len(args)),
+					"give each path to check with --path: lohibot-audit robots check robots.txt --path /private/ --path /admin/")}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
-			token, err := robotsToken(userAgent)
+			token, err := robotsToken(c, crawlerName, userAgent)
 			if err != nil {
 				return err
 			}
@@ -148,7 +178,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if len(paths) == 0 {
 				paths = []string{"/"}
 			}
-			policy, err := parseRobotsFetchPolicy(onFetchError)
+			policy, err := parseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -206,22 +236,55 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 	}
 	c.Flags().StringVar(&expect, "expect", "blocked", "what robots.txt must do for the crawler: blocked or allowed")
 	c.Flags().StringArrayVar(&paths, "path", nil, "`PATH` (or URL) to check, repeatable (default /)")
-	c.Flags().StringVar(&userAgent, "user-agent", parse.Token, "the crawler's product `TOKEN` (a version such as /1.0 is ignored)")
+	addRobotsTokenFlags(c, &crawlerName, &userAgent)
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }
 
-// robotsToken checks --user-agent and returns it as given (Decide cuts it
-// to its product token).
-func robotsToken(userAgent string) (string, error) {
+// addRobotsTokenFlags adds --crawler and --user-agent to a robots command.
+func addRobotsTokenFlags(c *cobra.Command, crawlerName, userAgent *string) {
+	c.Flags().StringVar(crawlerName, "crawler", crawler.Default, "the crawler whose robots.txt token to use: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE")
+	c.Flags().StringVar(userAgent, "user-agent", "", "the product `TOKEN` to test instead of the crawler's (a version such as /1.0 is ignored; * asks the * group)")
+}
+
+// robotsToken returns the token to test: --user-agent when given (checked,
+// and returned as given: Decide cuts it to its product token), else the
+// robots.txt token of the --crawler profile.
+func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error) {
+	if !c.Flags().Changed("user-agent") {
+		p, err := robotsCrawler(crawlerName)
+		if err != nil {
+			return "", err
+		}
+		return p.RobotsToken, nil
+	}
 	if strings.TrimSpace(userAgent) == "*" {
 		return "*", nil
 	}
-	tok := parse.RobotsProductToken(userAgent)
+	tok := robots.ProductToken(userAgent)
 	if tok == "" {
 		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
 	}
 	return tok, nil
+}
+
+// robotsCrawler resolves --crawler: the name of a built-in profile, else
+// a profile file. A file that does not validate, or a value that is
+// neither, is a usage error.
+func robotsCrawler(v string) (*crawler.Profile, error) {
+	if p, ok := crawler.Builtin(v); ok {
+		return p, nil
+	}
+	p, err := crawler.LoadFile(v)
+	if errors.Is(err, crawler.ErrInvalid) {
+		return nil, &exitError{code: ExitUsage, err: withHint(err, "fix that line of the profile, or use a built-in profile: "+strings.Join(crawler.BuiltinNames(), ", "))}
+	}
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("unknown crawler %q: not a built-in profile, and %v", v, unwrapPathError(err)),
+			"use "+strings.Join(crawler.BuiltinNames(), ", ")+", or the path of a profile file")}
+	}
+	return p, nil
 }
 
 // robotsReason is the deciding line and rule, or why no rule decided.
@@ -233,7 +296,7 @@ func robotsReason(line int, rule, why string) string {
 }
 
 // robotsCheckMessage says what robots check found for one path.
-func robotsCheckMessage(src *robotsSource, token, path string, d parse.RobotsDecision, wantAllowed bool) string {
+func robotsCheckMessage(src *robots.Source, token, path string, d robots.Decision, wantAllowed bool) string {
 	verdict := "blocked from"
 	if d.Allowed {
 		verdict = "allowed"
@@ -260,18 +323,15 @@ func robotsCheckMessage(src *robotsSource, token, path string, d parse.RobotsDec
 }
 
 // robotsWarn prints the source's note and the parser's warnings.
-func robotsWarn(env *Env, src *robotsSource) {
-	if src.Note != "" {
-		warnf(env, "%s", src.Note)
-	}
-	for _, w := range src.Robots.Warnings() {
-		warnf(env, "robots.txt %s: %s", src.Name, w)
+func robotsWarn(env *Env, src *robots.Source) {
+	for _, w := range src.Warnings() {
+		warnf(env, "%s", w)
 	}
 }
 
 // robotsAnnotateWarnings writes the parser's warnings as GitHub Actions
 // warning annotations, on their line of the file when they name one.
-func robotsAnnotateWarnings(env *Env, src *robotsSource) {
+func robotsAnnotateWarnings(env *Env, src *robots.Source) {
 	for _, w := range src.Robots.Warnings() {
 		line := 0
 		if rest, ok := strings.CutPrefix(w, "line "); ok {
@@ -301,8 +361,8 @@ func robotsPlural(n int, word string) string {
 // robotsWarnOtherHost warns when a URL to check is on another host than
 // the robots.txt URL: robots.txt only speaks for its own scheme, host and
 // port (RFC 9309 §2.3).
-func robotsWarnOtherHost(env *Env, src *robotsSource, target string) {
-	if !robotsIsURL(src.Name) || !robotsIsURL(target) {
+func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
+	if !robots.IsURL(src.Name) || !robots.IsURL(target) {
 		return
 	}
 	a, err1 := url.Parse(src.Name)

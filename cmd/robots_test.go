@@ -8,16 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 )
 
 var updateRobotsGolden = flag.Bool("update-robots", false, "rewrite the robots command golden files")
@@ -131,7 +129,8 @@ func TestRobotsTestOptions(t *testing.T) {
 		{name: "stdin", stdin: "User-agent: *\nDisallow: /in\n", args: []string{"-", "/in/x"}, stdout: "disallowed  /in/x  line 2: Disallow: /in"},
 		{name: "bad format", args: []string{blocked, "/", "--format", "yaml"}, code: ExitUsage, stderr: `lohibot-audit: error: unknown --format "yaml": use text or json`, stdoutNone: true},
 		{name: "bad token", args: []string{blocked, "/", "--user-agent", "1.0"}, code: ExitUsage, stderr: "has no product token", stdoutNone: true},
-		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error:", stdoutNone: true},
+		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs at least one URL or path to test against " + blocked + "\nlohibot-audit: hint: name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/\n", stdoutNone: true},
+		{name: "no ROBOTS", args: nil, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs a robots.txt (ROBOTS) and at least one URL or path to test\nlohibot-audit: hint: ", stdoutNone: true},
 		{name: "missing file", args: []string{robotsFixture("no-such-file.txt"), "/"}, code: ExitUsage, stderr: "no such file or directory\nlohibot-audit: hint: check the path", stdoutNone: true},
 		{name: "warnings on stderr", args: []string{robotsFixture("lenient.txt"), "/typo-one"}, stdout: "disallowed  /typo-one  line 3: Dissallow: /typo-one", stderr: `lohibot-audit: warning: robots.txt ../testdata/robots/lenient.txt: line 3: "Dissallow" is a misspelling of disallow`},
 	}
@@ -151,6 +150,82 @@ func TestRobotsTestOptions(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing", got.stdout)
 			}
 		})
+	}
+}
+
+// TestRobotsCrawler checks that --crawler picks the robots.txt token of a
+// built-in or file profile, that --user-agent still wins, and that a
+// profile that cannot be had is a usage error naming the file and line.
+func TestRobotsCrawler(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	robotsTxt := "User-agent: Googlebot\nDisallow: /g/\n\nUser-agent: bingbot\nDisallow: /b/\n\nUser-agent: ExampleBot\nDisallow: /e/\n\nUser-agent: *\nDisallow: /all/\n"
+	profile := filepath.Join(dir, "examplebot.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	for name, data := range map[string]string{
+		file:    robotsTxt,
+		profile: "name: examplebot\ntokens: [ExampleBot-News]\nrobots_token: ExampleBot\nfcrdns: [crawl.example.net]\n",
+		bad:     "name: examplebot\ntokens: [ExampleBot]\nipv6: maybe\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // exact
+		stderr string // prefix
+	}{
+		{name: "googlebot", args: []string{"test", "--crawler", "googlebot", file, "/g/x", "/b/x"},
+			stdout: "disallowed  /g/x  line 2: Disallow: /g/\nallowed     /b/x  no rule in the Googlebot group matches\n"},
+		{name: "bingbot", args: []string{"test", file, "/b/x", "--crawler", "bingbot"},
+			stdout: "disallowed  /b/x  line 5: Disallow: /b/\n"},
+		{name: "default is lohisoftbot", args: []string{"test", file, "/all/x"},
+			stdout: "disallowed  /all/x  line 11: Disallow: /all/\n"},
+		{name: "profile file", args: []string{"test", "--crawler", profile, file, "/e/x"},
+			stdout: "disallowed  /e/x  line 8: Disallow: /e/\n"},
+		{name: "user-agent wins over crawler", args: []string{"test", "--crawler", "googlebot", "--user-agent", "bingbot", file, "/g/x"},
+			stdout: "allowed  /g/x  no rule in the bingbot group matches\n"},
+		{name: "check with googlebot", args: []string{"check", "--crawler", "googlebot", file, "--path", "/g/"},
+			stdout: "ok: Googlebot is blocked from /g/ by " + file + " line 2: Disallow: /g/\n"},
+		{name: "check with a profile file fails", args: []string{"check", "--crawler", profile, file, "--path", "/g/"}, code: ExitFindings,
+			stdout: "FAIL: ExampleBot is allowed /g/ in " + file + ": no rule in the ExampleBot group matches (expected blocked)\n",
+			stderr: "lohibot-audit: robots check failed: " + file + " does not block ExampleBot for 1 of 1 path\n"},
+		{name: "unknown crawler", args: []string{"test", "--crawler", "yandexbot", file, "/"}, code: ExitUsage,
+			stderr: "lohibot-audit: error: unknown crawler \"yandexbot\": not a built-in profile, and no such file or directory\nlohibot-audit: hint: use bingbot, googlebot, lohisoftbot, or the path of a profile file\n"},
+		{name: "invalid profile", args: []string{"check", "--crawler", bad, file}, code: ExitUsage,
+			stderr: "lohibot-audit: error: crawler profile " + bad + ":3: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runRobotsCmd(t, nil, nil, "", append([]string{"robots"}, tc.args...)...)
+			if got.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got.code, tc.code, got.stdout, got.stderr)
+			}
+			if got.stdout != tc.stdout {
+				t.Errorf("stdout = %q, want %q", got.stdout, tc.stdout)
+			}
+			if !strings.HasPrefix(got.stderr, tc.stderr) || tc.stderr == "" && got.stderr != "" {
+				t.Errorf("stderr = %q, want it to start with %q", got.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestRobotsCheckArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{nil, "lohibot-audit: error: robots check needs a robots.txt (ROBOTS): a file, - for stdin, or an http(s):// URL\nlohibot-audit: hint: "},
+		{[]string{"robots.txt", "/private/"}, "lohibot-audit: error: robots check takes one ROBOTS, not 2 arguments\nlohibot-audit: hint: give each path to check with --path: "},
+	} {
+		got := runRobotsCmd(t, nil, nil, "", append([]string{"robots", "check"}, tc.args...)...)
+		if got.code != ExitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tc.stderr) || strings.Count(got.stderr, "\n") != 2 {
+			t.Errorf("robots check %q: exit %d, stdout %q, stderr %q; want 2, nothing, and %q with a hint", tc.args, got.code, got.stdout, got.stderr, tc.stderr)
+		}
 	}
 }
 
@@ -313,70 +388,13 @@ func TestGHACommandEscaping(t *testing.T) {
 	}
 }
 
-// robotsServer is a TLS server with the answers a robots.txt fetch can get.
-type robotsServer struct {
-	*httptest.Server
-	hits      atomic.Int64
-	userAgent atomic.Value
-}
-
-func newRobotsServer(t *testing.T) *robotsServer {
-	t.Helper()
-	s := &robotsServer{}
-	big := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding past the parsing limit\n", parse.RobotsMaxBytes/16) + "Disallow: /late\n"
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ok/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "User-agent: LohiSoftBot\nDisallow: /\n")
-	})
-	mux.HandleFunc("/gone/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.NotFound(w, r)
-	})
-	mux.HandleFunc("/forbidden/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no", http.StatusForbidden)
-	})
-	mux.HandleFunc("/down/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "maintenance", http.StatusServiceUnavailable)
-	})
-	mux.HandleFunc("/big/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, big)
-	})
-	// /slow/robots.txt never answers: the client's deadline always comes
-	// first, however loaded the machine.
-	mux.HandleFunc("/slow/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
-		panic(http.ErrAbortHandler) // no answer at all, not an empty 200
-	})
-	mux.HandleFunc("/nolocation/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusFound)
-	})
-	// /hop/N/robots.txt redirects N more times, then serves /ok/robots.txt.
-	mux.HandleFunc("/hop/", func(w http.ResponseWriter, r *http.Request) {
-		rest := strings.TrimPrefix(r.URL.Path, "/hop/")
-		n, err := strconv.Atoi(strings.TrimSuffix(rest, "/robots.txt"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		next := "/ok/robots.txt"
-		if n > 1 {
-			next = fmt.Sprintf("/hop/%d/robots.txt", n-1)
-		}
-		http.Redirect(w, r, next, http.StatusMovedPermanently)
-	})
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		s.userAgent.Store(r.UserAgent())
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
+func newRobotsServer(t *testing.T) *robotstest.Server {
+	return robotstest.NewServer(t, robots.MaxBytes)
 }
 
 func TestRobotsCheckURL(t *testing.T) {
 	srv := newRobotsServer(t)
-	closed := httptest.NewTLSServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close()
+	closedURL := robotstest.ClosedURL()
 
 	tests := []struct {
 		name   string
@@ -405,9 +423,9 @@ func TestRobotsCheckURL(t *testing.T) {
 			stderr: "lohibot-audit: error: could not check: robots.txt " + closedURL + "/robots.txt could not be fetched ("},
 		{name: "unreachable with rfc is disallow all", url: closedURL + "/robots.txt", args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (", stderr: "RFC 9309 §2.3.1.4 says disallow all"},
-		{name: "timeout could not check", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), code: ExitIncomplete,
+		{name: "timeout could not check", url: srv.URL + "/slow/robots.txt", client: srv.ShortClient(50 * time.Millisecond), code: ExitIncomplete,
 			stderr: "could not check: robots.txt " + srv.URL + "/slow/robots.txt could not be fetched (timed out)"},
-		{name: "timeout with rfc is disallow all", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 50*time.Millisecond), args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
+		{name: "timeout with rfc is disallow all", url: srv.URL + "/slow/robots.txt", client: srv.ShortClient(50 * time.Millisecond), args: []string{"--on-fetch-error", "rfc"}, code: ExitOK,
 			stdout: "could not be fetched (timed out): RFC 9309 §2.3.1.4 says disallow all"},
 		{name: "bad --on-fetch-error", url: srv.URL + "/ok/robots.txt", args: []string{"--on-fetch-error", "ignore"}, code: ExitUsage,
 			stderr: `unknown --on-fetch-error "ignore"`},
@@ -441,15 +459,9 @@ func TestRobotsCheckURL(t *testing.T) {
 			}
 		})
 	}
-	if ua, _ := srv.userAgent.Load().(string); ua != "lohibot-audit/"+Version {
+	if ua := srv.UserAgent(); ua != "lohibot-audit/"+Version {
 		t.Errorf("User-Agent sent = %q, want %q", ua, "lohibot-audit/"+Version)
 	}
-}
-
-func robotsShortClient(c *http.Client, timeout time.Duration) *http.Client {
-	cc := *c
-	cc.Timeout = timeout
-	return &cc
 }
 
 func TestRobotsTestURLOtherHost(t *testing.T) {
@@ -463,98 +475,6 @@ func TestRobotsTestURLOtherHost(t *testing.T) {
 	}
 	if strings.Count(got.stderr, "warning") != 1 {
 		t.Errorf("stderr = %q, want exactly one warning", got.stderr)
-	}
-}
-
-func TestLoadRobotsSet(t *testing.T) {
-	srv := newRobotsServer(t)
-	blocked := robotsFixture("lohisoftbot-blocked.txt")
-	partial := robotsFixture("lohisoftbot-partial.txt")
-	env := &Env{Stdin: strings.NewReader(""), HTTPClient: srv.Client(), Getenv: func(string) string { return "" }}
-	ctx := context.Background()
-
-	set, err := loadRobotsSet(ctx, env, []string{
-		partial,
-		"Blog.Example:8443=" + blocked,
-		"shop.example=" + srv.URL + "/down/robots.txt",
-		"api.example=" + srv.URL + "/down/robots.txt",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		site    string
-		source  string
-		allowed bool // for LohiSoftBot on /
-	}{
-		{"blog.example", blocked, false},
-		{"BLOG.example", blocked, false},
-		{"blog.example.", blocked, false},
-		{"other.example", partial, true},
-		{"", partial, true},
-	}
-	for _, tc := range tests {
-		src := set.Source(tc.site)
-		if src == nil || src.Name != tc.source {
-			t.Errorf("Source(%q) = %+v, want %s", tc.site, src, tc.source)
-			continue
-		}
-		if d := set.For(tc.site).Decide(parse.Token, "/"); d.Allowed != tc.allowed {
-			t.Errorf("For(%q).Decide(/) = %+v, want allowed %v", tc.site, d, tc.allowed)
-		}
-	}
-	// A URL that answers 503 now says nothing of what the crawler found:
-	// its sites have no robots.txt (the check is skipped), and it is said.
-	for _, site := range []string{"shop.example", "api.example"} {
-		if src := set.Source(site); src == nil || src.Name != srv.URL+"/down/robots.txt" || src.Unavailable != "answered 503" {
-			t.Errorf("Source(%q) = %+v, want the unavailable URL", site, src)
-		}
-		if r := set.For(site); r != nil {
-			t.Errorf("For(%q) = %v, want nil: the robots check is skipped", site, r)
-		}
-	}
-	if hits := srv.hits.Load(); hits != 1 {
-		t.Errorf("the shared URL was fetched %d times, want once", hits)
-	}
-	w := set.Warnings()
-	want := "robots.txt " + srv.URL + "/down/robots.txt answered 503 now: the robots check is skipped for sites api.example, shop.example"
-	if len(w) != 1 || !strings.HasPrefix(w[0], want) {
-		t.Errorf("Warnings() = %q, want the one 503 warning %q", w, want)
-	}
-
-	// Only per-site files: other sites have none.
-	set, err = loadRobotsSet(ctx, env, []string{"blog.example=" + blocked})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := set.For("other.example"); r != nil {
-		t.Errorf("For(other.example) = %v, want nil", r)
-	}
-	var none *robotsSet
-	if none.For("x") != nil || none.Warnings() != nil {
-		t.Error("a nil set must have no robots.txt and no warnings")
-	}
-}
-
-func TestRobotsSplitValue(t *testing.T) {
-	tests := []struct{ in, site, src string }{
-		{"robots.txt", "", "robots.txt"},
-		{"/etc/robots.txt", "", "/etc/robots.txt"},
-		{"https://example.com/robots.txt?a=b", "", "https://example.com/robots.txt?a=b"},
-		{"HTTP://example.com/x=y", "", "HTTP://example.com/x=y"},
-		{"example.com=robots.txt", "example.com", "robots.txt"},
-		{"Example.COM:443=https://example.com/robots.txt", "example.com", "https://example.com/robots.txt"},
-		{"[::1]:8080=r.txt", "::1", "r.txt"},
-		{"./a=b.txt", "", "./a=b.txt"},
-		{"dir/a=b.txt", "", "dir/a=b.txt"},
-		{"=robots.txt", "", "=robots.txt"},
-		{"site=", "site", ""},
-	}
-	for _, tc := range tests {
-		site, src := robotsSplitValue(tc.in)
-		if site != tc.site || src != tc.src {
-			t.Errorf("robotsSplitValue(%q) = %q, %q; want %q, %q", tc.in, site, src, tc.site, tc.src)
-		}
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 	"github.com/miekg/dns"
 )
 
@@ -25,16 +25,14 @@ type robotsFetchCase struct {
 	unavailable string
 }
 
-func robotsFetchCases(t *testing.T) (*robotsServer, []robotsFetchCase) {
+func robotsFetchCases(t *testing.T) (*robotstest.Server, []robotsFetchCase) {
 	srv := newRobotsServer(t)
-	closed := httptest.NewTLSServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close()
+	closedURL := robotstest.ClosedURL()
 	return srv, []robotsFetchCase{
 		{name: "5xx", url: srv.URL + "/down/robots.txt", unavailable: "answered 503"},
 		{name: "closed port", url: closedURL + "/robots.txt", unavailable: "could not be fetched (dial tcp"},
 		// The server never answers; the client's deadline is injected.
-		{name: "timeout", url: srv.URL + "/slow/robots.txt", client: robotsShortClient(srv.Client(), 20*time.Millisecond), unavailable: "could not be fetched (timed out)"},
+		{name: "timeout", url: srv.URL + "/slow/robots.txt", client: srv.ShortClient(20 * time.Millisecond), unavailable: "could not be fetched (timed out)"},
 		{name: "404 allows all", url: srv.URL + "/gone/robots.txt"},
 		{name: "200 disallows", url: srv.URL + "/ok/robots.txt"},
 	}
@@ -80,14 +78,14 @@ func TestLogsRobotsFetchError(t *testing.T) {
 				r := sitesReport(t, out.String())
 				var robotsViolations int
 				for _, v := range r.Violations {
-					if v.Kind == verify.KindRobots {
+					if v.Kind == conduct.KindRobots {
 						robotsViolations++
 					}
 				}
 				if len(r.Sites) != 1 || r.Sites[0].Pages != 5 {
 					t.Fatalf("sites %+v, want shop.log with 5 pages", r.Sites)
 				}
-				skipped := slices.Contains(r.Sites[0].ChecksSkipped, verify.KindRobots)
+				skipped := slices.Contains(r.Sites[0].ChecksSkipped, conduct.KindRobots)
 				var warning string
 				for _, w := range r.Warnings {
 					if strings.Contains(w, tc.url) {

@@ -16,8 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Version is the program version, set at build time with
@@ -56,13 +58,13 @@ type Env struct {
 
 // The phases of a run, as Env.onPhase is told them.
 const (
-	phaseRobots  = "robots"  // fetching robots.txt
-	phaseIPList  = "ip-list" // loading (fetching) the IP list
-	phaseRead    = "read"    // reading the logs
-	phaseDNS     = "dns"     // verifying addresses
-	phaseConduct = "conduct" // conduct checks and building the report
-	phaseRules   = "rules"   // building the rules (emit)
-	phaseWrite   = "write"   // writing the report or the rules
+	phaseRobots  = "robots"                   // fetching robots.txt
+	phaseIPList  = "ip-list"                  // loading (fetching) the IP list
+	phaseRead    = string(audit.PhaseRead)    // reading the logs
+	phaseDNS     = string(audit.PhaseDNS)     // verifying addresses
+	phaseConduct = string(audit.PhaseConduct) // conduct checks and building the report
+	phaseRules   = "rules"                    // building the rules (emit)
+	phaseWrite   = "write"                    // writing the report or the rules
 )
 
 // phase tells env.onPhase that the run enters phase p.
@@ -134,10 +136,6 @@ func (o *outputWriter) Err() error {
 	defer o.mu.Unlock()
 	return o.err
 }
-
-// errIncomplete is returned when an input could not be read whole; what was
-// read has been reported and the reason warned about.
-var errIncomplete = &exitError{code: ExitIncomplete, err: errors.New("incomplete input")}
 
 // interruptGrace is how long Main waits, after SIGINT or SIGTERM, for the
 // run to stop by itself before it ends the program anyway.
@@ -243,7 +241,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
-	if err != nil && interrupted(err) {
+	code, show := exitCode(err)
+	if code == ExitInterrupted {
 		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
 		return ExitInterrupted
 	}
@@ -255,18 +254,34 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		printError(env, writeFailed("the output", werr))
 		return ExitIncomplete
 	}
-	if err == nil {
-		return ExitOK
+	if show != nil {
+		printError(env, show)
 	}
-	if isExit {
-		if ee != errFindings && ee != errIncomplete && !errors.Is(ee.err, errRulesChanged) {
-			printError(env, ee.err)
+	return code
+}
+
+// exitCode maps the error a command returned to the exit code of SPEC §8,
+// and returns the error still to be printed, or nil: the one place where
+// the errors of the commands and of the packages they call become codes.
+func exitCode(err error) (code int, show error) {
+	var ee *exitError
+	var ie *audit.InputError
+	switch {
+	case err == nil:
+		return ExitOK, nil
+	case interrupted(err):
+		return ExitInterrupted, nil
+	case errors.As(err, &ie):
+		// The report, and the warnings on stderr, said which inputs.
+		return ExitIncomplete, nil
+	case errors.As(err, &ee):
+		if ee == errFindings || errors.Is(ee.err, errRulesChanged) {
+			return ee.code, nil // the command said why
 		}
-		return ee.code
+		return ee.code, ee.err
 	}
 	// cobra's own errors (unknown flag, bad argument count) are usage errors.
-	printError(env, err)
-	return ExitUsage
+	return ExitUsage, err
 }
 
 // interrupted reports whether err means the run was cancelled (Ctrl-C,
@@ -276,18 +291,54 @@ func interrupted(err error) bool {
 }
 
 // printError prints err in the program's voice: one line, lowercase, with an
-// optional hint line.
+// optional hint line. A message of several lines (cobra's "unknown
+// command" with its "Did you mean this?" list) keeps its first line as the
+// error and puts the rest, read as one line, in the hint. Control
+// characters are escaped.
 func printError(env *Env, err error) {
-	msg := sanitize(err.Error())
+	msg, more := errorLines(err.Error())
 	hint := ""
 	var h *hintError
 	if errors.As(err, &h) {
 		hint = h.hint
 	}
-	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", hint)
+	if more != "" && hint != "" {
+		hint = more + "; " + hint
+	} else if more != "" {
+		hint = more
 	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", sanitize(msg))
+	if hint != "" {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", sanitize(hint))
+	}
+}
+
+// errorLines splits an error message into its first line and the rest of
+// its non-blank lines as one line; cobra's suggestions ("\n\nDid you mean
+// this?\n\tlogs\n") become "did you mean logs?".
+func errorLines(msg string) (first, rest string) {
+	first, tail, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return msg, ""
+	}
+	var parts, suggestions []string
+	suggesting := false
+	for _, l := range strings.Split(tail, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case l == "Did you mean this?":
+			suggesting = true
+		case suggesting:
+			suggestions = append(suggestions, l)
+		default:
+			parts = append(parts, l)
+		}
+	}
+	if len(suggestions) > 0 {
+		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
+	}
+	return first, strings.Join(parts, "; ")
 }
 
 // hintError adds a hint line (what to do next) to an error.
@@ -328,6 +379,14 @@ the LohiSoftBot search crawler:
 		Version:       Version,
 	}
 	root.SetVersionTemplate("lohibot-audit {{.Version}}\n")
+	// The config file fills in the flags a command was not given, for
+	// every command that takes --config, before it runs.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if f := c.Flags().Lookup("config"); f != nil {
+			return loadConfig(env, c, f.Value.String())
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: withHint(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))}
 	})
@@ -354,8 +413,6 @@ func newVersionCmd(env *Env) *cobra.Command {
 	}
 }
 
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal. A character device that is
+// not one, such as /dev/null, is not.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

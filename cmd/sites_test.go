@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 )
 
 // sitesCrawl is a genuine crawl of one site in combined format (no
@@ -80,9 +81,9 @@ func sitesArgs(t *testing.T, cmd []string, files []string, extra ...string) []st
 	return append(args, files...)
 }
 
-func sitesReport(t *testing.T, out string) *verify.Report {
+func sitesReport(t *testing.T, out string) *audit.Report {
 	t.Helper()
-	var r verify.Report
+	var r audit.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}
@@ -90,7 +91,7 @@ func sitesReport(t *testing.T, out string) *verify.Report {
 }
 
 // sitesPages maps each site of the report to its genuine pages.
-func sitesPages(r *verify.Report) map[string]int64 {
+func sitesPages(r *audit.Report) map[string]int64 {
 	out := map[string]int64{}
 	for _, s := range r.Sites {
 		out[s.Site] = s.Pages
@@ -283,7 +284,7 @@ func TestLogsRobotsUnknownSite(t *testing.T) {
 		t.Errorf("warnings about --robots: %q; want one, naming c.example and the sites found (a.example, b.example)", got)
 	}
 	for _, s := range r.Sites {
-		if skipped := slices.Contains(s.ChecksSkipped, verify.KindRobots); skipped != (s.Site == "b.example") {
+		if skipped := slices.Contains(s.ChecksSkipped, conduct.KindRobots); skipped != (s.Site == "b.example") {
 			t.Errorf("%s: checks skipped %q: want robots skipped for b.example only", s.Site, s.ChecksSkipped)
 		}
 	}

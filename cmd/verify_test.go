@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -208,13 +209,23 @@ func TestVerifyCommandReportFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	ip := got.IPs[0]
-	for _, k := range []string{"ip", "verdict", "method", "reason", "ptr", "forward", "in_ip_list", "hits", "first_seen", "last_seen", "user_agents"} {
+	for _, k := range []string{"ip", "verdict", "method", "reason", "ptr", "forward", "in_ip_list", "hits", "user_agents"} {
 		if _, ok := ip[k]; !ok {
 			t.Errorf("field %q missing from %v", k, ip)
 		}
 	}
-	if ip["hits"] != float64(0) || ip["first_seen"] != "0001-01-01T00:00:00Z" {
-		t.Errorf("hits and times must be zero: %v", ip)
+	// No log showed the address: no times, rather than year 1.
+	for _, k := range []string{"first_seen", "last_seen", "crawler"} {
+		if _, ok := ip[k]; ok {
+			t.Errorf("field %q in %v", k, ip)
+		}
+	}
+	if ip["hits"] != float64(0) {
+		t.Errorf("hits must be zero: %v", ip)
+	}
+	_, yout, _ := identityRun(t, &Env{}, "verify", "--format", "yaml", "--offline", "--cache-dir", t.TempDir(), "79.139.58.98")
+	if strings.Contains(yout, "first_seen") || strings.Contains(yout, "0001-01-01") || !strings.Contains(yout, "verdict: genuine") {
+		t.Errorf("yaml:\n%s", yout)
 	}
 }
 
@@ -269,7 +280,7 @@ func TestVerifyCommandResolverUnreachable(t *testing.T) {
 	if n := strings.Count(stderr, "unreachable"); n != 1 || !strings.Contains(stderr, "dns: resolver "+dead+" unreachable (connection refused); the ip list decides") {
 		t.Errorf("want one unreachable warning, stderr:\n%s", stderr)
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +392,7 @@ func TestVerifyCommandNoNetwork(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
 	}
-	var got struct{ IPs []verify.IPReport }
+	var got struct{ IPs []audit.IPReport }
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,13 @@
 package crawler
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -116,4 +121,59 @@ func bingbot() *Profile {
 		IPv6:        true,
 		Conduct:     Conduct{Robots: true},
 	}
+}
+
+// MaxProfiles is the most crawlers one run audits.
+const MaxProfiles = 64
+
+// Resolve turns --crawler values into profiles, in the order given: the
+// name of a built-in profile, or the path of a profile file. No value
+// means the default profile alone. Two profiles of one name are an error.
+func Resolve(values []string) ([]*Profile, error) {
+	if len(values) == 0 {
+		p, _ := Builtin(Default)
+		return []*Profile{p}, nil
+	}
+	if len(values) > MaxProfiles {
+		return nil, fmt.Errorf("%d crawlers; at most %d", len(values), MaxProfiles)
+	}
+	var out []*Profile
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		p, ok := Builtin(strings.ToLower(v))
+		if !ok {
+			if !looksLikeFile(v) {
+				return nil, fmt.Errorf("unknown crawler %q: built in are %s; or give a profile file (a path such as ./examplebot.yaml)", clip(v), strings.Join(BuiltinNames(), ", "))
+			}
+			var err error
+			if p, err = LoadFile(v); err != nil {
+				var fe *FileError
+				if errors.As(err, &fe) {
+					return nil, err
+				}
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return nil, fmt.Errorf("cannot read crawler profile %s: %w", v, err)
+			}
+		}
+		for _, q := range out {
+			if q.Name == p.Name {
+				return nil, fmt.Errorf("crawler %s is given twice (%s and %s)", p.Name, q.Source, p.Source)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// looksLikeFile says whether a --crawler value names a file rather than a
+// built-in profile: a path, a YAML file name, or a file that exists.
+func looksLikeFile(v string) bool {
+	if strings.ContainsRune(v, '/') || strings.HasSuffix(v, ".yaml") || strings.HasSuffix(v, ".yml") {
+		return true
+	}
+	_, err := os.Stat(v)
+	return err == nil
 }

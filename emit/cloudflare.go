@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // Limits and names of the Cloudflare output.
@@ -148,7 +150,7 @@ func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 		items := make([]cfListItem, len(set))
 		comment := cfListComment(p.Mode)
 		for i, q := range set {
-			items[i] = cfListItem{IP: prefixString(q), Comment: comment}
+			items[i] = cfListItem{IP: ipfmt.Prefix(q), Comment: comment}
 		}
 		return p, writeJSON(w, items)
 	}
@@ -270,7 +272,7 @@ func cfInline(ps []netip.Prefix) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(prefixString(q))
+		b.WriteString(ipfmt.Prefix(q))
 	}
 	b.WriteByte('}')
 	return b.String()

@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // Mode is what the rules do.
@@ -76,9 +78,13 @@ var (
 	ErrListTooLong = errors.New("cloudflare list too long")
 )
 
-// Token is the crawler's product token, matched case-insensitively in
-// User-Agent headers (SPEC §2); rules compare against its lower-case form.
-const Token = "LohiSoftBot"
+// Token is the default crawler's product token (its profile's first),
+// matched case-insensitively in User-Agent headers (SPEC §2); rules
+// compare against its lower-case form.
+var Token = func() string {
+	p, _ := crawler.Builtin(crawler.Default)
+	return p.Tokens[0]
+}()
 
 // tokenLower is Token in lower case, as the rules compare it.
 var tokenLower = strings.ToLower(Token)

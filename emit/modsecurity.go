@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/netip"
 	"strings"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // Defaults and limits of the ModSecurity output.
@@ -156,7 +158,7 @@ func chunkPrefixes(ps []netip.Prefix, n int) [][]netip.Prefix {
 func msIPList(ps []netip.Prefix) string {
 	parts := make([]string, len(ps))
 	for i, q := range ps {
-		parts[i] = prefixString(q)
+		parts[i] = ipfmt.Prefix(q)
 	}
 	return strings.Join(parts, ",")
 }

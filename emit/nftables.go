@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // Defaults and limits of the nftables output.
@@ -274,7 +276,7 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 			if i == len(ps)-1 {
 				sep = ""
 			}
-			fmt.Fprintf(bw, "%s%s timeout %s%s\n", indent, prefixString(q), c.ttl, sep)
+			fmt.Fprintf(bw, "%s%s timeout %s%s\n", indent, ipfmt.Prefix(q), c.ttl, sep)
 		}
 	}
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // hostileInput is the fixture with provenance text crafted to break out
@@ -161,7 +163,7 @@ func TestNFTablesReloadRestartsTimeouts(t *testing.T) {
 			}{{"spoofed_v4", v4}, {"spoofed_v6", v6}} {
 				elems := make([]string, len(set.elems))
 				for i, e := range set.elems {
-					elems[i] = fmt.Sprintf("%s timeout 1h expires 10m", prefixString(e))
+					elems[i] = fmt.Sprintf("%s timeout 1h expires 10m", ipfmt.Prefix(e))
 				}
 				fmt.Fprintf(&shorten, "%[1]s flush set inet lohibot %[2]s\n%[1]s add element inet lohibot %[2]s { %[3]s }\n", nft, set.name, strings.Join(elems, ", "))
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // Plan is what a set of rules does, after the safety rules: every emitter
@@ -402,14 +404,6 @@ func collapseOwned(ps []netip.Prefix) []netip.Prefix {
 	return out
 }
 
-// prefixString prints a single-address prefix as the bare address.
-func prefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
-}
-
 // split4and6 splits sorted prefixes (IPv4 first) into IPv4 and IPv6
 // ones, without copying them.
 func split4and6(ps []netip.Prefix) (v4, v6 []netip.Prefix) {
@@ -426,13 +420,13 @@ func split4and6(ps []netip.Prefix) (v4, v6 []netip.Prefix) {
 func (s Skipped) String() string {
 	switch s.Reason {
 	case SkipGenuine:
-		return fmt.Sprintf("%s is not blocked: it holds a genuine crawler address", prefixString(s.Prefix))
+		return fmt.Sprintf("%s is not blocked: it holds a genuine crawler address", ipfmt.Prefix(s.Prefix))
 	case SkipListed:
-		return fmt.Sprintf("%s is not blocked: it overlaps the crawler's IP list", prefixString(s.Prefix))
+		return fmt.Sprintf("%s is not blocked: it overlaps the crawler's IP list", ipfmt.Prefix(s.Prefix))
 	case SkipNeverBlock:
-		return fmt.Sprintf("%s is not blocked: it overlaps --never-block", prefixString(s.Prefix))
+		return fmt.Sprintf("%s is not blocked: it overlaps --never-block", ipfmt.Prefix(s.Prefix))
 	case SkipTooWide:
-		return fmt.Sprintf("%s is left out of the rules: the range is wider than the target accepts", prefixString(s.Prefix))
+		return fmt.Sprintf("%s is left out of the rules: the range is wider than the target accepts", ipfmt.Prefix(s.Prefix))
 	}
-	return fmt.Sprintf("%s is left out of the rules: it is (or overlaps) %s address space", prefixString(s.Prefix), s.Reason)
+	return fmt.Sprintf("%s is left out of the rules: it is (or overlaps) %s address space", ipfmt.Prefix(s.Prefix), s.Reason)
 }

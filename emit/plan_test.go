@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 func prefixList(ps []netip.Prefix) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
-		s[i] = prefixString(p)
+		s[i] = ipfmt.Prefix(p)
 	}
 	return strings.Join(s, " ")
 }
@@ -20,7 +22,7 @@ func prefixList(ps []netip.Prefix) string {
 func skippedList(ss []Skipped) string {
 	s := make([]string, len(ss))
 	for i, x := range ss {
-		s[i] = prefixString(x.Prefix) + "=" + string(x.Reason)
+		s[i] = ipfmt.Prefix(x.Prefix) + "=" + string(x.Reason)
 	}
 	return strings.Join(s, " ")
 }
@@ -375,7 +377,7 @@ func TestSkippedString(t *testing.T) {
 		{netip.MustParsePrefix("32.0.0.0/7"), SkipTooWide},
 	} {
 		msg := s.String()
-		if !strings.HasPrefix(msg, prefixString(s.Prefix)+" ") || strings.ContainsAny(msg, "\n") {
+		if !strings.HasPrefix(msg, ipfmt.Prefix(s.Prefix)+" ") || strings.ContainsAny(msg, "\n") {
 			t.Errorf("Skipped.String() = %q", msg)
 		}
 	}

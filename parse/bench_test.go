@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"testing"
 )
@@ -19,6 +20,57 @@ func BenchmarkReader(b *testing.B) {
 		if r.Err() != nil {
 			b.Fatal(r.Err())
 		}
+	}
+}
+
+// BenchmarkReaderProfiles reads a log with the tokens of one crawler
+// (LohiSoftBot, the default) and of three (LohiSoftBot, Googlebot,
+// bingbot), as `logs --crawler` does. With BENCH_LOG it reads that file
+// from disk on every iteration, as the command does (scripts/bench runs it
+// on its generated log); else a small built-in log from memory.
+func BenchmarkReaderProfiles(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		claims *TokenSet
+	}{
+		{"1", nil},
+		{"3", NewTokenSet([][]string{{"LohiSoftBot"}, {"Googlebot"}, {"bingbot"}})},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := os.Getenv("BENCH_LOG")
+			var data []byte
+			size := int64(0)
+			if path == "" {
+				data = benchData(b)
+				size = int64(len(data))
+			} else if fi, err := os.Stat(path); err != nil {
+				b.Fatal(err)
+			} else {
+				size = fi.Size()
+			}
+			b.SetBytes(size)
+			var kept int
+			for i := 0; i < b.N; i++ {
+				var in io.Reader = bytes.NewReader(data)
+				if path != "" {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer f.Close()
+					in = f
+				}
+				r := NewReader(in, Options{Name: "bench", Claims: bc.claims})
+				kept = 0
+				for r.Scan() {
+					kept++
+				}
+				if r.Err() != nil {
+					b.Fatal(r.Err())
+				}
+			}
+			b.ReportMetric(float64(kept), "kept")
+		})
 	}
 }
 

@@ -3,6 +3,8 @@ package parse
 import (
 	"encoding/binary"
 	"strings"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // letterRarity ranks the letters from rarest to commonest in the
@@ -25,7 +27,12 @@ type TokenSet struct {
 	tokens  []setToken
 	anchors []anchor
 	byFold  [256][]int // tokens (indexes) by the folded byte of their anchor
-	minLen  int
+	// follow[a] holds the folded bytes that come right after anchor a in
+	// its tokens (a bit set of 256): most anchors met in a User-Agent
+	// ("WebKit", "Mobile") are rejected by the next byte alone, before
+	// any token is compared. It is full for an anchor that ends a token.
+	follow [256][4]uint64
+	minLen int
 	// lo is the least offset of an anchor in its token and tail the least
 	// number of token bytes after an anchor: anchors are looked for in
 	// b[lo : len(b)-tail+1].
@@ -43,6 +50,13 @@ type anchor struct {
 	fold bool   // a letter: compare with b|0x20
 	rep  uint64 // b in all eight bytes
 }
+
+// DefaultClaims is the set a Reader matches when Options.Claims is nil:
+// the tokens of the default crawler profile (LohiSoftBot) as group 0.
+var DefaultClaims = func() *TokenSet {
+	p, _ := crawler.Builtin(crawler.Default)
+	return NewTokenSet([][]string{p.Tokens})
+}()
 
 // NewTokenSet builds the set of groups[i]'s tokens, reported as bit i of
 // Match. Empty tokens are ignored; at most 64 groups are used.
@@ -63,6 +77,20 @@ func NewTokenSet(groups [][]string) *TokenSet {
 		return nil
 	}
 	s.chooseAnchors()
+	for _, t := range s.tokens {
+		a := t.lower[t.off]
+		if t.off+1 == len(t.lower) {
+			s.follow[a] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			continue
+		}
+		c := t.lower[t.off+1]
+		s.follow[a][c>>6] |= 1 << (c & 63)
+		if c >= 'a' && c <= 'z' {
+			// A letter after the anchor: either case.
+			c -= 'a' - 'A'
+			s.follow[a][c>>6] |= 1 << (c & 63)
+		}
+	}
 	s.minLen, s.lo, s.tail = len(s.tokens[0].lower), s.tokens[0].off, len(s.tokens[0].lower)-s.tokens[0].off
 	for _, t := range s.tokens {
 		s.minLen = min(s.minLen, len(t.lower))
@@ -199,6 +227,12 @@ func (s *TokenSet) anyAt(b []byte, j int) uint64 {
 
 // tokensAt checks the tokens anchored on byte a, with the anchor at b[j].
 func (s *TokenSet) tokensAt(b []byte, j int, a byte) uint64 {
+	if j+1 < len(b) {
+		c := b[j+1]
+		if s.follow[a][c>>6]&(1<<(c&63)) == 0 {
+			return 0
+		}
+	}
 	var mask uint64
 	for _, ti := range s.byFold[a] {
 		t := &s.tokens[ti]

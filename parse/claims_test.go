@@ -3,6 +3,8 @@ package parse
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -68,10 +70,15 @@ func TestTokenSetMatch(t *testing.T) {
 	}
 }
 
-// TestTokenSetAgreesWithContainsToken checks the one-crawler set against
-// the reader's dedicated LohiSoftBot search.
-func TestTokenSetAgreesWithContainsToken(t *testing.T) {
-	s := NewTokenSet([][]string{{Token}})
+// TestDefaultClaims checks the reader's default set (LohiSoftBot, the
+// default profile) against the obvious definition, on text made of the
+// token's letters.
+func TestDefaultClaims(t *testing.T) {
+	s := DefaultClaims
+	if len(s.anchors) != 1 || s.anchors[0].b != 'f' {
+		t.Errorf("default anchors = %+v, want 'f' (the rarest letter of LohiSoftBot)", s.anchors)
+	}
+	groups := [][]string{{"LohiSoftBot"}}
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []byte("lohisoftbLOHISOFTB xf/.;()-\x00\xff")
 	for i := 0; i < 20000; i++ {
@@ -83,8 +90,8 @@ func TestTokenSetAgreesWithContainsToken(t *testing.T) {
 			p := rng.IntN(len(b) - 10)
 			copy(b[p:], "lOhIsOfTbOt")
 		}
-		if got, want := s.Contains(b), ContainsToken(b); got != want {
-			t.Fatalf("Contains(%q) = %v, ContainsToken = %v", b, got, want)
+		if got, want := s.Match(b), naiveMatch(groups, b); got != want {
+			t.Fatalf("Match(%q) = %b, want %b", b, got, want)
 		}
 	}
 }
@@ -136,16 +143,8 @@ var benchUAs = [][]byte{
 	[]byte("curl/8.5.0"),
 }
 
-func BenchmarkContainsToken(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		for _, ua := range benchUAs {
-			ContainsToken(ua)
-		}
-	}
-}
-
 func BenchmarkTokenSet1(b *testing.B) {
-	s := NewTokenSet([][]string{{Token}})
+	s := DefaultClaims
 	for i := 0; i < b.N; i++ {
 		for _, ua := range benchUAs {
 			s.Match(ua)
@@ -159,5 +158,67 @@ func BenchmarkTokenSet3(b *testing.B) {
 		for _, ua := range benchUAs {
 			s.Match(ua)
 		}
+	}
+}
+
+// TestReaderClaims reads one log with the three built-in crawlers' tokens
+// and with the default set, in a text format and as JSON lines, and checks
+// which lines are kept and which crawlers each claims.
+func TestReaderClaims(t *testing.T) {
+	type want struct {
+		line   int64
+		claims uint64
+	}
+	combined := strings.Join([]string{
+		`192.0.2.1 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0 (+message@lohisoft.com)"`,
+		`192.0.2.2 - - [01/Dec/2026:06:25:02 +0100] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"`,
+		`192.0.2.3 - - [01/Dec/2026:06:25:03 +0100] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36"`,
+		`192.0.2.4 - - [01/Dec/2026:06:25:04 +0100] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"`,
+		`192.0.2.5 - - [01/Dec/2026:06:25:05 +0100] "GET / HTTP/1.1" 200 5 "-" "googlebot bingbot lohisoftbot"`,
+		`not a request: Googlebot`,
+	}, "\n") + "\n"
+	jsonl := strings.Join([]string{
+		`{"remote_addr":"192.0.2.1","time_local":"01/Dec/2026:06:25:01 +0100","request":"GET / HTTP/1.1","status":200,"http_user_agent":"LohiSoftBot/1.0"}`,
+		`{"remote_addr":"192.0.2.2","time_local":"01/Dec/2026:06:25:02 +0100","request":"GET / HTTP/1.1","status":200,"http_user_agent":"\u0047ooglebot/2.1"}`,
+		`{"remote_addr":"192.0.2.3","time_local":"01/Dec/2026:06:25:03 +0100","request":"GET / HTTP/1.1","status":200,"http_user_agent":"curl/8.5.0"}`,
+		`{"remote_addr":"192.0.2.4","time_local":"01/Dec/2026:06:25:04 +0100","request":"GET / HTTP/1.1","status":200,"http_user_agent":"bingbot/2.0 \"x\""}`,
+		`{"remote_addr":"192.0.2.5","time_local":"01/Dec/2026:06:25:05 +0100","request":"GET / HTTP/1.1","status":200,"http_user_agent":"googlebot bingbot lohisoftbot"}`,
+		`{"remote_addr":"192.0.2.6","request":"GET / HTTP/1.1","http_user_agent":"Googlebot no time"}`,
+	}, "\n") + "\n"
+	three := NewTokenSet(claimGroups)
+	for _, tc := range []struct {
+		name   string
+		log    string
+		format *Format
+		claims *TokenSet
+		want   []want
+		// malformedClaims counts the malformed claims.
+		malformedClaims int64
+	}{
+		{"combined, default", combined, Combined, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"combined, three", combined, Combined, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
+		{"json, default", jsonl, JSON, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"json, three", jsonl, JSON, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.log), Options{Name: "x.log", Format: tc.format, Claims: tc.claims, Workers: 2})
+			var got []want
+			for r.Scan() {
+				rec := r.Record()
+				if rec.Claimed != (rec.Claims != 0) {
+					t.Errorf("line %d: Claimed %v with Claims %b", rec.Line, rec.Claimed, rec.Claims)
+				}
+				got = append(got, want{rec.Line, rec.Claims})
+			}
+			if r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("kept %v, want %v", got, tc.want)
+			}
+			if st := r.Stats(); st.Malformed != 1 || st.MalformedClaims != tc.malformedClaims {
+				t.Errorf("malformed %d (claims %d), want 1 (%d)", st.Malformed, st.MalformedClaims, tc.malformedClaims)
+			}
+		})
 	}
 }

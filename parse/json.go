@@ -248,11 +248,15 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		}
 	}
 
-	claimed := false
+	var claims uint64
 	if v := vals[fUA]; v.set {
 		ua := line[v.s:v.e]
-		claimed = ContainsToken(ua) || (bytes.IndexByte(ua, '\\') >= 0 && ContainsToken([]byte(unescapeJSON(ua))))
+		claims = p.claims.Match(ua)
+		if bytes.IndexByte(ua, '\\') >= 0 {
+			claims |= p.claims.Match([]byte(unescapeJSON(ua)))
+		}
 	}
+	claimed := claims != 0
 	listed := false
 	if p.listed != nil {
 		v := vals[fAddr]
@@ -288,7 +292,7 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		p.setField(rec, f, b, jsonStr, &path, &query, &hostHeader, &timeRes)
 	}
 	p.finishRecord(rec, path, query, hostHeader, timeRes)
-	rec.Claimed = claimed
+	rec.Claims, rec.Claimed = claims, claimed
 	if !claimed && p.trustXFF && !p.keepAll && !p.listed.Contains(rec.Client) {
 		return false, ""
 	}

@@ -16,6 +16,7 @@ type span struct{ s, e int32 }
 // caches and must not be shared between goroutines.
 type lineParser struct {
 	f        *Format
+	claims   *TokenSet // the crawlers' tokens
 	listed   *AddrSet
 	site     string
 	trustXFF bool
@@ -29,7 +30,7 @@ type lineParser struct {
 }
 
 func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
-	return &lineParser{f: f, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
+	return &lineParser{f: f, claims: DefaultClaims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
 // at names a byte of the current line for a reason: i counts from the
@@ -140,14 +141,16 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		}
 	}
 
-	claimed, listed := false, false
+	var claims uint64
+	listed := false
 	if i := p.f.uaItem; i >= 0 {
-		ua := line[spans[i].s:spans[i].e]
 		// Servers never escape letters, and no escape decodes to one, so
-		// the token is in the logged text exactly when it is in the
+		// a token (letters, digits and punctuation that servers log as
+		// it is) is in the logged text exactly when it is in the
 		// User-Agent sent.
-		claimed = ContainsToken(ua)
+		claims = p.claims.Match(line[spans[i].s:spans[i].e])
 	}
+	claimed := claims != 0
 	if i := p.f.addrItem; i >= 0 && p.listed != nil {
 		listed = p.listed.containsText(line[spans[i].s:spans[i].e])
 	}
@@ -155,7 +158,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		return false, ""
 	}
 	p.fillText(line, spans, rec)
-	rec.Claimed = claimed
+	rec.Claims, rec.Claimed = claims, claimed
 	if !claimed && p.trustXFF && !p.keepAll {
 		// The client came from X-Forwarded-For: only keep it when that
 		// address is listed.

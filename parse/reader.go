@@ -105,8 +105,13 @@ type Options struct {
 	Site string
 	// TrustXFF takes the client from X-Forwarded-For.
 	TrustXFF bool
-	// Listed are addresses whose requests are kept even without the
-	// product token (the crawler's published addresses).
+	// Claims are the crawlers' User-Agent tokens, one group per crawler:
+	// a line whose User-Agent carries one is a claimed hit, kept, and its
+	// Record.Claims says which groups it names. nil means DefaultClaims
+	// (LohiSoftBot only).
+	Claims *TokenSet
+	// Listed are addresses whose requests are kept even without a
+	// crawler's token (the crawlers' published addresses).
 	Listed *AddrSet
 	// Workers is the number of parsing goroutines (0: GOMAXPROCS).
 	Workers int
@@ -136,7 +141,7 @@ type Stats struct {
 	// last well-formed lines: the span the input covers (zero when no
 	// line was well formed).
 	FirstTime, LastTime time.Time
-	// MalformedClaims counts the malformed lines that carry the product
+	// MalformedClaims counts the malformed lines that carry a crawler's
 	// token somewhere: claims that could not be read as requests.
 	MalformedClaims int64
 }
@@ -186,6 +191,9 @@ func NewReader(r io.Reader, opts Options) *Reader {
 	}
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
+	}
+	if opts.Claims == nil {
+		opts.Claims = DefaultClaims
 	}
 	if opts.ChunkSize > MaxLineLength {
 		opts.ChunkSize = MaxLineLength
@@ -596,6 +604,7 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 		f := r.format.Load()
 		if f != nil && (lp == nil || lpFormat != f) {
 			lp = newLineParser(f, r.opts.Listed, r.opts.Site, r.opts.TrustXFF)
+			lp.claims = r.opts.Claims
 			lp.keepAll = r.opts.KeepAll
 			lp.ipOnly = r.opts.Format == nil
 			lpFormat = f
@@ -603,7 +612,7 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 		res := &chunkResult{bytes: int64(len(j.buf))}
 		if j.oversize {
 			res.lines, res.malformed, res.bytes = 1, 1, j.size
-			if ContainsToken(j.buf) {
+			if r.opts.Claims.Contains(j.buf) {
 				res.malformedClaims = 1
 			}
 			res.examples = []*LineError{{Line: 1, Text: string(j.buf), Reason: tooLong}}
@@ -658,7 +667,7 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 				continue
 			}
 			res.malformed++
-			if ContainsToken(line) {
+			if r.opts.Claims.Contains(line) {
 				res.malformedClaims++
 			}
 			if len(res.examples) < r.opts.MaxExamples {

@@ -499,7 +499,7 @@ func TestReaderEmptyAndCloseEarly(t *testing.T) {
 	r.Close() // must not hang or leak
 }
 
-func TestContainsToken(t *testing.T) {
+func TestDefaultClaimsContains(t *testing.T) {
 	tests := []struct {
 		in   string
 		want bool
@@ -516,8 +516,8 @@ func TestContainsToken(t *testing.T) {
 		{"ohiSoftBot", false},
 	}
 	for _, tt := range tests {
-		if got := ContainsToken([]byte(tt.in)); got != tt.want {
-			t.Errorf("ContainsToken(%q) = %v, want %v", tt.in, got, tt.want)
+		if got := DefaultClaims.Contains([]byte(tt.in)); got != tt.want {
+			t.Errorf("DefaultClaims.Contains(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 		if got := strings.Contains(strings.ToLower(tt.in), "lohisoftbot"); got != tt.want {
 			t.Errorf("test case %q is wrong", tt.in)
@@ -608,18 +608,18 @@ garbage LohiSoftBot garbage
 	}
 }
 
-// TestContainsTokenEverywhere puts the token at every offset of texts of
+// TestDefaultClaimsEverywhere puts the token at every offset of texts of
 // every length, in several cases, and near-misses too.
-func TestContainsTokenEverywhere(t *testing.T) {
+func TestDefaultClaimsEverywhere(t *testing.T) {
 	for _, tok := range []string{"LohiSoftBot", "lohisoftbot", "LOHISOFTBOT", "lOhIsOfTbOt"} {
 		for size := len(tok); size < 40; size++ {
 			for at := 0; at+len(tok) <= size; at++ {
 				b := []byte(strings.Repeat("f", at) + tok + strings.Repeat("F", size-at-len(tok)))
-				if !ContainsToken(b) {
+				if !DefaultClaims.Contains(b) {
 					t.Fatalf("missed %q", b)
 				}
 				miss := []byte(strings.Repeat("x", at) + tok[:len(tok)-1] + "x" + strings.Repeat("f", size-at-len(tok)))
-				if ContainsToken(miss) {
+				if DefaultClaims.Contains(miss) {
 					t.Fatalf("false match in %q", miss)
 				}
 			}

@@ -3,7 +3,8 @@
 // The log reader is built for speed: a log format is compiled once into a
 // field plan ([Format]), every line is checked against it so that the count
 // of malformed lines is exact, and only the lines a caller is interested in
-// (by default those whose User-Agent carries the LohiSoftBot product token)
+// (those whose User-Agent carries a crawler's product token, LohiSoftBot's by
+// default, see [TokenSet])
 // are turned into [Record] values. All other lines are validated without
 // allocating.
 package parse
@@ -13,7 +14,11 @@ import (
 	"time"
 )
 
-// Token is the crawler's product token as it appears in its User-Agent.
+// Token is LohiSoftBot's product token as it appears in its User-Agent.
+//
+// Deprecated: take the tokens from the crawler's profile
+// (crawler.Builtin(crawler.Default)); the reader matches the tokens of
+// Options.Claims.
 const Token = "LohiSoftBot"
 
 // Record is one request read from an access log. Only the fields the log
@@ -62,7 +67,12 @@ type Record struct {
 	RetryAfter string // the Retry-After response header, when logged
 	XFF        string // X-Forwarded-For, when logged
 
-	// Claimed is true when UserAgent carries the product token.
+	// Claims says which crawlers the User-Agent claims to be: bit i is
+	// set when it carries a token of group i of the reader's
+	// Options.Claims (bit 0, LohiSoftBot, by default).
+	Claims uint64
+	// Claimed is true when UserAgent carries a crawler's token (Claims is
+	// not 0).
 	Claimed bool
 }
 

@@ -1,65 +1,16 @@
 package parse
 
 import (
-	"encoding/binary"
 	"net/netip"
-	"strings"
 )
 
-// tokenLower is the product token in lower case.
-var tokenLower = strings.ToLower(Token)
-
-// Constants of the search for the token's 'f' (its 7th byte) eight bytes
-// at a time: a byte b is 'f' or 'F' exactly when b|0x20 is 'f'.
+// Constants of the SWAR searches, eight bytes at a time: a byte b is a
+// letter c in either case exactly when b|0x20 is c.
 const (
-	tokenF     = 6 // index of 'f' in "lohisoftbot"
 	swarOnes   = 0x0101010101010101
 	swarHighs  = 0x8080808080808080
 	swarSpaces = 0x2020202020202020
-	swarF      = 0x6666666666666666
 )
-
-// ContainsToken reports whether b contains the product token LohiSoftBot in
-// any mix of upper and lower case. It does not allocate. It looks at eight
-// bytes at a time for an 'f' in either case (rare in a User-Agent) and
-// compares the token only around one.
-func ContainsToken(b []byte) bool {
-	n := len(tokenLower)
-	if len(b) < n {
-		return false
-	}
-	// An 'f' at i can start a token at i-6 when the token fits.
-	lo, hi := tokenF, len(b)-(n-tokenF) // i in [lo, hi]
-	i := lo
-	for ; i+8 <= hi+1; i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		v := (w | swarSpaces) ^ swarF
-		if (v-swarOnes)&^v&swarHighs == 0 {
-			continue // no 'f' in these eight bytes
-		}
-		for j := i; j < i+8; j++ {
-			if b[j]|0x20 == 'f' && tokenAt(b, j-tokenF) {
-				return true
-			}
-		}
-	}
-	for ; i <= hi; i++ {
-		if b[i]|0x20 == 'f' && tokenAt(b, i-tokenF) {
-			return true
-		}
-	}
-	return false
-}
-
-// tokenAt reports whether the token starts at b[p], in any case.
-func tokenAt(b []byte, p int) bool {
-	for k := 0; k < len(tokenLower); k++ {
-		if lowerASCII(b[p+k]) != tokenLower[k] {
-			return false
-		}
-	}
-	return true
-}
 
 func lowerASCII(c byte) byte {
 	if c >= 'A' && c <= 'Z' {

@@ -1,4 +1,10 @@
-// Package render turns the facts of an audit into reports for people.
+// Package render turns the facts of an audit into reports: one Renderer
+// per output format (`--format`), found with Lookup and listed by Names.
+// table and markdown are for people (Text, Table: cells escaped, tables
+// fitted to a terminal's width), json and yaml are the documented report
+// (SPEC §5) written a piece at a time, csv has one row per address.
+// Commands with other output (verify, ips show) give a Document to the
+// same renderers.
 //
 // WriteHTML writes the report of `logs --format html` (SPEC §12): one
 // self-contained HTML file with inline CSS and inline SVG, no script, and a

@@ -152,6 +152,9 @@ type dnsResolver struct {
 	ignored *atomic.Int64
 	// warn is called once per server found unreachable.
 	warn func(string)
+	// keep are the FCrDNS suffixes (FQDNs) of the crawlers verified: PTR
+	// answers are cut down to the names fcrdnsKeepNames keeps for them.
+	keep []string
 }
 
 func newDNSResolver(servers []string, timeout time.Duration, retries int, warn func(string)) *dnsResolver {
@@ -161,7 +164,7 @@ func newDNSResolver(servers []string, timeout time.Duration, retries int, warn f
 	if retries < 0 {
 		retries = 0
 	}
-	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64)}
+	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64), keep: crawlerDomainFQDN}
 	for _, s := range servers {
 		ctx, cancel := context.WithCancel(context.Background())
 		r.servers = append(r.servers, &dnsServer{addr: s, downCtx: ctx, markedDown: cancel})
@@ -537,7 +540,7 @@ func (r *dnsResolver) lookup(ctx context.Context, name string, qtype uint16) dns
 			ttl = min(ttl, t)
 			if len(values) > 0 {
 				if qtype == dns.TypePTR {
-					values = fcrdnsKeepNames(values)
+					values = fcrdnsKeepNames(values, r.keep)
 				}
 				return dnsLookup{Rcode: dns.RcodeSuccess, Values: values, TTL: ttl}
 			}

@@ -13,13 +13,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/miekg/dns"
 )
 
-// CrawlerDomain is the domain the crawler's host names are under: a PTR
+// CrawlerDomain is the domain LohiSoftBot's host names are under: a PTR
 // name must end in ".bot.lohisoft.com" at a label boundary. The bare name
-// itself does not qualify.
+// itself does not qualify. Other crawlers' suffixes come from their
+// profiles (crawler.Profile.FCrDNS).
 const CrawlerDomain = "bot.lohisoft.com"
+
+// ReasonNoIPList is the reason of an unverified address when DNS was not
+// asked (--offline) or could not answer and the crawler has no IP list at
+// all: neither fetched, cached nor built in.
+const ReasonNoIPList = "no-ip-list"
 
 // errTooManyNames: the PTR answer has more names under CrawlerDomain than
 // are looked at.
@@ -63,32 +70,6 @@ type Result struct {
 	DNSFailure string
 }
 
-// IPReport returns r as a report entry (SPEC §5) with no hits.
-func (r Result) IPReport() IPReport {
-	rep := IPReport{
-		IP:         r.Addr.String(),
-		Verdict:    r.Verdict,
-		Method:     r.Method,
-		Reason:     r.Reason,
-		PTR:        slices.Clone(r.PTR),
-		Forward:    slices.Clone(r.Forward),
-		InIPList:   r.InIPList,
-		UserAgents: []string{},
-		Warnings:   slices.Clone(r.Warnings),
-		DNSFailure: r.DNSFailure,
-	}
-	if rep.PTR == nil {
-		rep.PTR = []string{}
-	}
-	if rep.Forward == nil {
-		rep.Forward = []string{}
-	}
-	if !r.Addr.IsValid() {
-		rep.IP = ""
-	}
-	return rep
-}
-
 // Verifier classifies addresses that claim to be the crawler (SPEC §3). Set
 // its fields before the first call to Verify and leave them alone after.
 // The zero value has no resolver: every address is then decided by the
@@ -114,8 +95,18 @@ type Verifier struct {
 	Cache *DNSCache
 	// Offline means no DNS at all: the IP list decides.
 	Offline bool
-	// List is the IP list in force; nil means BuiltinIPList().
+	// Profile is the crawler verified: its FCrDNS suffixes, its IPv6
+	// policy and its built-in list. nil means LohiSoftBot's.
+	Profile *crawler.Profile
+	// List is the IP list in force; nil means the profile's built-in list
+	// (BuiltinIPList() for LohiSoftBot).
 	List *IPList
+
+	// share, when set, is the verifier whose resolver, DNS answers,
+	// warnings and progress this one uses (see For).
+	share *Verifier
+	// suffixes are the profile's FCrDNS suffixes, as FQDNs.
+	suffixes []string
 
 	once     sync.Once
 	res      *dnsResolver
@@ -151,17 +142,29 @@ func (v *Verifier) IgnoredAnswers() int64 {
 // Progress returns how far verification has got. It is safe to call while
 // Verify runs (to show progress on a terminal, say).
 func (v *Verifier) Progress() Progress {
-	return Progress{Done: v.finished.Load(), Total: v.total.Load(), Retried: v.retried.Load(), RetryTotal: v.retryTotal.Load()}
+	r := v.root()
+	return Progress{Done: r.finished.Load(), Total: r.total.Load(), Retried: r.retried.Load(), RetryTotal: r.retryTotal.Load()}
 }
 
 func (v *Verifier) init() {
 	v.once.Do(func() {
+		p := v.Profile
+		if p == nil {
+			p = defaultProfile
+		}
+		v.suffixes = fqdns(p.FCrDNS)
 		v.list = v.List
 		if v.list == nil {
-			v.list = BuiltinIPList()
+			v.list = BuiltinList(p)
 		}
 		v.done = map[netip.Addr]Result{}
+		if v.share != nil {
+			v.share.init()
+			v.res, v.memo = v.share.res, v.share.memo
+			return
+		}
 		v.res = newDNSResolver(v.Servers, v.Timeout, v.Retries, v.warn)
+		v.res.keep = slices.Clone(v.suffixes)
 		if v.after != nil {
 			v.res.after = v.after
 		}
@@ -172,20 +175,53 @@ func (v *Verifier) init() {
 	})
 }
 
+// For returns a verifier of another crawler, p, with list in force (nil:
+// p's built-in list), that shares v's DNS: its servers and settings, the
+// answers of this run and the cache, its warnings and its progress. Call
+// For on every profile of a run before the first Verify, so that PTR
+// answers are kept whole enough for all of them.
+func (v *Verifier) For(p *crawler.Profile, list *IPList) *Verifier {
+	root := v.root()
+	w := &Verifier{
+		Servers: root.Servers, Timeout: root.Timeout, Retries: root.Retries,
+		Concurrency: root.Concurrency, RetryTimeout: root.RetryTimeout,
+		Cache: root.Cache, Offline: root.Offline,
+		Profile: p, List: list, share: root,
+	}
+	root.init()
+	for _, f := range fqdns(p.FCrDNS) {
+		if !slices.Contains(root.res.keep, f) {
+			root.res.keep = append(root.res.keep, f)
+		}
+	}
+	return w
+}
+
+// root is the verifier whose DNS v uses.
+func (v *Verifier) root() *Verifier {
+	if v.share != nil {
+		return v.share
+	}
+	return v
+}
+
 func (v *Verifier) warn(msg string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if !slices.Contains(v.warnings, msg) {
-		v.warnings = append(v.warnings, msg)
+	r := v.root()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.warnings, msg) {
+		r.warnings = append(r.warnings, msg)
 	}
 }
 
 // Warnings returns the run-level warnings so far, such as a resolver found
-// unreachable, each once, in the order they arose.
+// unreachable, each once, in the order they arose (shared by the verifiers
+// of one run, see For).
 func (v *Verifier) Warnings() []string {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return slices.Clone(v.warnings)
+	r := v.root()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.warnings)
 }
 
 // Verify classifies addrs and returns one Result per element, in the same
@@ -223,13 +259,14 @@ func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 	})
 	slices.SortFunc(todo, func(a, b netip.Addr) int { return cmp.Compare(fcrdnsSpread(a), fcrdnsSpread(b)) })
 
-	v.total.Add(int64(len(todo)))
-	v.run(ctx, v.res, todo, &v.finished)
+	counts := v.root()
+	counts.total.Add(int64(len(todo)))
+	v.run(ctx, v.res, todo, &counts.finished)
 
 	if again := v.retryable(todo); len(again) > 0 && ctx.Err() == nil && !v.res.allDown() {
-		v.retryTotal.Add(int64(len(again)))
+		counts.retryTotal.Add(int64(len(again)))
 		v.memo.forgetFailures()
-		v.run(ctx, v.res.withTimeout(v.retryTimeout()), again, &v.retried)
+		v.run(ctx, v.res.withTimeout(v.retryTimeout()), again, &counts.retried)
 	}
 
 	out := make([]Result, len(addrs))
@@ -329,26 +366,34 @@ const (
 )
 
 // Settled returns the verdict of a valid address when it needs no DNS: an
-// IPv6 address the IP list does not cover (the crawler makes no IPv6
-// requests), or any address with Offline set. ok is false when FCrDNS has
-// to decide.
+// IPv6 address the IP list does not cover when the crawler makes no IPv6
+// requests, any address with Offline set, and any address of a crawler
+// that has no FCrDNS suffixes (its IP lists alone decide). ok is false
+// when FCrDNS has to decide.
 func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	v.init()
 	r = Result{Addr: a, PTR: []string{}, Forward: []string{}, InIPList: v.list.Contains(a)}
+	listOnly := v.Offline || len(v.suffixes) == 0
 	switch {
 	case !a.IsValid():
 		return r, false
-	case a.Unmap().Is6() && !r.InIPList:
+	case a.Unmap().Is6() && !r.InIPList && !v.ipv6():
 		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonIPv6
-	case v.Offline && r.InIPList:
+	case listOnly && r.InIPList:
 		r.Verdict, r.Method = Genuine, MethodIPList
-	case v.Offline:
+	case listOnly && len(v.list.Prefixes) == 0:
+		// Nothing to judge by: neither DNS nor a list.
+		r.Verdict, r.Method, r.Reason = Unverified, MethodIPList, ReasonNoIPList
+	case listOnly:
 		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonNotInIPList
 	default:
 		return r, false
 	}
 	return r, true
 }
+
+// ipv6 says whether the crawler may make IPv6 requests.
+func (v *Verifier) ipv6() bool { return v.Profile != nil && v.Profile.IPv6 }
 
 // verifyOne applies the table of SPEC §3 to one address, asking res.
 func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr) Result {
@@ -379,6 +424,23 @@ func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr
 	return r
 }
 
+// defaultProfile is LohiSoftBot's, for a Verifier without a Profile.
+var defaultProfile = func() *crawler.Profile {
+	p, _ := crawler.Builtin(crawler.Default)
+	return p
+}()
+
+// BuiltinList returns p's built-in list as an IPList (Source
+// IPListSourceBuiltin); for LohiSoftBot that is BuiltinIPList(). A
+// profile without built-in addresses gives an empty list. Each call
+// returns a new value.
+func BuiltinList(p *crawler.Profile) *IPList {
+	if p == nil || p.Name == crawler.Default && p.Source == crawler.SourceBuiltin {
+		return BuiltinIPList()
+	}
+	return &IPList{Prefixes: slices.Clone(p.BuiltinIPs), Source: IPListSourceBuiltin}
+}
+
 // fcrdns does the reverse lookup and the forward confirmation, filling in
 // r's evidence. A definitive failure comes with its reason.
 func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r *Result) (fcrdnsOutcome, string) {
@@ -394,7 +456,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 	if ptr.Err != nil {
 		return noAnswer(ptr.Err)
 	}
-	names, more := fcrdnsNames(ptr.Values)
+	names, more := fcrdnsNames(ptr.Values, v.suffixes)
 	if len(names) == 0 {
 		return fcrdnsFail, ReasonNoPTR
 	}
@@ -407,7 +469,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 	var fwdErr error
 	var forward []string
 	for _, name := range names {
-		if !IsCrawlerName(name) {
+		if !nameUnder(name, v.suffixes) {
 			continue
 		}
 		candidates++
@@ -432,23 +494,22 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 	case fwdErr != nil:
 		return noAnswer(fwdErr)
 	case more:
-		return noAnswer(fmt.Errorf("%w: more than %d under %s; the first %d do not resolve to the address", errTooManyNames, fcrdnsMaxNames, CrawlerDomain, fcrdnsMaxNames))
+		return noAnswer(fmt.Errorf("%w: more than %d under %s; the first %d do not resolve to the address", errTooManyNames, fcrdnsMaxNames, suffixList(v.suffixes), fcrdnsMaxNames))
 	}
 	return fcrdnsFail, ReasonForwardMismatch
 }
 
 // fcrdnsNames returns the PTR names to look at: lower case, without the
-// trailing dot, deduplicated, those under CrawlerDomain first, at most
-// fcrdnsMaxNames, sorted. more says names under CrawlerDomain were left
-// out.
-func fcrdnsNames(values []string) (names []string, more bool) {
+// trailing dot, deduplicated, those under suffixes (FQDNs) first, at most
+// fcrdnsMaxNames, sorted. more says names under suffixes were left out.
+func fcrdnsNames(values []string, suffixes []string) (names []string, more bool) {
 	var under, other []string
 	for _, v := range values {
 		n := fcrdnsNorm(v)
 		if n == "" || slices.Contains(under, n) || slices.Contains(other, n) {
 			continue
 		}
-		if IsCrawlerName(n) {
+		if nameUnder(n, suffixes) {
 			under = append(under, n)
 		} else {
 			other = append(other, n)
@@ -467,22 +528,38 @@ func fcrdnsNames(values []string) (names []string, more bool) {
 
 // fcrdnsKeepNames reduces the names of a PTR answer (which the owner of
 // the reverse zone, anyone, writes, up to thousands) to what fcrdnsNames
-// needs, normalised: the fcrdnsMaxNames+1 first names under CrawlerDomain
-// in sorted order (one more than are looked at, so that their excess
-// shows) and the fcrdnsMaxNames first others.
-func fcrdnsKeepNames(values []string) []string {
-	var under, other []string
+// needs for any crawler of the run, normalised: for each of suffixes
+// (FQDNs), the fcrdnsMaxNames+1 first names under it in sorted order (one
+// more than are looked at, so that their excess shows), and the
+// fcrdnsMaxNames first others.
+func fcrdnsKeepNames(values []string, suffixes []string) []string {
+	under := make([][]string, len(suffixes))
+	var other []string
 	for _, v := range values {
 		n := fcrdnsNorm(v)
-		switch {
-		case n == "":
-		case IsCrawlerName(n):
-			under = fcrdnsInsert(under, n, fcrdnsMaxNames+1)
-		default:
+		if n == "" {
+			continue
+		}
+		kept := false
+		for i := range suffixes {
+			if nameUnder(n, suffixes[i:i+1]) {
+				under[i] = fcrdnsInsert(under[i], n, fcrdnsMaxNames+1)
+				kept = true
+			}
+		}
+		if !kept {
 			other = fcrdnsInsert(other, n, fcrdnsMaxNames)
 		}
 	}
-	return append(under, other...)
+	var out []string
+	for _, u := range under {
+		for _, n := range u {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return append(out, other...)
 }
 
 // fcrdnsInsert inserts n into the sorted set s, keeping its limit first
@@ -533,13 +610,52 @@ func fcrdnsAddrs(values []string) []string {
 // and crawler1\.bot.lohisoft.com (an escaped dot: the label
 // "crawler1.bot" under lohisoft.com) are not.
 func IsCrawlerName(name string) bool {
-	if name == "" || name == "." {
+	return nameUnder(name, crawlerDomainFQDN)
+}
+
+var crawlerDomainFQDN = []string{dns.Fqdn(CrawlerDomain)}
+
+// NameUnder reports whether name (in DNS presentation form, any case, with
+// or without the trailing dot) is strictly under one of suffixes (domain
+// names such as crawler.Profile.FCrDNS holds) at a label boundary, as
+// IsCrawlerName does for CrawlerDomain.
+func NameUnder(name string, suffixes []string) bool {
+	return nameUnder(name, fqdns(suffixes))
+}
+
+// nameUnder is NameUnder with suffixes already in canonical FQDN form.
+func nameUnder(name string, suffixes []string) bool {
+	if name == "" || name == "." || len(suffixes) == 0 {
 		return false
 	}
 	if _, ok := dns.IsDomainName(name); !ok {
 		return false
 	}
 	name = dns.CanonicalName(name)
-	parent := dns.Fqdn(CrawlerDomain)
-	return dns.IsSubDomain(parent, name) && dns.CountLabel(name) > dns.CountLabel(parent)
+	for _, parent := range suffixes {
+		if dns.IsSubDomain(parent, name) && dns.CountLabel(name) > dns.CountLabel(parent) {
+			return true
+		}
+	}
+	return false
+}
+
+// fqdns returns domain names in canonical FQDN form (lower case, trailing
+// dot).
+func fqdns(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, dns.CanonicalName(n))
+	}
+	return out
+}
+
+// suffixList names suffixes (FQDNs) for a message: "a.example or
+// b.example".
+func suffixList(suffixes []string) string {
+	parts := make([]string, len(suffixes))
+	for i, s := range suffixes {
+		parts[i] = strings.TrimSuffix(s, ".")
+	}
+	return strings.Join(parts, " or ")
 }

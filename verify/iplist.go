@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
 // Errors about the crawler's IP list. Callers match them with errors.Is.
@@ -99,17 +101,9 @@ func (l *IPList) String() string {
 	}
 	parts := make([]string, len(l.Prefixes))
 	for i, p := range l.Prefixes {
-		parts[i] = ipPrefixString(p)
+		parts[i] = ipfmt.Prefix(p)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// ipPrefixString prints a single-address prefix as the bare address.
-func ipPrefixString(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
 }
 
 // ipListJSON is the object layout of the list: the "prefixes" layout the

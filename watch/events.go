@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // The event names of the JSON lines.
@@ -24,7 +25,7 @@ type VerdictEvent struct {
 	Event   string    `json:"event"`
 	Time    time.Time `json:"time"`
 	Crawler string    `json:"crawler"`
-	verify.IPReport
+	audit.IPReport
 }
 
 // ViolationEvent is the JSON line of a violation: the violation fields of
@@ -32,7 +33,7 @@ type VerdictEvent struct {
 type ViolationEvent struct {
 	Event   string `json:"event"`
 	Crawler string `json:"crawler"`
-	verify.Violation
+	conduct.Violation
 }
 
 // Events writes events, one per line: JSON, or on a terminal a line for
@@ -53,7 +54,7 @@ type Events struct {
 
 // Verdict writes the event of v.
 func (e *Events) Verdict(crawler string, v Verdict, at time.Time) {
-	rep := v.Result.IPReport()
+	rep := audit.IPReportOf(v.Result)
 	rep.Hits, rep.FirstSeen, rep.LastSeen = v.Hits, v.FirstSeen.UTC(), v.LastSeen.UTC()
 	if v.UserAgent != "" {
 		rep.UserAgents = []string{v.UserAgent}
@@ -83,7 +84,7 @@ func (e *Events) Verdict(crawler string, v Verdict, at time.Time) {
 }
 
 // Violation writes the event of v.
-func (e *Events) Violation(crawler string, v verify.Violation) {
+func (e *Events) Violation(crawler string, v conduct.Violation) {
 	if e.Terminal {
 		s := fmt.Sprintf("%s violation  %s %s %s %s %s:%d %s: %s", v.Time.Local().Format("15:04:05"), v.Kind, v.Site, v.IP, crawler, v.File, v.Line, v.Path, v.Detail)
 		e.line(parse.EscapeControl(s))

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -34,6 +35,16 @@ const (
 // name it.
 const CrawlerName = "lohisoftbot"
 
+// Tracker checks the genuine crawler's conduct as its hits arrive;
+// *conduct.Tracker is one.
+type Tracker interface {
+	// Add takes the next genuine hit, in log order, and returns the
+	// violations it proves.
+	Add(h conduct.Hit) []conduct.Violation
+	// Prune forgets what no later hit can need, as of the log time t.
+	Prune(t time.Time)
+}
+
 // Options configure a Watcher. Files, Judge, Guard and Events are
 // required.
 type Options struct {
@@ -46,6 +57,9 @@ type Options struct {
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
 	TrustXFF bool
+	// Claims are the User-Agent tokens that claim a crawler; nil means
+	// parse.DefaultClaims.
+	Claims *parse.TokenSet
 
 	Judge  *Judge
 	Guard  *Guard
@@ -71,7 +85,8 @@ type Options struct {
 
 // Watcher follows logs and acts on what it reads.
 type Watcher struct {
-	o Options
+	o      Options
+	claims *parse.TokenSet
 
 	// batches of claimed lines per file, filled by the follower and
 	// emptied by the parser.
@@ -128,6 +143,10 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
+	w.claims = o.Claims
+	if w.claims == nil {
+		w.claims = parse.DefaultClaims
+	}
 	w.bspace = sync.NewCond(&w.bmu)
 	return w
 }
@@ -298,7 +317,7 @@ func (w *Watcher) readLoop(f *follow.Follower) {
 	for f.Next() {
 		l := f.Line()
 		w.lines.Add(1)
-		if !parse.ContainsToken(l.Text) {
+		if !w.claims.Contains(l.Text) {
 			continue
 		}
 		w.claimed.Add(1)
@@ -404,7 +423,7 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		w.formats[name] = f
 	}
 	r := parse.NewReader(bytes.NewReader(b.data), parse.Options{
-		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF,
+		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Claims: w.claims,
 		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1,
 	})
 	for r.Scan() {
@@ -470,7 +489,7 @@ func (w *Watcher) drainConduct() {
 		if r.Verdict != verify.Genuine {
 			continue
 		}
-		for _, v := range w.o.Tracker.Add(q.rec) {
+		for _, v := range w.o.Tracker.Add(conduct.HitOf(q.rec)) {
 			w.violations.Add(1)
 			w.o.Events.Violation(CrawlerName, v)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -279,7 +280,7 @@ func TestWatcherConductEvents(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "access.log")
 	appendFile(t, log, "")
-	tw := startWatch(t, z, []string{log}, NewIncremental(verify.ConductConfig{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second}))
+	tw := startWatch(t, z, []string{log}, conduct.NewTracker(conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second}))
 	var b strings.Builder
 	for i := range 21 {
 		b.WriteString(combined("192.0.2.10", i*10, fmt.Sprintf("/p%d", i), "LohiSoftBot/1.0"))
@@ -296,7 +297,7 @@ func TestWatcherConductEvents(t *testing.T) {
 		}
 	}
 	tw.stop()
-	var violations []verify.Violation
+	var violations []conduct.Violation
 	for _, l := range strings.Split(strings.TrimSpace(tw.events.String()), "\n") {
 		var e ViolationEvent
 		if err := json.Unmarshal([]byte(l), &e); err != nil {

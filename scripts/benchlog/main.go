@@ -39,6 +39,7 @@ func main() {
 	size := flag.String("size", "1GiB", "approximate size of the log (e.g. 100MiB, 1GiB)")
 	out := flag.String("o", "", "output file (default stdout)")
 	claimed := flag.Float64("claimed", 0.005, "mixed: fraction of lines claiming to be LohiSoftBot")
+	others := flag.Float64("others", -1, "mixed: fraction of lines claiming to be Googlebot, and as many bingbot, none of the other lines naming either; -1: Googlebot's User-Agent is one of the six of the other lines")
 	kind := flag.String("kind", "mixed", "mixed, spoofers or genuine")
 	n := flag.Int("n", 1000000, "spoofers, genuine: number of claimed hits")
 	sites := flag.Int("sites", 100000, "genuine: number of sites the hits are spread over")
@@ -74,7 +75,7 @@ func main() {
 	var err error
 	switch *kind {
 	case "mixed":
-		err = writeMixed(bw, limit, *claimed)
+		err = writeMixed(bw, limit, *claimed, *others)
 	case "spoofers":
 		err = writeSpoofers(bw, *n)
 	case "genuine":
@@ -90,8 +91,10 @@ func main() {
 }
 
 // writeMixed writes realistic combined lines up to limit bytes, a fraction
-// claimed of them claiming to be the crawler.
-func writeMixed(bw *bufio.Writer, limit int64, claimed float64) error {
+// claimed of them claiming to be the crawler. With others at 0 or more, a
+// fraction others claims to be Googlebot and as many bingbot, and the rest
+// carry browsers' and tools' User-Agents only.
+func writeMixed(bw *bufio.Writer, limit int64, claimed, others float64) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	uas := []string{
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -102,6 +105,11 @@ func writeMixed(bw *bufio.Writer, limit int64, claimed float64) error {
 		"curl/8.5.0",
 	}
 	bot := []string{"LohiSoftBot/1.0 (+message@lohisoft.com)", "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"}
+	var googlebot, bingbot string
+	if others >= 0 {
+		googlebot, bingbot = uas[3], "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
+		uas = append(uas[:3:3], uas[4:]...)
+	}
 	paths := []string{"/", "/index.html", "/blog/2026/11/some-post", "/static/app.js", "/static/style.css", "/images/logo.png", "/search?q=go+parsers", "/api/v1/items?page=2", "/about", "/contact"}
 	statuses := []int{200, 200, 200, 200, 304, 404, 301, 500}
 	t := time.Date(2026, 11, 1, 0, 0, 0, 0, time.FixedZone("", 3600))
@@ -117,6 +125,12 @@ func writeMixed(bw *bufio.Writer, limit int64, claimed float64) error {
 			} else {
 				ip = fmt.Sprintf("%d.%d.%d.%d", 1+rng.IntN(220), rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))
 			}
+		} else if others >= 0 && rng.Float64() < 2*others {
+			ua = googlebot
+			if rng.IntN(2) == 0 {
+				ua = bingbot
+			}
+			ip = fmt.Sprintf("%d.%d.%d.%d", 1+rng.IntN(220), rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))
 		} else {
 			ua = uas[rng.IntN(len(uas))]
 			ip = fmt.Sprintf("%d.%d.%d.%d", 1+rng.IntN(220), rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))

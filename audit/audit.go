@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"bytes"
@@ -7,12 +7,13 @@ import (
 	"math"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // Limits of what an audit keeps.
@@ -25,10 +26,6 @@ const (
 	// and a botnet must not make each of a million addresses cost
 	// kilobytes.
 	maxClientText = 256
-	// coverageGap is the longest quiet time between two inputs that still
-	// counts as logged: rotated logs follow each other, but a missing
-	// rotation must not look like a stretch of time without requests.
-	coverageGap = time.Hour
 )
 
 // Audit gathers what the log readers found: the claimed hits, per address
@@ -48,9 +45,11 @@ type Audit struct {
 	// (and claimed hits without a time, which cannot be placed).
 	Since, Until time.Time
 	// Settled, when set, gives an address's verdict when it needs no DNS
-	// (see [Verifier.Settled]); the hits of an address settled as spoofed
-	// are counted and not kept.
-	Settled func(netip.Addr) (Result, bool)
+	// (see [verify.Verifier.Settled]); the hits of an address settled as spoofed
+	// are counted and not kept, unless KeepAll is set.
+	Settled func(netip.Addr) (verify.Result, bool)
+	// KeepAll keeps every claimed hit, for eachHit.
+	KeepAll bool
 
 	summary Summary
 
@@ -81,7 +80,7 @@ type clients struct {
 	raws     []string            // names of the clientRaw entries, by addrEntry.raw
 	extraUAs map[uint32][]uint32 // user agents of an address after its first
 	uas      interner
-	settled  []Result // distinct verdicts given by Settled
+	settled  []verify.Result // distinct verdicts given by Settled
 }
 
 // Kinds of client, in addrEntry.kind.
@@ -113,13 +112,13 @@ type addrEntry struct {
 // resultKey tells settled verdicts apart (the address aside), so that a
 // million spoofers share a handful of Results.
 type resultKey struct {
-	verdict                  Verdict
+	verdict                  verify.Verdict
 	method, reason, dnsError string
 	ptr, forward, warnings   string
 	inIPList                 bool
 }
 
-func resultKeyOf(r *Result) resultKey {
+func resultKeyOf(r *verify.Result) resultKey {
 	return resultKey{
 		verdict: r.Verdict, method: r.Method, reason: r.Reason, dnsError: r.DNSError,
 		ptr: strings.Join(r.PTR, "\x00"), forward: strings.Join(r.Forward, "\x00"),
@@ -127,7 +126,7 @@ func resultKeyOf(r *Result) resultKey {
 	}
 }
 
-// auditHit is what the conduct checks need of a claimed hit, in 40 bytes.
+// auditHit is a [conduct.Hit] in 40 bytes, less its client.
 // What does not fit (a time more than 292 years from the audit's first, a
 // line past 2^40, a duration that is not a whole number of microseconds
 // below 35 minutes, an odd resolution or status, more than 65,536 files)
@@ -206,7 +205,7 @@ func (a *Audit) Add(rec *parse.Record) {
 		a.siteHits = append(a.siteHits, 0)
 	}
 	a.siteHits[site]++
-	if e.settled != 0 && a.settled[e.settled-1].Verdict != Genuine {
+	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
 		return
 	}
 	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
@@ -409,7 +408,7 @@ func (a *Audit) Addresses() []netip.Addr {
 }
 
 // result returns the verdict of entry i: settled, from results, or none.
-func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, bool) {
+func (a *clients) result(e *addrEntry, results map[netip.Addr]verify.Result) (*verify.Result, bool) {
 	if e.settled != 0 {
 		return &a.settled[e.settled-1], true
 	}
@@ -425,14 +424,14 @@ func (a *clients) result(e *addrEntry, results map[netip.Addr]Result) (*Result, 
 }
 
 // verdictOf returns the verdict the report gives entry e.
-func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict {
+func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]verify.Result) verify.Verdict {
 	if _, ok := a.addrOf(e); !ok {
-		return Unverified
+		return verify.Unverified
 	}
 	if res, ok := a.result(e, results); ok {
 		return res.Verdict
 	}
-	return Unverified
+	return verify.Unverified
 }
 
 // Report builds the report from the verdicts (for the addresses not yet
@@ -443,7 +442,7 @@ func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]Result) Verdict
 // ([Report.AllIPs]), from the audit: leave the audit alone while the
 // report is in use. The conduct checks run site by site, so that only
 // one site's hits are ever expanded at once.
-func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Report {
+func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config) *Report {
 	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
@@ -462,10 +461,10 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	for i := 0; i < n; i++ {
 		e := a.addrs.at(i)
 		switch a.verdictOf(e, results) {
-		case Genuine:
+		case verify.Genuine:
 			genuine[i] = true
 			r.Summary.GenuineHits += e.hits
-		case Spoofed:
+		case verify.Spoofed:
 			r.Summary.SpoofedHits += e.hits
 		default:
 			r.Summary.UnverifiedHits += e.hits
@@ -475,21 +474,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 	// of the audit, its hits are garbage while the report is written.
 	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
 
-	if conduct.LogStart == nil {
-		starts := map[string]time.Time{}
-		for _, in := range a.inputs {
-			if !in.FirstTime.IsZero() {
-				starts[in.File] = a.clampSince(in.FirstTime)
-			}
-		}
-		conduct.LogStart = func(file string) (time.Time, bool) {
-			t, ok := starts[file]
-			return t, ok
-		}
-	}
-	if conduct.Covered == nil {
-		conduct.Covered = a.covered
-	}
+	cfg = a.coverage().Apply(cfg)
 	// r.Sites in the order of their names as the report shows them; pos
 	// gives a site id's place in it.
 	sites := make([]uint32, 0, a.sites.count())
@@ -510,7 +495,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 		pos[id] = int32(i)
 		r.Sites[i] = SiteReport{Site: valid(id), ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
-	a.checkConduct(genuine, conduct, r, pos)
+	a.checkConduct(genuine, cfg, r, pos)
 	r.Summary.Violations = len(r.Violations)
 	return r
 }
@@ -518,7 +503,7 @@ func (a *Audit) Report(results map[netip.Addr]Result, conduct ConductConfig) *Re
 // checkConduct runs the conduct checks on the genuine addresses' hits, one
 // site at a time in the order of their names, adds the violations to r
 // and fills in the site reports (r.Sites[pos[site id]]).
-func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos []int32) {
+func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos []int32) {
 	// Counting sort of the genuine hits by site: start[id] is where the
 	// site's hits begin in order.
 	start := make([]int, a.sites.count()+2)
@@ -538,7 +523,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	order := make([]uint32, total)
 	next := slices.Clone(start)
 	names := map[uint32]string{}
-	e := newConductEngine(cfg)
+	c := conduct.NewChecker(cfg)
 	for i := 0; i < a.hits.len(); i++ {
 		h := a.hits.at(i)
 		if !genuine[h.addr] {
@@ -546,12 +531,12 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 		}
 		order[next[h.site]] = uint32(i)
 		next[h.site]++
-		rec := a.conductRec(i, names)
-		e.noteUnits(&rec)
+		hit := a.conductHit(i, names)
+		c.Measure(&hit)
 	}
 	for _, i := range order {
-		rec := a.conductRec(int(i), names)
-		e.noteFirst(&rec)
+		hit := a.conductHit(int(i), names)
+		c.Anchor(&hit)
 	}
 	ids := make([]uint32, 0, a.sites.count())
 	for id := range a.sites.count() + 1 {
@@ -561,13 +546,13 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	}
 	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
 	skips := map[string][]string{} // sites share their lists of skipped checks
-	var recs []conductRec
+	var hits []conduct.Hit
 	for _, id := range ids {
-		recs = recs[:0]
+		hits = hits[:0]
 		for _, i := range order[start[id]:start[id+1]] {
-			recs = append(recs, a.conductRec(int(i), names))
+			hits = append(hits, a.conductHit(int(i), names))
 		}
-		vs, rep := e.checkSite(a.sites.name(id), recs)
+		vs, rep := c.CheckSite(a.sites.name(id), hits)
 		k := strings.Join(rep.ChecksSkipped, ",")
 		if shared, ok := skips[k]; ok {
 			rep.ChecksSkipped = shared
@@ -583,9 +568,9 @@ func (a *Audit) checkConduct(genuine []bool, cfg ConductConfig, r *Report, pos [
 	}
 }
 
-// conductRec expands kept hit i for the conduct checks; names caches the
+// conductHit expands kept hit i for the conduct checks; names caches the
 // names of the addresses.
-func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
+func (a *Audit) conductHit(i int, names map[uint32]string) conduct.Hit {
 	h := a.hits.at(i)
 	ip, ok := names[h.addr]
 	if !ok {
@@ -601,24 +586,15 @@ func (a *Audit) conductRec(i int, names map[uint32]string) conductRec {
 		f = a.far[i]
 	}
 	pair := a.pairs.name(f.pair)
-	r := conductRec{
-		file: a.files.name(f.file), line: f.line, ip: ip, target: a.text.get(h.target),
-		user: a.users.name(pair.user), retry: a.retries.name(pair.retry), status: f.status, idx: i,
-		timed: h.packed&hitTimed != 0, claimedRes: f.res,
-		hasDur: h.packed&hitDur != 0, duration: f.dur,
+	hit := conduct.Hit{
+		Site: a.sites.name(h.site), File: a.files.name(f.file), Line: f.line, IP: ip, Target: a.text.get(h.target),
+		RemoteUser: a.users.name(pair.user), RetryAfter: a.retries.name(pair.retry), Status: f.status,
+		Resolution: f.res, Duration: f.dur, HasDuration: h.packed&hitDur != 0, StartLogged: h.packed&hitStartLogged != 0,
 	}
-	if r.timed {
-		r.logged = f.logged.UTC()
-		r.start, r.end = r.logged, r.logged
-		switch {
-		case !r.hasDur:
-		case h.packed&hitStartLogged != 0:
-			r.end = r.logged.Add(r.duration)
-		default:
-			r.start = r.logged.Add(-r.duration)
-		}
+	if h.packed&hitTimed != 0 {
+		hit.Time = f.logged.UTC()
 	}
-	return r
+	return hit
 }
 
 // ipOrder returns the entries in report order: addresses numerically,
@@ -673,7 +649,7 @@ func (a *clients) ipOrder() []uint32 {
 // ipView makes a report's addresses from the audit, one at a time.
 type ipView struct {
 	c       clients
-	results map[netip.Addr]Result
+	results map[netip.Addr]verify.Result
 	order   []uint32
 }
 
@@ -717,9 +693,9 @@ func (v *ipView) report(i uint32) IPReport {
 	res, ok := a.result(e, v.results)
 	switch {
 	case !isAddr:
-		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotAnAddress
+		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonNotAnAddress
 	case !ok:
-		ip.Verdict, ip.Method, ip.Reason = Unverified, "", ReasonNotChecked
+		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonNotChecked
 	default:
 		ip.Verdict, ip.Method, ip.Reason = res.Verdict, res.Method, res.Reason
 		ip.InIPList = res.InIPList
@@ -735,56 +711,47 @@ func (v *ipView) report(i uint32) IPReport {
 	return ip
 }
 
-// clampSince moves a time to --since: claimed hits before it are not read,
-// so the logs, as far as the audit knows, begin there.
-func (a *Audit) clampSince(t time.Time) time.Time {
-	if !a.Since.IsZero() && t.Before(a.Since) {
-		return a.Since
+// eachHit calls f with every kept hit, in the order they were added, and
+// the verdict results (as given to [Audit.Report]) give its address.
+func (a *Audit) eachHit(results map[netip.Addr]verify.Result, f func(conduct.Hit, verify.Verdict)) {
+	names := map[uint32]string{}
+	for i := 0; i < a.hits.len(); i++ {
+		h := a.hits.at(i)
+		f(a.conductHit(i, names), a.verdictOf(a.addrs.at(int(h.addr)), results))
 	}
-	return t
 }
 
-// covered reports whether the inputs that log site's requests cover all of
-// [from, to]. An input covers the span from its first to its last
-// well-formed line; one input follows another when it begins within
-// coverageGap of the other's end, unless the other could not be read
-// whole. An input covers the sites of its virtual hosts when its format
-// logs them, and otherwise only its own site.
-func (a *Audit) covered(site string, from, to time.Time) bool {
-	type span struct {
-		start, end time.Time
-		cut        bool // the input ended early: nothing follows it
-	}
-	var spans []span
+// coverage returns the spans of time the inputs cover. Claimed hits
+// before --since are not read, so an input, as far as the audit knows,
+// begins there.
+func (a *Audit) coverage() conduct.Coverage {
+	c := make(conduct.Coverage, 0, len(a.inputs))
 	for _, in := range a.inputs {
-		if in.FirstTime.IsZero() || in.LastTime.IsZero() || !(in.HostLogged || in.Site == site) {
-			continue
+		first := in.FirstTime
+		if !first.IsZero() && !a.Since.IsZero() && first.Before(a.Since) {
+			first = a.Since
 		}
-		start := a.clampSince(in.FirstTime)
-		end := in.LastTime.Add(time.Second) // the last second is logged whole
-		if !start.Before(end) {
-			continue
-		}
-		spans = append(spans, span{start, end, in.Error != ""})
+		c = append(c, conduct.LogSpan{
+			File: in.File, Site: in.Site, HostLogged: in.HostLogged,
+			First: first, Last: in.LastTime, Cut: in.Error != "",
+		})
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start.Before(spans[j].start) })
-	for i := 0; i < len(spans); {
-		s := spans[i]
-		j := i + 1
-		for j < len(spans) && !s.cut && !spans[j].start.After(s.end.Add(coverageGap)) {
-			if spans[j].end.After(s.end) {
-				s.end, s.cut = spans[j].end, spans[j].cut
-			} else {
-				s.cut = s.cut || spans[j].cut
-			}
-			j++
+	return c
+}
+
+// Snapshot returns what the conduct checks need of the audit, to be kept
+// or merged with other servers' audits: the hits of the addresses that
+// results (as given to [Audit.Report]) makes genuine, and the spans of
+// time the inputs cover. Its Check gives the violations and sites of
+// Report (but for ClaimedHits).
+func (a *Audit) Snapshot(results map[netip.Addr]verify.Result) conduct.Snapshot {
+	s := conduct.Snapshot{Hits: []conduct.Hit{}, Logs: a.coverage()}
+	a.eachHit(results, func(h conduct.Hit, v verify.Verdict) {
+		if v == verify.Genuine {
+			s.Hits = append(s.Hits, h)
 		}
-		if !s.start.After(from) && !s.end.Before(to) {
-			return true
-		}
-		i = j
-	}
-	return false
+	})
+	return s
 }
 
 // validUTF8 replaces bytes that are not UTF-8 so that every output format

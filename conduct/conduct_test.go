@@ -1,6 +1,7 @@
-package verify
+package conduct_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // conductT0 is the reference time of the conduct tests.
@@ -83,17 +88,31 @@ func untimed() hitOpt {
 	return func(r *parse.Record) { r.Time, r.Start, r.End, r.Resolution = time.Time{}, time.Time{}, time.Time{}, 0 }
 }
 
-func conductDefaults() ConductConfig {
-	return ConductConfig{
+func conductDefaults() conduct.Config {
+	return conduct.Config{
 		Token: "LohiSoftBot", Budget: 20, BudgetWindow: 24 * time.Hour,
 		MinPause: time.Second, MinBackoff: 30 * time.Second,
 	}
 }
 
-// vkey is the part of a violation the tables compare: "kind site file:line".
-func vkey(v Violation) string { return fmt.Sprintf("%s %s %s:%d", v.Kind, v.Site, v.File, v.Line) }
+// checkRecords runs [conduct.Check] over records from the log reader;
+// nil records are left out.
+func checkRecords(recs []*parse.Record, cfg conduct.Config) ([]conduct.Violation, []conduct.SiteReport) {
+	hits := make([]conduct.Hit, 0, len(recs))
+	for _, r := range recs {
+		if r != nil {
+			hits = append(hits, conduct.HitOf(r))
+		}
+	}
+	return conduct.Check(hits, cfg)
+}
 
-func keysOf(vs []Violation, kinds []string) []string {
+// vkey is the part of a violation the tables compare: "kind site file:line".
+func vkey(v conduct.Violation) string {
+	return fmt.Sprintf("%s %s %s:%d", v.Kind, v.Site, v.File, v.Line)
+}
+
+func keysOf(vs []conduct.Violation, kinds []string) []string {
 	out := []string{}
 	for _, v := range vs {
 		if len(kinds) == 0 || slices.Contains(kinds, v.Kind) {
@@ -105,7 +124,7 @@ func keysOf(vs []Violation, kinds []string) []string {
 
 type conductCase struct {
 	name string
-	cfg  func(*ConductConfig) // changes to conductDefaults; nil for none
+	cfg  func(*conduct.Config) // changes to conductDefaults; nil for none
 	hits []*parse.Record
 	want []string // vkeys of the kinds compared, in output order
 	// skipped, when set, is the wanted checks_skipped of the site "a.example".
@@ -122,12 +141,12 @@ func runConductCases(t *testing.T, kinds []string, cases []conductCase) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			got, sites := CheckConduct(tc.hits, cfg)
+			got, sites := checkRecords(tc.hits, cfg)
 			if g := keysOf(got, kinds); !reflect.DeepEqual(g, tc.want) {
 				t.Errorf("violations:\n got  %q\n want %q\nall: %s", g, tc.want, dumpViolations(got))
 			}
 			if tc.skipped != nil {
-				var s *SiteReport
+				var s *conduct.SiteReport
 				for i := range sites {
 					if sites[i].Site == "a.example" {
 						s = &sites[i]
@@ -145,10 +164,10 @@ func runConductCases(t *testing.T, kinds []string, cases []conductCase) {
 	}
 }
 
-func dumpViolations(vs []Violation) string {
+func dumpViolations(vs []conduct.Violation) string {
 	var b strings.Builder
 	for _, v := range vs {
-		fmt.Fprintf(&b, "\n  %s %s %s %q", vkey(v), conductTime(v.Time), v.Path, v.Detail)
+		fmt.Fprintf(&b, "\n  %s %s %s %q", vkey(v), conduct.FmtTime(v.Time), v.Path, v.Detail)
 	}
 	return b.String()
 }
@@ -156,7 +175,7 @@ func dumpViolations(vs []Violation) string {
 // checkConductInvariants checks what holds for every input: violations
 // sorted, each naming an input record of its site, details one printable
 // line, and site reports that add up.
-func checkConductInvariants(t *testing.T, hits []*parse.Record, got []Violation, sites []SiteReport) {
+func checkConductInvariants(t *testing.T, hits []*parse.Record, got []conduct.Violation, sites []conduct.SiteReport) {
 	t.Helper()
 	type loc struct {
 		site, file string
@@ -169,7 +188,7 @@ func checkConductInvariants(t *testing.T, hits []*parse.Record, got []Violation,
 			recs[k] = append(recs[k], r)
 		}
 	}
-	less := func(a, b Violation) bool {
+	less := func(a, b conduct.Violation) bool {
 		if a.Site != b.Site {
 			return a.Site < b.Site
 		}
@@ -219,19 +238,19 @@ func checkConductInvariants(t *testing.T, hits []*parse.Record, got []Violation,
 }
 
 func TestCheckConductRobots(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "conduct", "robots.txt"))
+	data, err := os.ReadFile(filepath.Join("testdata", "robots.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := parse.ParseRobots(data)
-	perSite := func(m map[string]*parse.Robots) func(*ConductConfig) {
-		return func(c *ConductConfig) { c.Robots = func(site string) *parse.Robots { return m[site] } }
+	rb := robots.Parse(data)
+	perSite := func(m map[string]*robots.Robots) func(*conduct.Config) {
+		return func(c *conduct.Config) { c.Robots = func(site string) *robots.Robots { return m[site] } }
 	}
 	f := "access.log"
-	runConductCases(t, []string{KindRobots}, []conductCase{
+	runConductCases(t, []string{conduct.KindRobots}, []conductCase{
 		{
 			name: "disallowed page flagged, allowed ones not",
-			cfg:  perSite(map[string]*parse.Robots{"a.example": rb}),
+			cfg:  perSite(map[string]*robots.Robots{"a.example": rb}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/private/x?y=1", 200),
@@ -241,28 +260,28 @@ func TestCheckConductRobots(t *testing.T) {
 				hit(f, 6, at(sec(25)), "http://a.example/private/z", 200), // absolute form
 			},
 			want:    []string{"robots a.example access.log:2", "robots a.example access.log:5", "robots a.example access.log:6"},
-			skipped: []string{KindConcurrency, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobotsNotFetched},
 		},
 		{
 			name: "no robots.txt for the site: skipped, not passed",
-			cfg:  perSite(map[string]*parse.Robots{"b.example": rb}),
+			cfg:  perSite(map[string]*robots.Robots{"b.example": rb}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/private/x", 200),
 				hit(f, 3, at(sec(10)), "/private/x", 200, onSite("b.example")),
 			},
 			want:    []string{"robots b.example access.log:3"},
-			skipped: []string{KindConcurrency, KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 		{
 			name:    "nil Robots func skips every site",
 			hits:    []*parse.Record{hit(f, 1, at(0), "/private/x", 200)},
 			want:    []string{},
-			skipped: []string{KindConcurrency, KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 		{
 			name: "robots.txt that answered 5xx disallows all",
-			cfg:  perSite(map[string]*parse.Robots{"a.example": parse.RobotsDisallowAll("robots.txt answered 503")}),
+			cfg:  perSite(map[string]*robots.Robots{"a.example": robots.DisallowAll("robots.txt answered 503")}),
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/robots.txt", 200),
 				hit(f, 2, at(sec(5)), "/", 200),
@@ -274,28 +293,28 @@ func TestCheckConductRobots(t *testing.T) {
 }
 
 func TestCheckConductRobotsDetail(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "conduct", "robots.txt"))
+	data, err := os.ReadFile(filepath.Join("testdata", "robots.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := parse.ParseRobots(data)
+	rb := robots.Parse(data)
 	tests := []struct {
 		name string
-		rb   *parse.Robots
+		rb   *robots.Robots
 		path string
 		want string
 	}{
 		{"quotes the deciding line", rb, "/private/x", `disallowed by robots.txt line 5 "Disallow: /private/"`},
-		{"gives the reason of a stand-in", parse.RobotsDisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503"},
+		{"gives the reason of a stand-in", robots.DisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := conductDefaults()
-			cfg.Robots = func(string) *parse.Robots { return tt.rb }
-			got, _ := CheckConduct([]*parse.Record{hit("l", 1, at(0), tt.path, 200)}, cfg)
+			cfg.Robots = func(string) *robots.Robots { return tt.rb }
+			got, _ := checkRecords([]*parse.Record{hit("l", 1, at(0), tt.path, 200)}, cfg)
 			var details []string
 			for _, v := range got {
-				if v.Kind == KindRobots {
+				if v.Kind == conduct.KindRobots {
 					details = append(details, v.Detail)
 				}
 			}
@@ -311,7 +330,7 @@ func TestCheckConductRobotsNotFetched(t *testing.T) {
 	// early is a hit on another site in the same file, long before: it
 	// shows the log reaches back more than 24h.
 	early := hit(f, 1, at(-72*time.Hour), "/robots.txt", 200, onSite("c.example"))
-	runConductCases(t, []string{KindRobotsNotFetched}, []conductCase{
+	runConductCases(t, []string{conduct.KindRobotsNotFetched}, []conductCase{
 		{
 			name: "never fetched",
 			hits: []*parse.Record{early, hit(f, 2, at(0), "/", 200), hit(f, 3, at(sec(5)), "/a", 200)},
@@ -336,7 +355,7 @@ func TestCheckConductRobotsNotFetched(t *testing.T) {
 				hit(f, 4, at(0), "/later", 200),
 			},
 			want:    []string{},
-			skipped: []string{KindConcurrency, KindRobots},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobots},
 		},
 		{
 			name: "fetched 24h01m before the crawl",
@@ -365,7 +384,7 @@ func TestCheckConductRobotsNotFetched(t *testing.T) {
 			name:    "logs that begin less than 24h before the crawl cannot tell",
 			hits:    []*parse.Record{hit(f, 1, at(-23*time.Hour), "/robots.txt", 200, onSite("c.example")), hit(f, 2, at(0), "/", 200)},
 			want:    []string{},
-			skipped: []string{KindConcurrency, KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 		{
 			name: "another file reaching back does not count for this site's file",
@@ -415,7 +434,7 @@ func TestCheckConductRobotsNotFetched(t *testing.T) {
 
 func TestCheckConductRobotsUnavailable(t *testing.T) {
 	f := "access.log"
-	runConductCases(t, []string{KindRobotsUnavailable}, []conductCase{
+	runConductCases(t, []string{conduct.KindRobotsUnavailable}, []conductCase{
 		{
 			name: "pages after a 503 for robots.txt",
 			hits: []*parse.Record{hit(f, 1, at(0), "/robots.txt", 503), hit(f, 2, at(sec(5)), "/", 200), hit(f, 3, at(sec(10)), "/a", 200)},
@@ -481,7 +500,7 @@ func TestCheckConductBudget(t *testing.T) {
 		return out
 	}
 	join := func(parts ...[]*parse.Record) []*parse.Record { return slices.Concat(parts...) }
-	runConductCases(t, []string{KindBudget}, []conductCase{
+	runConductCases(t, []string{conduct.KindBudget}, []conductCase{
 		{
 			name: "21 pages in a window",
 			hits: pages(1, 21, at(0), 10*time.Minute),
@@ -531,23 +550,23 @@ func TestCheckConductBudget(t *testing.T) {
 		},
 		{
 			name: "turned off",
-			cfg:  func(c *ConductConfig) { c.Budget = 0 },
+			cfg:  func(c *conduct.Config) { c.Budget = 0 },
 			hits: pages(1, 30, at(0), time.Minute),
 			want: []string{},
-			skipped: []string{KindBudget, KindConcurrency, KindRobots,
-				KindRobotsNotFetched},
+			skipped: []string{conduct.KindBudget, conduct.KindConcurrency, conduct.KindRobots,
+				conduct.KindRobotsNotFetched},
 		},
 	})
 
 	t.Run("detail gives the count of the window", func(t *testing.T) {
 		hits := join(pages(1, 25, at(0), time.Minute), pages(100, 10, at(23*time.Hour), time.Minute))
-		got, _ := CheckConduct(hits, conductDefaults())
+		got, _ := checkRecords(hits, conductDefaults())
 		want := "35 pages within 24h, more than the budget of 20: this is page 21 of the window that began at 2026-08-24T10:00:00Z (line 1)"
-		if len(got) == 0 || keysOf(got, []string{KindBudget})[0] != "budget a.example access.log:21" {
+		if len(got) == 0 || keysOf(got, []string{conduct.KindBudget})[0] != "budget a.example access.log:21" {
 			t.Fatalf("no budget violation at line 21: %s", dumpViolations(got))
 		}
 		for _, v := range got {
-			if v.Kind == KindBudget && v.Detail != want {
+			if v.Kind == conduct.KindBudget && v.Detail != want {
 				t.Errorf("detail = %q\nwant     %q", v.Detail, want)
 			}
 		}
@@ -556,7 +575,7 @@ func TestCheckConductBudget(t *testing.T) {
 
 func TestCheckConductConcurrency(t *testing.T) {
 	f := "access.log"
-	runConductCases(t, []string{KindConcurrency, KindPause}, []conductCase{
+	runConductCases(t, []string{conduct.KindConcurrency, conduct.KindPause}, []conductCase{
 		{
 			name: "nginx completion order: the later line started first",
 			hits: []*parse.Record{
@@ -572,7 +591,7 @@ func TestCheckConductConcurrency(t *testing.T) {
 				hit(f, 2, at(sec(3.623)), "/b", 200, nginxDur(sec(0.5))),
 			},
 			want:    []string{},
-			skipped: []string{KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 		{
 			name: "0.6s overlap to the millisecond",
@@ -603,7 +622,7 @@ func TestCheckConductConcurrency(t *testing.T) {
 			name:    "no durations: concurrency skipped",
 			hits:    []*parse.Record{hit(f, 1, at(0), "/a", 200), hit(f, 2, at(sec(2)), "/b", 200)},
 			want:    []string{},
-			skipped: []string{KindConcurrency, KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 		{
 			name: "sites apart",
@@ -618,7 +637,7 @@ func TestCheckConductConcurrency(t *testing.T) {
 
 func TestCheckConductPause(t *testing.T) {
 	f := "access.log"
-	runConductCases(t, []string{KindPause}, []conductCase{
+	runConductCases(t, []string{conduct.KindPause}, []conductCase{
 		{
 			name: "same logged second",
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 200), hit(f, 2, at(0), "/b", 200)},
@@ -673,7 +692,7 @@ func TestCheckConductPause(t *testing.T) {
 		},
 		{
 			name: "a file's times all on whole seconds are read to the second",
-			cfg:  func(c *ConductConfig) { c.MinPause = 1500 * time.Millisecond },
+			cfg:  func(c *conduct.Config) { c.MinPause = 1500 * time.Millisecond },
 			hits: []*parse.Record{
 				hit(f, 1, at(0), "/a", 200, claimRes(time.Millisecond)),
 				hit(f, 2, at(sec(1)), "/b", 200, claimRes(time.Millisecond)), // may be 1.999s later
@@ -682,7 +701,7 @@ func TestCheckConductPause(t *testing.T) {
 		},
 		{
 			name: "the same gap to the millisecond is short of 1.5s",
-			cfg:  func(c *ConductConfig) { c.MinPause = 1500 * time.Millisecond },
+			cfg:  func(c *conduct.Config) { c.MinPause = 1500 * time.Millisecond },
 			hits: []*parse.Record{
 				hit(f, 1, at(sec(0.123)), "/a", 200, claimRes(time.Millisecond)),
 				hit(f, 2, at(sec(1.123)), "/b", 200, claimRes(time.Millisecond)),
@@ -691,10 +710,10 @@ func TestCheckConductPause(t *testing.T) {
 		},
 		{
 			name:    "turned off",
-			cfg:     func(c *ConductConfig) { c.MinPause = 0 },
+			cfg:     func(c *conduct.Config) { c.MinPause = 0 },
 			hits:    []*parse.Record{hit(f, 1, at(0), "/a", 200), hit(f, 2, at(0), "/b", 200)},
 			want:    []string{},
-			skipped: []string{KindConcurrency, KindPause, KindRobots, KindRobotsNotFetched},
+			skipped: []string{conduct.KindConcurrency, conduct.KindPause, conduct.KindRobots, conduct.KindRobotsNotFetched},
 		},
 	})
 }
@@ -702,7 +721,7 @@ func TestCheckConductPause(t *testing.T) {
 func TestCheckConductBackoff(t *testing.T) {
 	f := "access.log"
 	date := at(2 * time.Minute).Format(http.TimeFormat)
-	runConductCases(t, []string{KindBackoff}, []conductCase{
+	runConductCases(t, []string{conduct.KindBackoff}, []conductCase{
 		{
 			name: "429 without Retry-After, back after 10s",
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 429), hit(f, 2, at(sec(10)), "/a", 200)},
@@ -795,7 +814,7 @@ func TestCheckConductBackoff(t *testing.T) {
 
 func TestCheckConductAuth(t *testing.T) {
 	f := "access.log"
-	runConductCases(t, []string{KindAuth}, []conductCase{
+	runConductCases(t, []string{conduct.KindAuth}, []conductCase{
 		{
 			name: "remote user",
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 200, withUser("alice")), hit(f, 2, at(sec(5)), "/b", 401, withUser("bob"))},
@@ -861,7 +880,7 @@ func TestCheckConductDetails(t *testing.T) {
 	}{
 		{
 			name: "concurrency",
-			kind: KindConcurrency,
+			kind: conduct.KindConcurrency,
 			hits: []*parse.Record{
 				hit(f, 11, at(sec(4)), "/b", 200, nginxDur(sec(0.812))),
 				hit(f, 12, at(sec(5)), "/a", 200, nginxDur(sec(3.456))),
@@ -870,19 +889,19 @@ func TestCheckConductDetails(t *testing.T) {
 		},
 		{
 			name: "pause, same second",
-			kind: KindPause,
+			kind: conduct.KindPause,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 200), hit(f, 2, at(0), "/b", 200)},
 			want: "logged in the same second as the request on line 1; the least pause is 1s",
 		},
 		{
 			name: "pause, milliseconds without durations",
-			kind: KindPause,
+			kind: conduct.KindPause,
 			hits: []*parse.Record{hit(f, 1, at(sec(0.123)), "/a", 200), hit(f, 2, at(sec(0.523)), "/b", 200)},
 			want: "logged 0.4s after the request on line 1; the least pause is 1s",
 		},
 		{
 			name: "pause, durations, other file",
-			kind: KindPause,
+			kind: conduct.KindPause,
 			hits: []*parse.Record{
 				hit("access.log.1", 7, at(sec(1.123)), "/a", 200, nginxDur(sec(0.5))),
 				hit(f, 1, at(sec(1.923)), "/b", 200, nginxDur(sec(0.5))),
@@ -891,62 +910,62 @@ func TestCheckConductDetails(t *testing.T) {
 		},
 		{
 			name: "backoff without Retry-After",
-			kind: KindBackoff,
+			kind: conduct.KindBackoff,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 429), hit(f, 2, at(sec(10)), "/a", 200)},
 			want: "came 10s after the 429 answer on line 1, with no Retry-After logged; the least backoff is 30s",
 		},
 		{
 			name: "backoff with Retry-After seconds",
-			kind: KindBackoff,
+			kind: conduct.KindBackoff,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 503, retryAfter("120")), hit(f, 2, at(sec(65)), "/a", 200)},
 			want: `came 1m5s after the 503 answer on line 1, which asked for 2m (Retry-After: "120")`,
 		},
 		{
 			name: "backoff with Retry-After date",
-			kind: KindBackoff,
+			kind: conduct.KindBackoff,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 503, retryAfter(date)), hit(f, 2, at(sec(65)), "/a", 200)},
 			want: `came at 2026-08-24T10:01:05Z, before the 2026-08-24T10:02:00Z that the 503 answer on line 1 asked for (Retry-After: "Mon, 24 Aug 2026 10:02:00 GMT")`,
 		},
 		{
 			name: "backoff with unreadable Retry-After",
-			kind: KindBackoff,
+			kind: conduct.KindBackoff,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 503, retryAfter("soon\x1b[2J")), hit(f, 2, at(sec(10)), "/a", 200)},
 			want: `came 10s after the 503 answer on line 1, whose Retry-After "soon\x1b[2J" is unreadable; the least backoff is 30s`,
 		},
 		{
 			name: "robots-not-fetched, none in the logs",
-			kind: KindRobotsNotFetched,
+			kind: conduct.KindRobotsNotFetched,
 			hits: []*parse.Record{early, hit(f, 2, at(0), "/", 200)},
 			want: "first page of a crawl with no /robots.txt request to this site in the 24h before it (none since the logs begin at 2026-08-21T10:00:00Z)",
 		},
 		{
 			name: "robots-not-fetched, an old one",
-			kind: KindRobotsNotFetched,
+			kind: conduct.KindRobotsNotFetched,
 			hits: []*parse.Record{early, hit(f, 2, at(-25*time.Hour-3*time.Minute), "/robots.txt", 200), hit(f, 3, at(0), "/", 200)},
 			want: "first page of a crawl with no /robots.txt request to this site in the 24h before it (the last one was 25h3m earlier, on line 2)",
 		},
 		{
 			name: "robots-unavailable",
-			kind: KindRobotsUnavailable,
+			kind: conduct.KindRobotsUnavailable,
 			hits: []*parse.Record{hit(f, 4, at(0), "/robots.txt", 503), hit(f, 5, at(sec(12)), "/", 200)},
 			want: "fetched 12s after /robots.txt answered 503 (line 4) and before it was fetched again: RFC 9309 treats that as a complete disallow",
 		},
 		{
 			name: "auth, remote user with control characters",
-			kind: KindAuth,
+			kind: conduct.KindAuth,
 			hits: []*parse.Record{hit(f, 1, at(0), "/a", 200, withUser("bob\x1b]0;pwned\x07"))},
 			want: `sent credentials: the log shows the remote user "bob\x1b]0;pwned\a"`,
 		},
 		{
 			name: "auth, 2xx after 403",
-			kind: KindAuth,
+			kind: conduct.KindAuth,
 			hits: []*parse.Record{hit(f, 8, at(0), "/members", 403), hit(f, 9, at(90*time.Second), "/members", 200)},
 			want: "got 200 for a path that answered 403 to the crawler 1m30s earlier (line 8)",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, sites := CheckConduct(tt.hits, conductDefaults())
+			got, sites := checkRecords(tt.hits, conductDefaults())
 			checkConductInvariants(t, tt.hits, got, sites)
 			var details []string
 			for _, v := range got {
@@ -967,12 +986,12 @@ func TestCheckConductRawFields(t *testing.T) {
 	path := "/a\x1b[31m\u202e"
 	hits := []*parse.Record{hit("l", 1, at(0), path, 200, withUser("x")), hit("l", 2, at(0), path, 200)}
 	hits[1].Client, hits[1].ClientRaw = netip.Addr{}, "weird\x00addr"
-	got, sites := CheckConduct(hits, conductDefaults())
+	got, sites := checkRecords(hits, conductDefaults())
 	checkConductInvariants(t, hits, got, sites)
-	want := []Violation{
-		{Kind: KindAuth, Site: "a.example", IP: "79.139.58.98", Time: conductT0, File: "l", Line: 1, Path: path,
+	want := []conduct.Violation{
+		{Kind: conduct.KindAuth, Site: "a.example", IP: "79.139.58.98", Time: conductT0, File: "l", Line: 1, Path: path,
 			Detail: `sent credentials: the log shows the remote user "x"`},
-		{Kind: KindPause, Site: "a.example", IP: "weird\x00addr", Time: conductT0, File: "l", Line: 2, Path: path,
+		{Kind: conduct.KindPause, Site: "a.example", IP: "weird\x00addr", Time: conductT0, File: "l", Line: 2, Path: path,
 			Detail: "logged in the same second as the request on line 1; the least pause is 1s"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -982,9 +1001,9 @@ func TestCheckConductRawFields(t *testing.T) {
 
 func TestCheckConductSiteReports(t *testing.T) {
 	f := "access.log"
-	rb := parse.ParseRobots([]byte("User-agent: *\nDisallow: /x\n"))
+	rb := robots.Parse([]byte("User-agent: *\nDisallow: /x\n"))
 	cfg := conductDefaults()
-	cfg.Robots = func(site string) *parse.Robots {
+	cfg.Robots = func(site string) *robots.Robots {
 		if site == "b.example" {
 			return rb
 		}
@@ -999,14 +1018,14 @@ func TestCheckConductSiteReports(t *testing.T) {
 		hit(f, 6, at(sec(20)), "/b", 200, untimed(), onSite("c.example")),
 		hit(f, 7, at(sec(20)), "/x", 200, untimed(), onSite("c.example"), withUser("u")),
 	}
-	got, sites := CheckConduct(hits, cfg)
+	got, sites := checkRecords(hits, cfg)
 	checkConductInvariants(t, hits, got, sites)
-	want := []SiteReport{
-		{Site: "a.example", Pages: 2, RobotsFetches: 1, ChecksSkipped: []string{KindConcurrency, KindRobots}},
+	want := []conduct.SiteReport{
+		{Site: "a.example", Pages: 2, RobotsFetches: 1, ChecksSkipped: []string{conduct.KindConcurrency, conduct.KindRobots}},
 		// The logs do not reach back 24h before b.example's crawl.
-		{Site: "b.example", Pages: 1, RobotsFetches: 1, ChecksSkipped: []string{KindRobotsNotFetched}},
+		{Site: "b.example", Pages: 1, RobotsFetches: 1, ChecksSkipped: []string{conduct.KindRobotsNotFetched}},
 		{Site: "c.example", Pages: 2, RobotsFetches: 0, Violations: 1, ChecksSkipped: []string{
-			KindAuth, KindBackoff, KindBudget, KindConcurrency, KindPause, KindRobots, KindRobotsNotFetched, KindRobotsUnavailable,
+			conduct.KindAuth, conduct.KindBackoff, conduct.KindBudget, conduct.KindConcurrency, conduct.KindPause, conduct.KindRobots, conduct.KindRobotsNotFetched, conduct.KindRobotsUnavailable,
 		}},
 	}
 	if !reflect.DeepEqual(sites, want) {
@@ -1035,7 +1054,7 @@ func TestCheckConductOrderAndRepeats(t *testing.T) {
 			onSite([]string{"a.example", "b.example"}[i%2]), nginxDur(sec(0.1+float64(i%5)*0.237))))
 	}
 	hits = append(hits, hit("access.log", 100, at(sec(3)), "/robots.txt", 503))
-	want, wantSites := CheckConduct(hits, conductDefaults())
+	want, wantSites := checkRecords(hits, conductDefaults())
 	if len(want) == 0 {
 		t.Fatal("the scenario found nothing; it should find pauses, backoffs and overlaps")
 	}
@@ -1048,7 +1067,7 @@ func TestCheckConductOrderAndRepeats(t *testing.T) {
 			shuffled = append(shuffled, hits...) // every line twice, as when a file is given twice
 			shuffled = append(shuffled, nil)
 		}
-		got, gotSites := CheckConduct(shuffled, conductDefaults())
+		got, gotSites := checkRecords(shuffled, conductDefaults())
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSites, wantSites) {
 			t.Fatalf("round %d: result depends on order or repeats:\n got %s\nwant %s", round, dumpViolations(got), dumpViolations(want))
 		}
@@ -1062,7 +1081,7 @@ func TestCheckConductNginxLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join("testdata", "conduct", "nginx-completion-order.log")
+	name := filepath.Join("testdata", "nginx-completion-order.log")
 	fh, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -1083,7 +1102,7 @@ func TestCheckConductNginxLog(t *testing.T) {
 	if len(hits) != 9 {
 		t.Fatalf("read %d genuine hits, want 9", len(hits))
 	}
-	got, sites := CheckConduct(hits, conductDefaults())
+	got, sites := checkRecords(hits, conductDefaults())
 	checkConductInvariants(t, hits, got, sites)
 	wantKeys := []string{
 		"concurrency a.example access.log:5",
@@ -1130,9 +1149,9 @@ func TestConductParseRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			delta, when, isDate, ok := conductParseRetryAfter(tt.in)
+			delta, when, isDate, ok := conduct.ParseRetryAfter(tt.in)
 			if delta != tt.delta || !when.Equal(tt.at) || isDate != tt.isDate || ok != tt.ok {
-				t.Errorf("conductParseRetryAfter(%q) = %v, %v, %v, %v; want %v, %v, %v, %v",
+				t.Errorf("conduct.ParseRetryAfter(%q) = %v, %v, %v, %v; want %v, %v, %v, %v",
 					tt.in, delta, when, isDate, ok, tt.delta, tt.at, tt.isDate, tt.ok)
 			}
 		})
@@ -1156,8 +1175,8 @@ func TestConductDur(t *testing.T) {
 		{-1 << 63, "-2562047h47m16s"},
 	}
 	for _, tt := range tests {
-		if got := conductDur(tt.in); got != tt.want {
-			t.Errorf("conductDur(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := conduct.FmtDur(tt.in); got != tt.want {
+			t.Errorf("conduct.FmtDur(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -1168,10 +1187,10 @@ func FuzzCheckConduct(f *testing.F) {
 	f.Add([]byte("\x01\x14\x00\x00\x10\x00\x00\x00\x00\x00\x01\x00\x00\x10\x00\x05\x00\x00"))
 	f.Add([]byte("\x00\x00\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"))
 	f.Add([]byte(strings.Repeat("\x07\x91\xfe\x33\x80\x04\x2a\x19\x00", 8)))
-	if data, err := os.ReadFile(filepath.Join("testdata", "conduct", "nginx-completion-order.log")); err == nil {
+	if data, err := os.ReadFile(filepath.Join("testdata", "nginx-completion-order.log")); err == nil {
 		f.Add(data)
 	}
-	rb := parse.ParseRobots([]byte("User-agent: LohiSoftBot\nDisallow: /p1\nAllow: /p1/ok\n"))
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /p1\nAllow: /p1/ok\n"))
 	paths := []string{"/robots.txt", "/p1", "/p1/ok", "/p2?x=1", "", "http://a.example/p1", "*", "/p\x1b"}
 	statuses := []int{200, 206, 301, 304, 401, 403, 404, 429, 500, 503, 0}
 	retry := []string{"", "-", "0", "5", "120", "soon", "Mon, 24 Aug 2026 10:02:00 GMT", "99999999999999999999"}
@@ -1180,14 +1199,14 @@ func FuzzCheckConduct(f *testing.F) {
 		if len(data) < 2 {
 			return
 		}
-		cfg := ConductConfig{
+		cfg := conduct.Config{
 			Budget:       int(data[0] % 6),
 			BudgetWindow: time.Duration(data[1]%5) * 20 * time.Second,
 			MinPause:     time.Duration(data[0]/6%4) * 500 * time.Millisecond,
 			MinBackoff:   time.Duration(data[1]/5%4) * 10 * time.Second,
 		}
 		if data[1]&0x80 != 0 {
-			cfg.Robots = func(site string) *parse.Robots {
+			cfg.Robots = func(site string) *robots.Robots {
 				if site == "a.example" {
 					return rb
 				}
@@ -1228,9 +1247,9 @@ func FuzzCheckConduct(f *testing.F) {
 			}
 			hits = append(hits, r)
 		}
-		got, sites := CheckConduct(hits, cfg)
+		got, sites := checkRecords(hits, cfg)
 		checkConductInvariants(t, hits, got, sites)
-		again, againSites := CheckConduct(slices.Clone(hits), cfg)
+		again, againSites := checkRecords(slices.Clone(hits), cfg)
 		if !reflect.DeepEqual(got, again) || !reflect.DeepEqual(sites, againSites) {
 			t.Fatal("two runs over the same input differ")
 		}
@@ -1238,15 +1257,28 @@ func FuzzCheckConduct(f *testing.F) {
 		// An Audit keeps hits in its own compact form: its report must
 		// find the same violations.
 		cfg.Covered = func(site string, from, to time.Time) bool { return true }
-		want, wantSites := CheckConduct(hits, cfg)
-		a := &Audit{}
+		want, wantSites := checkRecords(hits, cfg)
+		a := &audit.Audit{}
 		for _, h := range hits {
 			a.Add(h)
 		}
-		rep := a.Report(map[netip.Addr]Result{
-			netip.MustParseAddr("79.139.58.98"):  {Verdict: Genuine, Method: MethodIPList},
-			netip.MustParseAddr("79.139.58.121"): {Verdict: Genuine, Method: MethodIPList},
-		}, cfg)
+		results := map[netip.Addr]verify.Result{
+			netip.MustParseAddr("79.139.58.98"):  {Verdict: verify.Genuine, Method: verify.MethodIPList},
+			netip.MustParseAddr("79.139.58.121"): {Verdict: verify.Genuine, Method: verify.MethodIPList},
+		}
+		// So does its snapshot, once written as JSON and read back.
+		data, err := json.Marshal(a.Snapshot(results))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap conduct.Snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if fromSnap, _ := snap.Check(cfg); !reflect.DeepEqual(fromSnap, want) {
+			t.Fatalf("snapshot violations differ from Check's:%s\nwant:%s", dumpViolations(fromSnap), dumpViolations(want))
+		}
+		rep := a.Report(results, cfg)
 		if !reflect.DeepEqual(rep.Violations, want) {
 			t.Fatalf("audit violations differ from CheckConduct's:%s\nwant:%s", dumpViolations(rep.Violations), dumpViolations(want))
 		}
@@ -1262,18 +1294,18 @@ func FuzzCheckConduct(f *testing.F) {
 // TestCheckConductZeroConfig checks the zero values: the product token
 // defaults to LohiSoftBot, and budget and pause are off and said to be.
 func TestCheckConductZeroConfig(t *testing.T) {
-	rb := parse.ParseRobots([]byte("User-agent: LohiSoftBot\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n"))
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n"))
 	hits := []*parse.Record{hit("l", 1, at(0), "/robots.txt", 200)}
 	for i := range 30 {
 		hits = append(hits, hit("l", int64(i+2), at(time.Duration(i+1)*time.Minute), fmt.Sprintf("/p%d", i), 200))
 	}
 	hits = append(hits, hit("l", 40, at(time.Hour), "/x", 200), hit("l", 41, at(time.Hour), "/y", 429), hit("l", 42, at(time.Hour+10*time.Second), "/z", 200))
-	got, sites := CheckConduct(hits, ConductConfig{Robots: func(string) *parse.Robots { return rb }})
+	got, sites := checkRecords(hits, conduct.Config{Robots: func(string) *robots.Robots { return rb }})
 	checkConductInvariants(t, hits, got, sites)
 	if keys := keysOf(got, nil); !reflect.DeepEqual(keys, []string{"robots a.example l:40"}) {
 		t.Errorf("violations = %q%s", keys, dumpViolations(got))
 	}
-	want := []string{KindBudget, KindConcurrency, KindPause, KindRobotsNotFetched}
+	want := []string{conduct.KindBudget, conduct.KindConcurrency, conduct.KindPause, conduct.KindRobotsNotFetched}
 	if len(sites) != 1 || !reflect.DeepEqual(sites[0].ChecksSkipped, want) {
 		t.Errorf("sites = %+v, want checks_skipped %q", sites, want)
 	}
@@ -1303,17 +1335,17 @@ func TestCheckConductLogStart(t *testing.T) {
 				}
 				return tt.start, !tt.start.IsZero()
 			}
-			got, sites := CheckConduct(hits, cfg)
+			got, sites := checkRecords(hits, cfg)
 			n := 0
 			for _, v := range got {
-				if v.Kind == KindRobotsNotFetched {
+				if v.Kind == conduct.KindRobotsNotFetched {
 					n++
 					if !strings.Contains(v.Detail, tt.inDetail) {
 						t.Errorf("detail %q", v.Detail)
 					}
 				}
 			}
-			skipped := slices.Contains(sites[0].ChecksSkipped, KindRobotsNotFetched)
+			skipped := slices.Contains(sites[0].ChecksSkipped, conduct.KindRobotsNotFetched)
 			if n != tt.want || skipped != tt.skipped {
 				t.Errorf("%d violations (want %d), skipped %v (want %v)", n, tt.want, skipped, tt.skipped)
 			}

@@ -1,4 +1,4 @@
-package cmd
+package render
 
 import (
 	"bytes"
@@ -14,10 +14,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"gopkg.in/yaml.v3"
 )
+
+// fixedNow is the time the reports of the tests are made.
+var fixedNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 // hostileStrings are strings from strangers: controls of every kind,
 // invalid UTF-8, HTML, JSON and YAML syntax, and nothing at all.
@@ -87,26 +92,26 @@ func (f *reportFiller) fill(v reflect.Value, depth int) {
 }
 
 // randomReports returns reports filled at random, and the empty ones.
-func randomReports(n int) []*verify.Report {
+func randomReports(n int) []*audit.Report {
 	f := &reportFiller{rng: rand.New(rand.NewPCG(7, 8))}
-	out := []*verify.Report{{}, {IPs: []verify.IPReport{}, Sites: []verify.SiteReport{}, Violations: []verify.Violation{}, Warnings: []string{}, Inputs: []verify.InputReport{}}}
+	out := []*audit.Report{{}, {IPs: []audit.IPReport{}, Sites: []audit.SiteReport{}, Violations: []audit.Violation{}, Warnings: []string{}, Inputs: []audit.InputReport{}}}
 	for range n {
-		var r verify.Report
+		var r audit.Report
 		f.fill(reflect.ValueOf(&r).Elem(), 0)
 		out = append(out, &r)
 	}
 	return out
 }
 
-// auditReports returns reports made by verify.Audit, whose addresses are
+// auditReports returns reports made by audit.Audit, whose addresses are
 // made one at a time: hostile clients (host names among them), user
 // agents, paths and sites, with and without verdicts.
-func auditReports(t *testing.T, n int) []*verify.Report {
+func auditReports(t *testing.T, n int) []*audit.Report {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(9, 10))
-	var out []*verify.Report
+	var out []*audit.Report
 	for k := range n {
-		a := &verify.Audit{}
+		a := &audit.Audit{}
 		results := map[netip.Addr]verify.Result{}
 		for i := range rng.IntN(40) {
 			rec := &parse.Record{
@@ -137,11 +142,11 @@ func auditReports(t *testing.T, n int) []*verify.Report {
 			a.Add(rec)
 		}
 		a.Warn(hostileStrings[rng.IntN(len(hostileStrings))])
-		a.AddInput(verify.InputReport{File: "in\x1b.log", Lines: 3}, nil)
+		a.AddInput(audit.InputReport{File: "in\x1b.log", Lines: 3}, nil)
 		if k%3 == 0 {
 			results = nil // identity not checked
 		}
-		r := a.Report(results, verify.ConductConfig{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
+		r := a.Report(results, conduct.Config{Budget: 2, BudgetWindow: time.Hour, MinPause: time.Second})
 		r.GeneratedAt = fixedNow
 		out = append(out, r)
 	}
@@ -150,7 +155,7 @@ func auditReports(t *testing.T, n int) []*verify.Report {
 
 // materialized returns a copy of r with its addresses held in IPs, as
 // encoding/json and yaml.v3 see a report.
-func materialized(r *verify.Report) *verify.Report {
+func materialized(r *audit.Report) *audit.Report {
 	m := *r
 	m.IPs = r.IPList()
 	return &m
@@ -188,15 +193,15 @@ func wantYAML(t *testing.T, v any) string {
 	return buf.String()
 }
 
-func allReports(t *testing.T) map[string]*verify.Report {
+func allReports(t *testing.T) map[string]*audit.Report {
 	t.Helper()
-	reports := map[string]*verify.Report{}
+	reports := map[string]*audit.Report{}
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "sample.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	data = bytes.Replace(data, []byte(`"GENERATED_AT"`), []byte(`"2026-12-02T12:00:00Z"`), 1)
-	var sample verify.Report
+	var sample audit.Report
 	if err := json.Unmarshal(data, &sample); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +222,7 @@ func allReports(t *testing.T) map[string]*verify.Report {
 func TestWriteReportJSON(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeJSON(&got, r); err != nil {
+		if err := writeJSON(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantJSON(t, materialized(r)); got.String() != want {
@@ -230,7 +235,7 @@ func TestWriteReportJSON(t *testing.T) {
 func TestWriteReportYAML(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeYAML(&got, r); err != nil {
+		if err := writeYAML(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantYAML(t, materialized(r)); got.String() != want {
@@ -255,7 +260,7 @@ func TestWriteJSONOtherValues(t *testing.T) {
 	}
 	for name, v := range values {
 		var got bytes.Buffer
-		if err := writeJSON(&got, v); err != nil {
+		if err := writeJSON(&got, v, false); err != nil {
 			t.Fatal(err)
 		}
 		if want := wantJSON(t, v); got.String() != want {
@@ -282,10 +287,11 @@ func TestReportToTerminal(t *testing.T) {
 	for name, r := range allReports(t) {
 		for _, format := range []string{"json", "yaml"} {
 			var pipe, tty bytes.Buffer
-			if err := writeReport(&pipe, r, format); err != nil {
+			f, _ := Lookup(format)
+			if err := f.WriteReport(&pipe, r, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeReport(terminal{&tty}, r, format); err != nil {
+			if err := f.WriteReport(&tty, r, Options{Terminal: true}); err != nil {
 				t.Fatal(err)
 			}
 			if c, bad := terminalUnsafe(tty.String()); bad {
@@ -324,5 +330,56 @@ func TestJSONTerminalEscape(t *testing.T) {
 		if got := string(jsonTerminalEscape([]byte(in))); got != want {
 			t.Errorf("jsonTerminalEscape(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestWriteYAML(t *testing.T) {
+	type inner struct {
+		UA   []string `yaml:"user_agents"`
+		Zero string   `yaml:"zero,omitempty"`
+	}
+	v := struct {
+		Zeta  string    `yaml:"zeta"`
+		Alpha inner     `yaml:"alpha"`
+		Time  time.Time `yaml:"time"`
+		Count int       `yaml:"count"`
+		Bool  string    `yaml:"bool"`
+		Map   map[string]string
+	}{
+		Zeta:  "LohiSoftBot/1.0 \xff\xfe",
+		Alpha: inner{UA: []string{"ok", "\xc3(" + strings.Repeat("x", 80) + "\x80"}},
+		Time:  time.Date(2026, 12, 1, 7, 0, 6, 0, time.UTC),
+		Count: 3,
+		Bool:  "true",
+		Map:   map[string]string{"b\xffkey": "1", "a": "\xe2\x82"},
+	}
+	var buf bytes.Buffer
+	if err := writeYAML(&buf, v, false); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	want := "zeta: LohiSoftBot/1.0 \ufffd\ufffd\n" +
+		"alpha:\n" +
+		"  user_agents:\n" +
+		"    - ok\n" +
+		"    - \ufffd(" + strings.Repeat("x", 80) + "\ufffd\n" +
+		"time: 2026-12-01T07:00:06Z\n" +
+		"count: 3\n" +
+		"bool: \"true\"\n" +
+		"map:\n" +
+		"  a: \ufffd\ufffd\n" +
+		"  b\ufffdkey: \"1\"\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !utf8.ValidString(got) || strings.Contains(got, "!!binary") {
+		t.Errorf("not plain UTF-8 YAML: %q", got)
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := back["zeta"].(string); !ok || s != "LohiSoftBot/1.0 \ufffd\ufffd" {
+		t.Errorf("zeta read back as %#v", back["zeta"])
 	}
 }

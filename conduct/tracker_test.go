@@ -1,4 +1,4 @@
-package watch
+package conduct_test
 
 import (
 	"fmt"
@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 var trackBase = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
@@ -21,51 +22,59 @@ func hitAt(file string, line int64, site string, sec float64, path string) *pars
 		Time: t, Start: t, End: t, Resolution: time.Second, Target: path, Method: "GET", Status: 200}
 }
 
-func trackCfg(robots *parse.Robots) verify.ConductConfig {
-	return verify.ConductConfig{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second,
-		Robots: func(string) *parse.Robots { return robots }}
+func trackCfg(rb *robots.Robots) conduct.Config {
+	return conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second,
+		Robots: func(string) *robots.Robots { return rb }}
 }
+
+// add feeds a record to the tracker.
+func add(tr *conduct.Tracker, r *parse.Record) []conduct.Violation { return tr.Add(conduct.HitOf(r)) }
 
 // The budget violation comes with the 21st page, the pause violation with
 // the second request, each at once.
 func TestTrackerReportsAtTheProvingRequest(t *testing.T) {
-	tr := NewIncremental(trackCfg(nil))
+	tr := conduct.NewTracker(trackCfg(nil))
 	for i := range 20 {
-		if v := tr.Add(hitAt("a.log", int64(i+1), "a.example", float64(i*10), fmt.Sprintf("/p%d", i))); len(v) != 0 {
+		if v := add(tr, hitAt("a.log", int64(i+1), "a.example", float64(i*10), fmt.Sprintf("/p%d", i))); len(v) != 0 {
 			t.Fatalf("page %d: %v", i+1, v)
 		}
 	}
-	v := tr.Add(hitAt("a.log", 21, "a.example", 200, "/p20"))
-	if len(v) != 1 || v[0].Kind != verify.KindBudget || v[0].Line != 21 {
+	v := add(tr, hitAt("a.log", 21, "a.example", 200, "/p20"))
+	if len(v) != 1 || v[0].Kind != conduct.KindBudget || v[0].Line != 21 {
 		t.Fatalf("page 21: %+v, want one budget violation on line 21", v)
 	}
-	if v := tr.Add(hitAt("a.log", 22, "a.example", 210, "/p21")); len(v) != 0 {
+	if v := add(tr, hitAt("a.log", 22, "a.example", 210, "/p21")); len(v) != 0 {
 		t.Fatalf("page 22 of the same window: %+v, want none (one per window)", v)
 	}
 
-	tr = NewIncremental(trackCfg(nil))
-	if v := tr.Add(hitAt("b.log", 1, "b.example", 0, "/")); len(v) != 0 {
+	tr = conduct.NewTracker(trackCfg(nil))
+	if v := add(tr, hitAt("b.log", 1, "b.example", 0, "/")); len(v) != 0 {
 		t.Fatalf("first request: %v", v)
 	}
-	v = tr.Add(hitAt("b.log", 2, "b.example", 0, "/x"))
-	if len(v) != 1 || v[0].Kind != verify.KindPause || v[0].Line != 2 || v[0].Site != "b.example" {
+	v = add(tr, hitAt("b.log", 2, "b.example", 0, "/x"))
+	if len(v) != 1 || v[0].Kind != conduct.KindPause || v[0].Line != 2 || v[0].Site != "b.example" {
 		t.Fatalf("second request in the same second: %+v, want a pause violation on line 2", v)
 	}
 }
 
 // violationKey is what must agree between the tracker and the batch
-// checks: everything but the detail's wording.
+// checks: everything, but for the count in a budget violation's detail.
 type violationKey struct {
-	Kind, Site, IP, File, Path string
-	Line                       int64
-	Time                       time.Time
+	Kind, Site, IP, File, Path, Detail string
+	Line                               int64
+	Time                               time.Time
 }
 
-func keys(vs []verify.Violation, kinds map[string]bool) []violationKey {
+func keys(vs []conduct.Violation, kinds map[string]bool) []violationKey {
 	var out []violationKey
 	for _, v := range vs {
 		if kinds[v.Kind] {
-			out = append(out, violationKey{v.Kind, v.Site, v.IP, v.File, v.Path, v.Line, v.Time})
+			k := violationKey{v.Kind, v.Site, v.IP, v.File, v.Path, v.Detail, v.Line, v.Time}
+			if v.Kind == conduct.KindBudget {
+				// Check counts the whole window; the tracker the pages so far.
+				k.Detail = ""
+			}
+			out = append(out, k)
 		}
 	}
 	slices.SortFunc(out, func(a, b violationKey) int {
@@ -86,17 +95,17 @@ func keys(vs []verify.Violation, kinds map[string]bool) []violationKey {
 	return out
 }
 
-// The tracker agrees with verify.CheckConduct on the same hits in log
+// The tracker agrees with conduct.Check on the same hits in log
 // order, for the kinds it checks: random crawls over a few sites, with
 // bursts, pauses, quiet spells, durations, credentials and disallowed
 // paths.
-func TestTrackerAgreesWithBatchChecks(t *testing.T) {
-	robots := parse.ParseRobots([]byte("User-agent: LohiSoftBot\nDisallow: /private\n"))
-	kinds := map[string]bool{verify.KindBudget: true, verify.KindPause: true, verify.KindConcurrency: true,
-		verify.KindRobots: true, verify.KindAuth: true}
+func TestTrackerAgreesWithCheck(t *testing.T) {
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /private\n"))
+	kinds := map[string]bool{conduct.KindBudget: true, conduct.KindPause: true, conduct.KindConcurrency: true,
+		conduct.KindRobots: true, conduct.KindAuth: true}
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		cfg := trackCfg(robots)
+		cfg := trackCfg(rb)
 		cfg.Budget = 1 + rng.IntN(25)
 		cfg.BudgetWindow = time.Duration(1+rng.IntN(120)) * time.Minute
 		cfg.MinPause = time.Duration(rng.IntN(3000)) * time.Millisecond
@@ -134,11 +143,15 @@ func TestTrackerAgreesWithBatchChecks(t *testing.T) {
 			}
 			hits = append(hits, h)
 		}
-		want, _ := verify.CheckConduct(hits, cfg)
-		tr := NewIncremental(cfg)
-		var got []verify.Violation
+		in := make([]conduct.Hit, len(hits))
+		for i, h := range hits {
+			in[i] = conduct.HitOf(h)
+		}
+		want, _ := conduct.Check(in, cfg)
+		tr := conduct.NewTracker(cfg)
+		var got []conduct.Violation
 		for _, h := range hits {
-			got = append(got, tr.Add(h)...)
+			got = append(got, add(tr, h)...)
 		}
 		w, g := keys(want, kinds), keys(got, kinds)
 		if !slices.Equal(w, g) {
@@ -150,9 +163,9 @@ func TestTrackerAgreesWithBatchChecks(t *testing.T) {
 
 // Prune forgets sites idle for longer than the longest window.
 func TestTrackerPrune(t *testing.T) {
-	tr := NewIncremental(trackCfg(nil))
+	tr := conduct.NewTracker(trackCfg(nil))
 	for i := range 100 {
-		tr.Add(hitAt("a.log", int64(i+1), fmt.Sprintf("s%d.example", i), float64(i), "/"))
+		add(tr, hitAt("a.log", int64(i+1), fmt.Sprintf("s%d.example", i), float64(i), "/"))
 	}
 	tr.Prune(trackBase.Add(23 * time.Hour))
 	if n := tr.Sites(); n != 100 {

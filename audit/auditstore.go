@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"hash/maphash"

@@ -1,4 +1,4 @@
-package parse
+package robots
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// robotsCase is one question put to a robots.txt: may token fetch target?
-type robotsCase struct {
+// decideCase is one question put to a robots.txt: may token fetch target?
+type decideCase struct {
 	name    string
 	robots  string
 	token   string // "" means LohiSoftBot
@@ -21,15 +21,15 @@ type robotsCase struct {
 	agent   string // checked when non-empty
 }
 
-func runRobotsCases(t *testing.T, cases []robotsCase) {
+func runCases(t *testing.T, cases []decideCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			token := tc.token
 			if token == "" {
-				token = Token
+				token = testToken
 			}
-			got := ParseRobots([]byte(tc.robots)).Decide(token, tc.target)
+			got := Parse([]byte(tc.robots)).Decide(token, tc.target)
 			if got.Allowed != tc.allowed || got.Line != tc.line {
 				t.Fatalf("Decide(%q, %q) = allowed %v by line %d (%q, why %q); want allowed %v by line %d",
 					token, tc.target, got.Allowed, got.Line, got.Rule, got.Why, tc.allowed, tc.line)
@@ -56,8 +56,8 @@ func runRobotsCases(t *testing.T, cases []robotsCase) {
 	}
 }
 
-func TestRobotsGroups(t *testing.T) {
-	runRobotsCases(t, []robotsCase{
+func TestGroups(t *testing.T) {
+	runCases(t, []decideCase{
 		{name: "specific group applies", robots: "User-agent: LohiSoftBot\nDisallow: /\n", target: "/a", allowed: false, line: 2, rule: "Disallow: /", agent: "LohiSoftBot"},
 		{name: "other crawler's group does not apply", robots: "User-agent: Googlebot\nDisallow: /\n", target: "/a", allowed: true, why: "no group for LohiSoftBot and no * group"},
 		{name: "no groups at all", robots: "# nothing\n", target: "/a", allowed: true, why: "no group for LohiSoftBot and no * group"},
@@ -91,23 +91,23 @@ func TestRobotsGroups(t *testing.T) {
 	})
 }
 
-func TestRobotsTokenStar(t *testing.T) {
+func TestTokenStar(t *testing.T) {
 	// The token "*" asks what the fallback group says.
-	r := ParseRobots([]byte("User-agent: *\nDisallow: /s\n\nUser-agent: LohiSoftBot\nDisallow: /l\n"))
+	r := Parse([]byte("User-agent: *\nDisallow: /s\n\nUser-agent: LohiSoftBot\nDisallow: /l\n"))
 	got := r.Decide("*", "/s")
 	if got.Allowed || got.Line != 2 || got.Agent != "*" {
 		t.Errorf("Decide(*, /s) = %+v, want disallowed by line 2 of the * group", got)
 	}
 }
 
-func TestRobotsRFC9309Examples(t *testing.T) {
+func TestRFC9309Examples(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "robots", "rfc9309-example.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	file := string(data)
 	// RFC 9309 §5.1: what each crawler may fetch from the example file.
-	runRobotsCases(t, []robotsCase{
+	runCases(t, []decideCase{
 		{name: "foobot page.html allowed", robots: file, token: "foobot", target: "/example/page.html", allowed: true, line: 8, rule: "Allow:/example/page.html"},
 		{name: "foobot allowed.gif allowed", robots: file, token: "foobot", target: "/example/allowed.gif", allowed: true, line: 9},
 		{name: "foobot elsewhere disallowed", robots: file, token: "foobot", target: "/publications/x", allowed: false, line: 7, rule: "Disallow:/"},
@@ -123,15 +123,15 @@ func TestRobotsRFC9309Examples(t *testing.T) {
 	})
 	// RFC 9309 §5.2: the longest match wins.
 	const longest = "User-Agent: foobot\nAllow: /example/page/\nDisallow: /example/page/disallowed.gif\n"
-	runRobotsCases(t, []robotsCase{
+	runCases(t, []decideCase{
 		{name: "longest allow", robots: longest, token: "foobot", target: "/example/page/", allowed: true, line: 2},
 		{name: "longest disallow", robots: longest, token: "foobot", target: "/example/page/disallowed.gif", allowed: false, line: 3},
 	})
 }
 
-func TestRobotsPrecedence(t *testing.T) {
+func TestPrecedence(t *testing.T) {
 	const ua = "User-agent: LohiSoftBot\n"
-	runRobotsCases(t, []robotsCase{
+	runCases(t, []decideCase{
 		{name: "longer disallow beats allow", robots: ua + "Allow: /p\nDisallow: /p/q\n", target: "/p/q/r", allowed: false, line: 3},
 		{name: "longer allow beats disallow", robots: ua + "Disallow: /p\nAllow: /p/q\n", target: "/p/q/r", allowed: true, line: 3},
 		{name: "allow wins a tie", robots: ua + "Disallow: /same\nAllow: /same\n", target: "/same", allowed: true, line: 3, rule: "Allow: /same"},
@@ -149,9 +149,9 @@ func TestRobotsPrecedence(t *testing.T) {
 	})
 }
 
-func TestRobotsPatterns(t *testing.T) {
+func TestPatterns(t *testing.T) {
 	const ua = "User-agent: LohiSoftBot\n"
-	runRobotsCases(t, []robotsCase{
+	runCases(t, []decideCase{
 		{name: "prefix match", robots: ua + "Disallow: /fish\n", target: "/fish.html", allowed: false, line: 2},
 		{name: "prefix match is from the first byte", robots: ua + "Disallow: /fish\n", target: "/cat/fish", allowed: true},
 		{name: "paths are case-sensitive", robots: ua + "Disallow: /fish\n", target: "/Fish", allowed: true},
@@ -189,32 +189,32 @@ func TestRobotsPatterns(t *testing.T) {
 	})
 }
 
-func TestRobotsRobotsTxtAlwaysAllowed(t *testing.T) {
+func TestRobotsTxtAlwaysAllowed(t *testing.T) {
 	cases := []struct {
 		name string
 		r    *Robots
 	}{
-		{"parsed disallow all", ParseRobots([]byte("User-agent: *\nDisallow: /\nDisallow: /robots.txt$\n"))},
-		{"unreachable", RobotsDisallowAll("x answered 503")},
+		{"parsed disallow all", Parse([]byte("User-agent: *\nDisallow: /\nDisallow: /robots.txt$\n"))},
+		{"unreachable", DisallowAll("x answered 503")},
 		{"nil", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, target := range []string{"/robots.txt", "https://example.com/robots.txt", "/robots%2Etxt"} {
-				got := tc.r.Decide(Token, target)
+				got := tc.r.Decide(testToken, target)
 				if !got.Allowed || got.Line != 0 {
 					t.Errorf("Decide(%q) = %+v, want allowed without a rule", target, got)
 				}
 			}
-			if got := tc.r.Decide(Token, "/robots.txt.bak"); tc.name != "nil" && got.Allowed {
+			if got := tc.r.Decide(testToken, "/robots.txt.bak"); tc.name != "nil" && got.Allowed {
 				t.Errorf("/robots.txt.bak allowed: %+v", got)
 			}
 		})
 	}
 }
 
-func TestRobotsDirectives(t *testing.T) {
-	runRobotsCases(t, []robotsCase{
+func TestDirectives(t *testing.T) {
+	runCases(t, []decideCase{
 		{name: "keys are case-insensitive", robots: "USER-AGENT: LohiSoftBot\nDISALLOW: /a\nallow: /a/b\n", target: "/a/b", allowed: true, line: 3},
 		{name: "space before colon", robots: "User-agent : LohiSoftBot\nDisallow : /a\n", target: "/a", allowed: false, line: 2},
 		{name: "no space after colon", robots: "User-agent:LohiSoftBot\nDisallow:/a\n", target: "/a", allowed: false, line: 2, rule: "Disallow:/a"},
@@ -232,8 +232,8 @@ func TestRobotsDirectives(t *testing.T) {
 	})
 }
 
-func TestRobotsLines(t *testing.T) {
-	runRobotsCases(t, []robotsCase{
+func TestLines(t *testing.T) {
+	runCases(t, []decideCase{
 		{name: "LF", robots: "User-agent: *\nAllow: /x\nDisallow: /\n", target: "/y", allowed: false, line: 3},
 		{name: "CRLF", robots: "User-agent: *\r\nAllow: /x\r\nDisallow: /\r\n", target: "/y", allowed: false, line: 3, rule: "Disallow: /"},
 		{name: "CR", robots: "User-agent: *\rAllow: /x\rDisallow: /\r", target: "/y", allowed: false, line: 3},
@@ -246,9 +246,9 @@ func TestRobotsLines(t *testing.T) {
 	})
 }
 
-func TestRobotsPercentEncoding(t *testing.T) {
+func TestPercentEncoding(t *testing.T) {
 	const ua = "User-agent: LohiSoftBot\n"
-	runRobotsCases(t, []robotsCase{
+	runCases(t, []decideCase{
 		// RFC 9309 §2.2.2's table, each way round.
 		{name: "UTF-8 rule, encoded path", robots: ua + "Disallow: /foo/bar/ツ\n", target: "/foo/bar/%E3%83%84", allowed: false, line: 2},
 		{name: "UTF-8 rule, raw path", robots: ua + "Disallow: /foo/bar/ツ\n", target: "/foo/bar/ツ", allowed: false, line: 2},
@@ -280,7 +280,7 @@ func TestRobotsPercentEncoding(t *testing.T) {
 	})
 }
 
-func TestRobotsNormalize(t *testing.T) {
+func TestNormalize(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"/foo/bar?baz=quz", "/foo/bar?baz=quz"},
 		{"/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https://foo.bar"},
@@ -298,17 +298,17 @@ func TestRobotsNormalize(t *testing.T) {
 		{"/\x00\x7f", "/%00%7F"},
 	}
 	for _, tc := range tests {
-		got := robotsNormalize(tc.in)
+		got := normalize(tc.in)
 		if got != tc.want {
-			t.Errorf("robotsNormalize(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("normalize(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if again := robotsNormalize(got); again != got {
-			t.Errorf("robotsNormalize is not idempotent on %q: %q then %q", tc.in, got, again)
+		if again := normalize(got); again != got {
+			t.Errorf("normalize is not idempotent on %q: %q then %q", tc.in, got, again)
 		}
 	}
 }
 
-func TestRobotsProductToken(t *testing.T) {
+func TestProductToken(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"LohiSoftBot", "LohiSoftBot"},
 		{"LohiSoftBot/1.0", "LohiSoftBot"},
@@ -320,31 +320,31 @@ func TestRobotsProductToken(t *testing.T) {
 		{"1.0", ""},
 	}
 	for _, tc := range tests {
-		if got := RobotsProductToken(tc.in); got != tc.want {
-			t.Errorf("RobotsProductToken(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := ProductToken(tc.in); got != tc.want {
+			t.Errorf("ProductToken(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
 
-func TestRobotsFixed(t *testing.T) {
-	allow := RobotsAllowAll("https://x/robots.txt answered 404: allow all")
-	got := allow.Decide(Token, "/private")
-	want := RobotsDecision{Allowed: true, Why: "https://x/robots.txt answered 404: allow all"}
+func TestFixed(t *testing.T) {
+	allow := AllowAll("https://x/robots.txt answered 404: allow all")
+	got := allow.Decide(testToken, "/private")
+	want := Decision{Allowed: true, Why: "https://x/robots.txt answered 404: allow all"}
 	if got != want {
 		t.Errorf("allow all: got %+v, want %+v", got, want)
 	}
-	deny := RobotsDisallowAll("https://x/robots.txt answered 503: disallow all")
-	got = deny.Decide(Token, "/")
-	want = RobotsDecision{Allowed: false, Why: "https://x/robots.txt answered 503: disallow all"}
+	deny := DisallowAll("https://x/robots.txt answered 503: disallow all")
+	got = deny.Decide(testToken, "/")
+	want = Decision{Allowed: false, Why: "https://x/robots.txt answered 503: disallow all"}
 	if got != want {
 		t.Errorf("disallow all: got %+v, want %+v", got, want)
 	}
 	var zero Robots
-	if got := zero.Decide(Token, "/x"); !got.Allowed || got.Why == "" {
+	if got := zero.Decide(testToken, "/x"); !got.Allowed || got.Why == "" {
 		t.Errorf("zero Robots: got %+v, want allowed with a reason", got)
 	}
 	var nilRobots *Robots
-	if got := nilRobots.Decide(Token, "/x"); !got.Allowed || got.Why != "no robots.txt" {
+	if got := nilRobots.Decide(testToken, "/x"); !got.Allowed || got.Why != "no robots.txt" {
 		t.Errorf("nil Robots: got %+v, want allowed, no robots.txt", got)
 	}
 	if w := nilRobots.Warnings(); w != nil {
@@ -352,12 +352,12 @@ func TestRobotsFixed(t *testing.T) {
 	}
 }
 
-func TestRobotsWarnings(t *testing.T) {
+func TestWarnings(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "robots", "lenient.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := ParseRobots(data)
+	r := Parse(data)
 	want := []string{
 		`line 1: "Disallow: /before-any-group" comes before any user-agent line and is ignored (RFC 9309 §2.2.2)`,
 		`line 2: "useragent" is a misspelling of user-agent; read as user-agent as Google does, but a strict RFC 9309 parser ignores it`,
@@ -379,26 +379,26 @@ func TestRobotsWarnings(t *testing.T) {
 		{"/before-any-group", true, 0}, {"/typo-one", false, 3}, {"/typo-two", false, 4},
 		{"/no-colon", false, 5}, {"/never", true, 0},
 	} {
-		if d := r.Decide(Token, c.target); d.Allowed != c.allowed || d.Line != c.line {
+		if d := r.Decide(testToken, c.target); d.Allowed != c.allowed || d.Line != c.line {
 			t.Errorf("Decide(%q) = %+v, want allowed %v line %d", c.target, d, c.allowed, c.line)
 		}
 	}
 
-	if w := ParseRobots([]byte("User-agent: *\nDisallow: /\n")).Warnings(); w != nil {
+	if w := Parse([]byte("User-agent: *\nDisallow: /\n")).Warnings(); w != nil {
 		t.Errorf("clean file has warnings: %q", w)
 	}
 
 	// Warnings are bounded however many bad lines there are.
 	many := "User-agent: *\n" + strings.Repeat("Dissallow: /x\n", 1000)
-	w := ParseRobots([]byte(many)).Warnings()
-	if len(w) != robotsMaxWarnings+1 || w[len(w)-1] != "980 more warnings not shown" {
-		t.Errorf("got %d warnings ending %q, want %d ending with the count of the rest", len(w), w[len(w)-1], robotsMaxWarnings+1)
+	w := Parse([]byte(many)).Warnings()
+	if len(w) != maxWarnings+1 || w[len(w)-1] != "980 more warnings not shown" {
+		t.Errorf("got %d warnings ending %q, want %d ending with the count of the rest", len(w), w[len(w)-1], maxWarnings+1)
 	}
 }
 
-func TestRobotsSizeLimit(t *testing.T) {
+func TestSizeLimit(t *testing.T) {
 	head := "User-agent: LohiSoftBot\nDisallow: /early\n"
-	filler := strings.Repeat("# filler line to pass the parsing limit\n", RobotsMaxBytes/20)
+	filler := strings.Repeat("# filler line to pass the parsing limit\n", MaxBytes/20)
 	tests := []struct {
 		name      string
 		data      string
@@ -409,13 +409,13 @@ func TestRobotsSizeLimit(t *testing.T) {
 	}{
 		{name: "rule before the limit applies", data: head + filler + "Disallow: /late\n", target: "/early", allowed: false, line: 2, truncated: true},
 		{name: "rule after the limit is not read", data: head + filler + "Disallow: /late\n", target: "/late", allowed: true, truncated: true},
-		{name: "line cut by the limit is dropped", data: head + strings.Repeat("#", RobotsMaxBytes-len(head)-len("Disallow: /privat")) + "\nDisallow: /private-area\n", target: "/privat", allowed: true, truncated: true},
-		{name: "file of exactly the limit is whole", data: head + strings.Repeat("#", RobotsMaxBytes-len(head)-len("\nDisallow: /last")) + "\nDisallow: /last", target: "/last", allowed: false, line: 4},
+		{name: "line cut by the limit is dropped", data: head + strings.Repeat("#", MaxBytes-len(head)-len("Disallow: /privat")) + "\nDisallow: /private-area\n", target: "/privat", allowed: true, truncated: true},
+		{name: "file of exactly the limit is whole", data: head + strings.Repeat("#", MaxBytes-len(head)-len("\nDisallow: /last")) + "\nDisallow: /last", target: "/last", allowed: false, line: 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := ParseRobots([]byte(tc.data))
-			d := r.Decide(Token, tc.target)
+			r := Parse([]byte(tc.data))
+			d := r.Decide(testToken, tc.target)
 			if d.Allowed != tc.allowed || d.Line != tc.line {
 				t.Errorf("Decide(%q) = %+v, want allowed %v line %d", tc.target, d, tc.allowed, tc.line)
 			}
@@ -428,9 +428,9 @@ func TestRobotsSizeLimit(t *testing.T) {
 	}
 }
 
-// robotsMatchDP is a plain dynamic-programming matcher, the reference for
-// robotsMatch: pos holds every path offset the pattern so far can reach.
-func robotsMatchDP(pat string, anchored bool, path string) bool {
+// matchDP is a plain dynamic-programming matcher, the reference for
+// match: pos holds every path offset the pattern so far can reach.
+func matchDP(pat string, anchored bool, path string) bool {
 	reach := make([]bool, len(path)+1)
 	reach[0] = true
 	for i := 0; i < len(pat); i++ {
@@ -461,36 +461,36 @@ func robotsMatchDP(pat string, anchored bool, path string) bool {
 	return false
 }
 
-func TestRobotsMatchAgainstDP(t *testing.T) {
+func TestMatchAgainstDP(t *testing.T) {
 	pats := []string{"/", "/a", "/*", "*", "**", "/a*", "/*a", "/*a*", "/a*b", "/*ab*ab", "/*aba*aba", "/a**b*", "*b*", "/*a*a*a", "/ab*ba*ab"}
 	paths := []string{"/", "/a", "/ab", "/ba", "/aba", "/abab", "/xabab", "/ababa", "/aaa", "/abba", "/abbaab", "/b", "/ab/ba/ab", "/aab"}
 	for _, p := range pats {
 		for _, anchored := range []bool{false, true} {
 			for _, path := range paths {
-				got := robotsMatch(p, anchored, path)
-				want := robotsMatchDP(p, anchored, path)
+				got := match(p, anchored, path)
+				want := matchDP(p, anchored, path)
 				if got != want {
-					t.Errorf("robotsMatch(%q, anchored %v, %q) = %v, want %v", p, anchored, path, got, want)
+					t.Errorf("match(%q, anchored %v, %q) = %v, want %v", p, anchored, path, got, want)
 				}
 			}
 		}
 	}
 }
 
-// TestRobotsHostileTime checks that matching time stays bounded on a
+// TestHostileTime checks that matching time stays bounded on a
 // file built to make a backtracking matcher take exponential time.
-func TestRobotsHostileTime(t *testing.T) {
+func TestHostileTime(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("User-agent: *\n")
-	for b.Len() < RobotsMaxBytes-4096 {
+	for b.Len() < MaxBytes-4096 {
 		b.WriteString("Disallow: /")
 		b.WriteString(strings.Repeat("*a", 200))
 		b.WriteString("*b\n")
 	}
-	r := ParseRobots([]byte(b.String()))
+	r := Parse([]byte(b.String()))
 	path := "/" + strings.Repeat("a", 64<<10)
 	start := time.Now()
-	d := r.Decide(Token, path)
+	d := r.Decide(testToken, path)
 	elapsed := time.Since(start)
 	if !d.Allowed {
 		t.Errorf("Decide = %+v, want allowed (no 'b' in the path)", d)
@@ -501,10 +501,10 @@ func TestRobotsHostileTime(t *testing.T) {
 	}
 
 	// One huge rule of many wildcards.
-	huge := "User-agent: *\nDisallow: /" + strings.Repeat("*a", (RobotsMaxBytes-64)/2) + "*b\n"
-	r = ParseRobots([]byte(huge))
+	huge := "User-agent: *\nDisallow: /" + strings.Repeat("*a", (MaxBytes-64)/2) + "*b\n"
+	r = Parse([]byte(huge))
 	start = time.Now()
-	d = r.Decide(Token, path)
+	d = r.Decide(testToken, path)
 	elapsed = time.Since(start)
 	if !d.Allowed {
 		t.Errorf("Decide = %+v, want allowed", d)
@@ -517,14 +517,14 @@ func TestRobotsHostileTime(t *testing.T) {
 	// Long pieces that almost match everywhere.
 	b.Reset()
 	b.WriteString("User-agent: *\n")
-	for b.Len() < RobotsMaxBytes-4096 {
+	for b.Len() < MaxBytes-4096 {
 		b.WriteString("Disallow: /*")
 		b.WriteString(strings.Repeat("a", 1000))
 		b.WriteString("b\n")
 	}
-	r = ParseRobots([]byte(b.String()))
+	r = Parse([]byte(b.String()))
 	start = time.Now()
-	d = r.Decide(Token, path)
+	d = r.Decide(testToken, path)
 	elapsed = time.Since(start)
 	if !d.Allowed {
 		t.Errorf("Decide = %+v, want allowed", d)
@@ -535,7 +535,7 @@ func TestRobotsHostileTime(t *testing.T) {
 	}
 }
 
-func TestRobotsTestdataParses(t *testing.T) {
+func TestTestdataParses(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "robots", "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -575,7 +575,7 @@ func TestRobotsTestdataParses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := ParseRobots(data).Decide(tc.token, tc.target)
+		d := Parse(data).Decide(tc.token, tc.target)
 		if d.Allowed != tc.allowed || d.Line != tc.line {
 			t.Errorf("%s: Decide(%q, %q) = %+v, want allowed %v line %d", tc.file, tc.token, tc.target, d, tc.allowed, tc.line)
 		}

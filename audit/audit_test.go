@@ -1,12 +1,16 @@
-package verify
+package audit
 
 import (
+	"encoding/json"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // auditHitAt is a claimed hit of the genuine crawler on site s.example.
@@ -18,8 +22,8 @@ func auditHitAt(file string, line int64, t time.Time, path string) *parse.Record
 	}
 }
 
-var genuineResults = map[netip.Addr]Result{
-	netip.MustParseAddr("79.139.58.98"): {Verdict: Genuine, Method: MethodFCrDNS},
+var genuineResults = map[netip.Addr]verify.Result{
+	netip.MustParseAddr("79.139.58.98"): {Verdict: verify.Genuine, Method: verify.MethodFCrDNS},
 }
 
 func kindsOf(r *Report) []string {
@@ -56,7 +60,7 @@ func TestAuditRobotsNotFetchedCoverage(t *testing.T) {
 			name:   "whole logs, never fetched: violation",
 			inputs: []InputReport{input("access.log.1", day.Add(-48*time.Hour), day.Add(-time.Hour), ""), input("access.log", day.Add(-59*time.Minute), day, "")},
 			hits:   []*parse.Record{page},
-			want:   []string{KindRobotsNotFetched},
+			want:   []string{conduct.KindRobotsNotFetched},
 		},
 		{
 			name:    "--since after the fetch: the fetch is not read, so the crawl cannot be judged",
@@ -93,23 +97,51 @@ func TestAuditRobotsNotFetchedCoverage(t *testing.T) {
 			for _, h := range tt.hits {
 				a.Add(h)
 			}
-			r := a.Report(genuineResults, ConductConfig{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second})
+			cfg := conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second}
+			snap := a.Snapshot(genuineResults)
+			r := a.Report(genuineResults, cfg)
 			got := kindsOf(r)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("violations %v, want %v", got, tt.want)
 			}
-			skipped := len(r.Sites) == 1 && slices.Contains(r.Sites[0].ChecksSkipped, KindRobotsNotFetched)
+			skipped := len(r.Sites) == 1 && slices.Contains(r.Sites[0].ChecksSkipped, conduct.KindRobotsNotFetched)
 			if skipped != tt.skipped {
 				t.Errorf("robots-not-fetched skipped = %v, want %v (sites %+v)", skipped, tt.skipped, r.Sites)
 			}
+			checkSnapshot(t, snap, cfg, r)
 		})
+	}
+}
+
+// checkSnapshot checks that snap, written as JSON and read back, gives
+// the violations and site reports of r.
+func checkSnapshot(t *testing.T, snap conduct.Snapshot, cfg conduct.Config, r *Report) {
+	t.Helper()
+	data, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back conduct.Snapshot
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	vs, sites := back.Check(cfg)
+	if !reflect.DeepEqual(vs, r.Violations) {
+		t.Errorf("snapshot violations %+v\nreport's %+v", vs, r.Violations)
+	}
+	want := slices.Clone(r.Sites)
+	for i := range want {
+		want[i].ClaimedHits = 0
+	}
+	if !reflect.DeepEqual(sites, want) {
+		t.Errorf("snapshot sites %+v\nreport's %+v", sites, want)
 	}
 }
 
 // TestAuditSettledSpoofersKeepNoHits: the hits of an address known to be
 // spoofed without DNS are counted, not kept.
 func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
-	v := &Verifier{Offline: true}
+	v := &verify.Verifier{Offline: true}
 	a := &Audit{Settled: v.Settled}
 	base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 1000; i++ {
@@ -127,7 +159,7 @@ func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
 	if n := len(a.Addresses()); n != 0 {
 		t.Errorf("%d addresses left for DNS, want 0", n)
 	}
-	r := a.Report(nil, ConductConfig{})
+	r := a.Report(nil, conduct.Config{})
 	if r.Summary.SpoofedHits != 2000 || r.Summary.GenuineHits != 1 || r.Summary.ClaimedHits != 2001 {
 		t.Errorf("summary %+v", r.Summary)
 	}
@@ -177,16 +209,16 @@ func TestAuditRecordRoundTrip(t *testing.T) {
 				t.Fatalf("%d hits kept, want 1", a.hits.len())
 			}
 			a.text.seal()
-			got := a.conductRec(0, map[uint32]string{})
-			want := conductRecOf(rec, 0)
-			if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
-				t.Errorf("times %v %v %v, want %v %v %v", got.logged, got.start, got.end, want.logged, want.start, want.end)
+			got := a.conductHit(0, map[uint32]string{})
+			want := conduct.HitOf(rec)
+			if !got.Time.Equal(want.Time) {
+				t.Errorf("time %v, want %v", got.Time, want.Time)
 			}
-			got.logged, got.start, got.end = want.logged, want.start, want.end
+			got.Time = want.Time
 			if got != want {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
-			if !got.timed {
+			if got.Resolution <= 0 {
 				t.Error("the hit lost its time")
 			}
 		})
@@ -200,11 +232,11 @@ func TestAuditYearOneTime(t *testing.T) {
 	a.Add(auditHitAt("a.log", 1, time.Time{}, "/robots.txt"))
 	a.Add(auditHitAt("a.log", 2, time.Time{}, "/a"))
 	a.Add(auditHitAt("a.log", 3, time.Time{}.Add(10*time.Minute), "/b"))
-	r := a.Report(genuineResults, ConductConfig{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second})
-	if got := kindsOf(r); !slices.Equal(got, []string{KindPause}) {
-		t.Errorf("violations %v, want the pause of line 2%s", got, dumpViolations(r.Violations))
+	r := a.Report(genuineResults, conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second})
+	if got := kindsOf(r); !slices.Equal(got, []string{conduct.KindPause}) {
+		t.Errorf("violations %v, want the pause of line 2: %+v", got, r.Violations)
 	}
-	if len(r.Sites) != 1 || slices.Contains(r.Sites[0].ChecksSkipped, KindPause) || slices.Contains(r.Sites[0].ChecksSkipped, KindBudget) {
+	if len(r.Sites) != 1 || slices.Contains(r.Sites[0].ChecksSkipped, conduct.KindPause) || slices.Contains(r.Sites[0].ChecksSkipped, conduct.KindBudget) {
 		t.Errorf("sites %+v: the time checks must run", r.Sites)
 	}
 	ips := r.IPList()
@@ -241,11 +273,11 @@ func TestAuditRecordFar(t *testing.T) {
 				t.Errorf("kept whole: %v, want %v", far, tt.far)
 			}
 			a.text.seal()
-			got, want := a.conductRec(0, map[uint32]string{}), conductRecOf(rec, 0)
-			if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
-				t.Errorf("times %v %v %v, want %v %v %v", got.logged, got.start, got.end, want.logged, want.start, want.end)
+			got, want := a.conductHit(0, map[uint32]string{}), conduct.HitOf(rec)
+			if !got.Time.Equal(want.Time) {
+				t.Errorf("time %v, want %v", got.Time, want.Time)
 			}
-			got.logged, got.start, got.end = want.logged, want.start, want.end
+			got.Time = want.Time
 			if got != want {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
@@ -272,11 +304,11 @@ func TestAuditRecordFarTimes(t *testing.T) {
 	}
 	a.text.seal()
 	for i, rec := range recs {
-		got, want := a.conductRec(i, map[uint32]string{}), conductRecOf(rec, i)
-		if !got.logged.Equal(want.logged) || !got.start.Equal(want.start) || !got.end.Equal(want.end) {
-			t.Errorf("%d: times %v %v %v, want %v %v %v", i, got.logged, got.start, got.end, want.logged, want.start, want.end)
+		got, want := a.conductHit(i, map[uint32]string{}), conduct.HitOf(rec)
+		if !got.Time.Equal(want.Time) {
+			t.Errorf("%d: time %v, want %v", i, got.Time, want.Time)
 		}
-		got.logged, got.start, got.end = want.logged, want.start, want.end
+		got.Time = want.Time
 		if got != want {
 			t.Errorf("%d: got  %+v\nwant %+v", i, got, want)
 		}

@@ -1,21 +1,26 @@
-package parse
+// Package robots reads robots.txt files as RFC 9309 tells a crawler to,
+// and fetches them with its rules for answers that are not a file: [Parse]
+// and [Robots.Decide] say which line decides for a URL, [Fetcher] applies
+// RFC 9309 §2.3.1 to an HTTP answer, and [Set] holds the robots.txt of each
+// site of an audit.
+package robots
 
 import (
 	"fmt"
 	"strings"
 )
 
-// RobotsMaxBytes is how much of a robots.txt file ParseRobots reads: the
+// MaxBytes is how much of a robots.txt file Parse reads: the
 // least parsing limit RFC 9309 §2.5 allows a crawler. Rules past it are
 // not seen.
-const RobotsMaxBytes = 500 << 10
+const MaxBytes = 500 << 10
 
-// robotsMaxWarnings bounds the warnings kept for one file; a hostile file
+// maxWarnings bounds the warnings kept for one file; a hostile file
 // could otherwise produce one per line.
-const robotsMaxWarnings = 20
+const maxWarnings = 20
 
 // Robots is a parsed robots.txt (RFC 9309), or a stand-in for one that
-// could not be fetched ([RobotsAllowAll], [RobotsDisallowAll]).
+// could not be fetched ([AllowAll], [DisallowAll]).
 //
 // The zero value, like a nil *Robots, is an empty file: it allows
 // everything. A Robots is never changed after it is made and is safe for
@@ -24,7 +29,7 @@ const robotsMaxWarnings = 20
 // How the file is read, where RFC 9309 leaves a choice:
 //   - Lines end at CR, LF or CRLF, and line numbers count them so. A UTF-8
 //     byte order mark at the start is skipped. Only the first
-//     [RobotsMaxBytes] are read; a line cut by that limit is dropped.
+//     [MaxBytes] are read; a line cut by that limit is dropped.
 //   - "#" starts a comment anywhere on a line. Keys are matched without
 //     regard to case; a line without a colon is read as "key value" when it
 //     has exactly two words, and the misspellings "useragent",
@@ -49,32 +54,32 @@ const robotsMaxWarnings = 20
 //     nothing. Google's rewriting of ".../index.html" allow rules is not
 //     done.
 type Robots struct {
-	groups []robotsGroup
+	groups []group
 	// agents maps a lower-case product token to the groups that name it,
 	// in file order, each group once.
 	agents map[string][]int
 	// global lists the groups whose user-agent is "*".
 	global []int
 
-	fixed    robotsFixed
+	fixed    fixedKind
 	why      string
 	warnings []string
 	dropped  int // warnings not kept
 }
 
-type robotsFixed int8
+type fixedKind int8
 
 const (
-	robotsParsed robotsFixed = iota
-	robotsAllowAll
-	robotsDisallowAll
+	parsed fixedKind = iota
+	allowAll
+	disallowAll
 )
 
-type robotsGroup struct {
-	rules []robotsRule
+type group struct {
+	rules []rule
 }
 
-type robotsRule struct {
+type rule struct {
 	allow    bool
 	anchored bool   // the pattern ended in "$"
 	pattern  string // normalised, without the final "$"
@@ -83,8 +88,8 @@ type robotsRule struct {
 	text     string
 }
 
-// RobotsDecision is the answer of [Robots.Decide].
-type RobotsDecision struct {
+// Decision is the answer of [Robots.Decide].
+type Decision struct {
 	// Allowed says whether the crawler may fetch the target.
 	Allowed bool
 	// Line is the 1-based line of the deciding rule; 0 when no rule decided.
@@ -95,51 +100,51 @@ type RobotsDecision struct {
 	// Why says what decided when Line is 0: "no rule in the LohiSoftBot
 	// group matches", "/robots.txt is always allowed", "no group for
 	// LohiSoftBot and no * group", or the reason given to
-	// [RobotsAllowAll] or [RobotsDisallowAll]. It is "" when a rule decided.
+	// [AllowAll] or [DisallowAll]. It is "" when a rule decided.
 	Why string
 	// Agent names the group that applied: the caller's product token, or
 	// "*" for the fallback group; "" when no group applied.
 	Agent string
 }
 
-// RobotsAllowAll returns a Robots that allows everything, for a robots.txt
+// AllowAll returns a Robots that allows everything, for a robots.txt
 // that answered 4xx (RFC 9309 §2.3.1.3). why is put in every decision.
-func RobotsAllowAll(why string) *Robots {
-	return &Robots{fixed: robotsAllowAll, why: why}
+func AllowAll(why string) *Robots {
+	return &Robots{fixed: allowAll, why: why}
 }
 
-// RobotsDisallowAll returns a Robots that disallows everything but
+// DisallowAll returns a Robots that disallows everything but
 // /robots.txt itself, for a robots.txt that was unreachable: a 5xx answer
 // or a network error (RFC 9309 §2.3.1.4). why is put in every decision.
-func RobotsDisallowAll(why string) *Robots {
-	return &Robots{fixed: robotsDisallowAll, why: why}
+func DisallowAll(why string) *Robots {
+	return &Robots{fixed: disallowAll, why: why}
 }
 
-// RobotsProductToken returns the product token at the start of s: its
+// ProductToken returns the product token at the start of s: its
 // leading run of ASCII letters, "-" and "_", after leading white space.
 // "LohiSoftBot/1.0 (+https://lohisoft.com/bot)" gives "LohiSoftBot"; a
 // string that does not start with such a character gives "".
-func RobotsProductToken(s string) string {
+func ProductToken(s string) string {
 	s = strings.TrimLeft(s, " \t")
 	i := 0
-	for i < len(s) && robotsTokenByte(s[i]) {
+	for i < len(s) && tokenByte(s[i]) {
 		i++
 	}
 	return s[:i]
 }
 
-func robotsTokenByte(c byte) bool {
+func tokenByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_'
 }
 
-// ParseRobots parses a robots.txt file. It never fails: it reads at most
-// [RobotsMaxBytes] of data and uses every rule it can make sense of; what
+// Parse parses a robots.txt file. It never fails: it reads at most
+// [MaxBytes] of data and uses every rule it can make sense of; what
 // it could not use is said by [Robots.Warnings].
-func ParseRobots(data []byte) *Robots {
+func Parse(data []byte) *Robots {
 	r := &Robots{agents: map[string][]int{}}
-	truncated := len(data) > RobotsMaxBytes
+	truncated := len(data) > MaxBytes
 	if truncated {
-		cut := RobotsMaxBytes
+		cut := MaxBytes
 		if c := data[cut]; c != '\n' && c != '\r' {
 			// The limit falls inside a line: drop that line rather than
 			// read a shortened, and so broader, rule.
@@ -172,25 +177,25 @@ func ParseRobots(data []byte) *Robots {
 		data = data[i:]
 		lineNo++
 
-		text := robotsLineText(line)
-		key, value, how := robotsSplitText(text)
+		text := lineText(line)
+		key, value, how := splitText(text)
 		if key == "" {
 			continue
 		}
-		kind, typo := robotsKeyKind(key)
-		if kind == robotsKeyUnknown {
+		kind, typo := keyKind(key)
+		if kind == keyUnknown {
 			continue
 		}
-		if how == robotsSepSpace {
-			r.warn(fmt.Sprintf("line %d: %q has no colon; read as %q as Google does, but a strict RFC 9309 parser ignores it", lineNo, robotsShort(text), robotsShort(key+": "+value)))
+		if how == sepSpace {
+			r.warn(fmt.Sprintf("line %d: %q has no colon; read as %q as Google does, but a strict RFC 9309 parser ignores it", lineNo, short(text), short(key+": "+value)))
 		}
 		if typo {
-			r.warn(fmt.Sprintf("line %d: %q is a misspelling of %s; read as %s as Google does, but a strict RFC 9309 parser ignores it", lineNo, robotsShort(key), kind, kind))
+			r.warn(fmt.Sprintf("line %d: %q is a misspelling of %s; read as %s as Google does, but a strict RFC 9309 parser ignores it", lineNo, short(key), kind, kind))
 		}
 		switch kind {
-		case robotsKeyUserAgent:
+		case keyUserAgent:
 			if cur < 0 || sawRule {
-				r.groups = append(r.groups, robotsGroup{})
+				r.groups = append(r.groups, group{})
 				cur = len(r.groups) - 1
 				sawRule = false
 				curAgents = curAgents[:0]
@@ -201,9 +206,9 @@ func ParseRobots(data []byte) *Robots {
 				}
 				continue
 			}
-			tok := strings.ToLower(RobotsProductToken(value))
+			tok := strings.ToLower(ProductToken(value))
 			if tok == "" {
-				r.warn(fmt.Sprintf("line %d: user-agent %q names no product token (letters, '-' and '_'), so it applies to no crawler", lineNo, robotsShort(value)))
+				r.warn(fmt.Sprintf("line %d: user-agent %q names no product token (letters, '-' and '_'), so it applies to no crawler", lineNo, short(value)))
 				continue
 			}
 			seen := false
@@ -217,35 +222,35 @@ func ParseRobots(data []byte) *Robots {
 				curAgents = append(curAgents, tok)
 				r.agents[tok] = append(r.agents[tok], cur)
 			}
-		case robotsKeyAllow, robotsKeyDisallow:
+		case keyAllow, keyDisallow:
 			if cur < 0 {
-				r.warn(fmt.Sprintf("line %d: %q comes before any user-agent line and is ignored (RFC 9309 §2.2.2)", lineNo, robotsShort(text)))
+				r.warn(fmt.Sprintf("line %d: %q comes before any user-agent line and is ignored (RFC 9309 §2.2.2)", lineNo, short(text)))
 				continue
 			}
 			sawRule = true
-			rule := robotsRule{allow: kind == robotsKeyAllow, line: lineNo, text: text}
+			ru := rule{allow: kind == keyAllow, line: lineNo, text: text}
 			pat := value
 			if strings.HasSuffix(pat, "$") {
-				rule.anchored = true
+				ru.anchored = true
 				pat = pat[:len(pat)-1]
 			}
-			rule.pattern = robotsNormalize(pat)
-			rule.length = len(rule.pattern)
-			if rule.anchored {
-				rule.length++
+			ru.pattern = normalize(pat)
+			ru.length = len(ru.pattern)
+			if ru.anchored {
+				ru.length++
 			}
 			if value != "" && value[0] != '/' && value[0] != '*' {
-				r.warn(fmt.Sprintf("line %d: %q does not start with '/' or '*', so it matches no path", lineNo, robotsShort(text)))
+				r.warn(fmt.Sprintf("line %d: %q does not start with '/' or '*', so it matches no path", lineNo, short(text)))
 			}
 			g := &r.groups[cur]
-			g.rules = append(g.rules, rule)
+			g.rules = append(g.rules, ru)
 		}
 	}
 	if truncated {
-		w := fmt.Sprintf("robots.txt is larger than %d KiB: only its first %d lines were read (RFC 9309 §2.5)", RobotsMaxBytes>>10, lineNo)
+		w := fmt.Sprintf("robots.txt is larger than %d KiB: only its first %d lines were read (RFC 9309 §2.5)", MaxBytes>>10, lineNo)
 		r.warnings = append([]string{w}, r.warnings...)
-		if len(r.warnings) > robotsMaxWarnings {
-			r.warnings = r.warnings[:robotsMaxWarnings]
+		if len(r.warnings) > maxWarnings {
+			r.warnings = r.warnings[:maxWarnings]
 			r.dropped++
 		}
 	}
@@ -253,7 +258,7 @@ func ParseRobots(data []byte) *Robots {
 }
 
 func (r *Robots) warn(s string) {
-	if len(r.warnings) < robotsMaxWarnings {
+	if len(r.warnings) < maxWarnings {
 		r.warnings = append(r.warnings, s)
 		return
 	}
@@ -264,7 +269,7 @@ func (r *Robots) warn(s string) {
 // leniently (a misspelled key, a missing colon), lines that can never
 // apply (rules before any user-agent line, patterns that do not start with
 // "/" or "*", user-agent values without a product token), and a file cut
-// at [RobotsMaxBytes]. Text from the file is quoted but not escaped: escape
+// at [MaxBytes]. Text from the file is quoted but not escaped: escape
 // it before printing it to a terminal. It returns nil for a clean file.
 func (r *Robots) Warnings() []string {
 	if r == nil || len(r.warnings) == 0 {
@@ -277,8 +282,8 @@ func (r *Robots) Warnings() []string {
 	return out
 }
 
-// robotsShort cuts s for quoting in a warning.
-func robotsShort(s string) string {
+// short cuts s for quoting in a warning.
+func short(s string) string {
 	const max = 80
 	if len(s) <= max {
 		return s
@@ -286,94 +291,94 @@ func robotsShort(s string) string {
 	return s[:max] + "..."
 }
 
-type robotsSep int8
+type separator int8
 
 const (
-	robotsSepColon robotsSep = iota
-	robotsSepSpace
+	sepColon separator = iota
+	sepSpace
 )
 
-// robotsSplitText returns the key and value, trimmed, of a line already
+// splitText returns the key and value, trimmed, of a line already
 // stripped of its comment; key is "" for a line that is blank or not a
 // record.
-func robotsSplitText(s string) (key, value string, how robotsSep) {
+func splitText(s string) (key, value string, how separator) {
 	if s == "" {
-		return "", "", robotsSepColon
+		return "", "", sepColon
 	}
 	if i := strings.IndexByte(s, ':'); i >= 0 {
-		return robotsTrim(s[:i]), robotsTrim(s[i+1:]), robotsSepColon
+		return trim(s[:i]), trim(s[i+1:]), sepColon
 	}
 	// No colon: accept "key value" with exactly two words.
 	i := strings.IndexAny(s, " \t")
 	if i < 0 {
-		return "", "", robotsSepColon
+		return "", "", sepColon
 	}
-	value = robotsTrim(s[i:])
+	value = trim(s[i:])
 	if strings.ContainsAny(value, " \t") {
-		return "", "", robotsSepColon
+		return "", "", sepColon
 	}
-	return s[:i], value, robotsSepSpace
+	return s[:i], value, sepSpace
 }
 
-// robotsLineText is a line without its comment, trimmed.
-func robotsLineText(line []byte) string {
+// lineText is a line without its comment, trimmed.
+func lineText(line []byte) string {
 	for i, c := range line {
 		if c == '#' {
 			line = line[:i]
 			break
 		}
 	}
-	return robotsTrim(string(line))
+	return trim(string(line))
 }
 
-func robotsTrim(s string) string {
+func trim(s string) string {
 	return strings.Trim(s, " \t\v\f")
 }
 
-type robotsKey int8
+type keyword int8
 
 const (
-	robotsKeyUnknown robotsKey = iota
-	robotsKeyUserAgent
-	robotsKeyAllow
-	robotsKeyDisallow
+	keyUnknown keyword = iota
+	keyUserAgent
+	keyAllow
+	keyDisallow
 )
 
-func (k robotsKey) String() string {
+func (k keyword) String() string {
 	switch k {
-	case robotsKeyUserAgent:
+	case keyUserAgent:
 		return "user-agent"
-	case robotsKeyAllow:
+	case keyAllow:
 		return "allow"
-	case robotsKeyDisallow:
+	case keyDisallow:
 		return "disallow"
 	}
 	return "unknown"
 }
 
-// robotsKeyKind classifies a key, case-insensitively; typo is true for a
+// keyKind classifies a key, case-insensitively; typo is true for a
 // misspelling that Google's parser accepts.
-func robotsKeyKind(key string) (kind robotsKey, typo bool) {
+func keyKind(key string) (kind keyword, typo bool) {
 	switch strings.ToLower(key) {
 	case "user-agent":
-		return robotsKeyUserAgent, false
+		return keyUserAgent, false
 	case "useragent", "user agent":
-		return robotsKeyUserAgent, true
+		return keyUserAgent, true
 	case "allow":
-		return robotsKeyAllow, false
+		return keyAllow, false
 	case "disallow":
-		return robotsKeyDisallow, false
+		return keyDisallow, false
 	case "dissallow", "dissalow", "disalow", "diasllow", "disallaw":
-		return robotsKeyDisallow, true
+		return keyDisallow, true
 	}
-	return robotsKeyUnknown, false
+	return keyUnknown, false
 }
 
 // Decide says whether the crawler whose product token is token may fetch
 // target.
 //
 // token may be a whole product ("LohiSoftBot/1.0"); it is cut with
-// [RobotsProductToken] and matched without regard to case against the
+// [ProductToken] and matched without regard to case against the
 // file's user-agent lines. All groups naming it are merged; the "*" group
 // applies only when none does. A token of "*" or one without a product
 // token gets the "*" group.
@@ -395,22 +400,22 @@ func robotsKeyKind(key string) (kind robotsKey, typo bool) {
 //
 // Matching takes time linear in the target's length times the number of
 // rules, whatever the patterns: there is no backtracking.
-func (r *Robots) Decide(token, target string) RobotsDecision {
-	path := robotsTargetPath(target)
+func (r *Robots) Decide(token, target string) Decision {
+	path := targetPath(target)
 	if path == "/robots.txt" {
-		return RobotsDecision{Allowed: true, Why: "/robots.txt is always allowed"}
+		return Decision{Allowed: true, Why: "/robots.txt is always allowed"}
 	}
 	if r == nil {
-		return RobotsDecision{Allowed: true, Why: "no robots.txt"}
+		return Decision{Allowed: true, Why: "no robots.txt"}
 	}
 	switch r.fixed {
-	case robotsAllowAll:
-		return RobotsDecision{Allowed: true, Why: r.why}
-	case robotsDisallowAll:
-		return RobotsDecision{Allowed: false, Why: r.why}
+	case allowAll:
+		return Decision{Allowed: true, Why: r.why}
+	case disallowAll:
+		return Decision{Allowed: false, Why: r.why}
 	}
 
-	tok := RobotsProductToken(token)
+	tok := ProductToken(token)
 	if strings.TrimSpace(token) == "*" {
 		tok = ""
 	}
@@ -429,10 +434,10 @@ func (r *Robots) Decide(token, target string) RobotsDecision {
 		if name == "" {
 			name = "this crawler"
 		}
-		return RobotsDecision{Allowed: true, Why: fmt.Sprintf("no group for %s and no * group", name)}
+		return Decision{Allowed: true, Why: fmt.Sprintf("no group for %s and no * group", name)}
 	}
 
-	var best *robotsRule
+	var best *rule
 	rules := 0
 	for _, gi := range groups {
 		g := &r.groups[gi]
@@ -445,26 +450,26 @@ func (r *Robots) Decide(token, target string) RobotsDecision {
 			if best != nil && (ru.length < best.length || ru.length == best.length && (best.allow || !ru.allow)) {
 				continue // cannot win: shorter, or a tie that best already wins
 			}
-			if robotsMatch(ru.pattern, ru.anchored, path) {
+			if match(ru.pattern, ru.anchored, path) {
 				best = ru
 			}
 		}
 	}
-	group := "the " + agent + " group"
+	name := "the " + agent + " group"
 	if best == nil {
 		if rules == 0 {
-			return RobotsDecision{Allowed: true, Agent: agent, Why: group + " has no rules"}
+			return Decision{Allowed: true, Agent: agent, Why: name + " has no rules"}
 		}
-		return RobotsDecision{Allowed: true, Agent: agent, Why: "no rule in " + group + " matches"}
+		return Decision{Allowed: true, Agent: agent, Why: "no rule in " + name + " matches"}
 	}
-	return RobotsDecision{Allowed: best.allow, Line: best.line, Rule: best.text, Agent: agent}
+	return Decision{Allowed: best.allow, Line: best.line, Rule: best.text, Agent: agent}
 }
 
-// robotsMatch reports whether the normalised pattern (with "*" wildcards,
+// match reports whether the normalised pattern (with "*" wildcards,
 // and anchored at the end when anchored is set) matches the start of path.
 // Taking each "*"-free piece at its leftmost place is enough for patterns
 // whose only wildcard is "*", so no backtracking is needed.
-func robotsMatch(pat string, anchored bool, path string) bool {
+func match(pat string, anchored bool, path string) bool {
 	star := strings.IndexByte(pat, '*')
 	if star < 0 {
 		if anchored {
@@ -497,9 +502,9 @@ func robotsMatch(pat string, anchored bool, path string) bool {
 	return strings.Contains(path[pos:], pat)
 }
 
-// robotsTargetPath reduces a request target or URL to its normalised path
+// targetPath reduces a request target or URL to its normalised path
 // and query.
-func robotsTargetPath(t string) string {
+func targetPath(t string) string {
 	if t == "" {
 		return "/"
 	}
@@ -522,15 +527,15 @@ func robotsTargetPath(t string) string {
 	if t == "" || t[0] != '/' {
 		t = "/" + t
 	}
-	return robotsNormalize(t)
+	return normalize(t)
 }
 
-const robotsHex = "0123456789ABCDEF"
+const upperHex = "0123456789ABCDEF"
 
-// robotsNormalize puts a path or pattern in the one form that matching
+// normalize puts a path or pattern in the one form that matching
 // compares; see [Robots.Decide]. "*" and "$" are left as they are.
-func robotsNormalize(s string) string {
-	if robotsIsNormal(s) {
+func normalize(s string) string {
+	if isNormal(s) {
 		return s
 	}
 	var b strings.Builder
@@ -542,22 +547,22 @@ func robotsNormalize(s string) string {
 			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
 				v := unhex(s[i+1])<<4 | unhex(s[i+2])
 				i += 2
-				if robotsUnreserved(v) || inQuery && robotsQueryData(v) {
+				if unreserved(v) || inQuery && queryData(v) {
 					b.WriteByte(v)
 				} else {
 					b.WriteByte('%')
-					b.WriteByte(robotsHex[v>>4])
-					b.WriteByte(robotsHex[v&15])
+					b.WriteByte(upperHex[v>>4])
+					b.WriteByte(upperHex[v&15])
 				}
 				continue
 			}
 			b.WriteString("%25")
 			continue
 		}
-		if robotsEscape(c) {
+		if mustEscape(c) {
 			b.WriteByte('%')
-			b.WriteByte(robotsHex[c>>4])
-			b.WriteByte(robotsHex[c&15])
+			b.WriteByte(upperHex[c>>4])
+			b.WriteByte(upperHex[c&15])
 			continue
 		}
 		if c == '?' {
@@ -568,21 +573,21 @@ func robotsNormalize(s string) string {
 	return b.String()
 }
 
-// robotsIsNormal reports whether robotsNormalize would return s unchanged,
+// isNormal reports whether normalize would return s unchanged,
 // so the common case allocates nothing.
-func robotsIsNormal(s string) bool {
+func isNormal(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '%' || robotsEscape(c) {
+		if c := s[i]; c == '%' || mustEscape(c) {
 			return false
 		}
 	}
 	return true
 }
 
-// robotsEscape reports whether byte c is compared in escaped form: bytes
+// mustEscape reports whether byte c is compared in escaped form: bytes
 // outside ASCII, controls, space, and the characters RFC 3986 never allows
 // unescaped in a path or query.
-func robotsEscape(c byte) bool {
+func mustEscape(c byte) bool {
 	if c <= ' ' || c >= 0x7f {
 		return true
 	}
@@ -593,14 +598,28 @@ func robotsEscape(c byte) bool {
 	return false
 }
 
-// robotsQueryData reports whether c is a reserved character that RFC 3986
+// queryData reports whether c is a reserved character that RFC 3986
 // lets a query carry as plain data, so that in a query it compares equal
 // to its escape.
-func robotsQueryData(c byte) bool {
+func queryData(c byte) bool {
 	return c == ':' || c == '/' || c == '?' || c == '@'
 }
 
-func robotsUnreserved(c byte) bool {
+func unreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }

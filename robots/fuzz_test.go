@@ -1,4 +1,4 @@
-package parse
+package robots
 
 import (
 	"os"
@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// FuzzParseRobots feeds arbitrary robots.txt files and targets to the
+// FuzzParse feeds arbitrary robots.txt files and targets to the
 // parser and matcher: they must never panic, every decision must carry its
 // reason, and a deciding line must exist in the file.
-func FuzzParseRobots(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "robots", "*.txt"))
 	if err != nil {
 		f.Fatal(err)
@@ -27,9 +27,9 @@ func FuzzParseRobots(f *testing.F) {
 		f.Add(data, targets[i%len(targets)], "LohiSoftBot/1.0")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, target, token string) {
-		r := ParseRobots(data)
+		r := Parse(data)
 		lines := 1 + strings.Count(string(data), "\n") + strings.Count(string(data), "\r")
-		for _, tok := range []string{token, Token, "*"} {
+		for _, tok := range []string{token, testToken, "*"} {
 			d := r.Decide(tok, target)
 			if d.Line < 0 || d.Line > lines {
 				t.Fatalf("Decide(%q, %q) line %d outside the file's %d lines", tok, target, d.Line, lines)
@@ -46,11 +46,11 @@ func FuzzParseRobots(f *testing.F) {
 		}
 		// Normalising is idempotent, so a target already normalised gets
 		// the same answer.
-		n := robotsTargetPath(target)
-		if again := robotsNormalize(n); again != n {
-			t.Fatalf("robotsNormalize not idempotent: %q -> %q", n, again)
+		n := targetPath(target)
+		if again := normalize(n); again != n {
+			t.Fatalf("normalize not idempotent: %q -> %q", n, again)
 		}
-		if a, b := r.Decide(Token, target), r.Decide(Token, n); a != b {
+		if a, b := r.Decide(testToken, target), r.Decide(testToken, n); a != b {
 			t.Fatalf("Decide(%q) = %+v but Decide(%q) = %+v", target, a, n, b)
 		}
 		for _, w := range r.Warnings() {
@@ -61,9 +61,9 @@ func FuzzParseRobots(f *testing.F) {
 	})
 }
 
-// FuzzRobotsMatch checks the linear matcher against the dynamic-programming
+// FuzzMatch checks the linear matcher against the dynamic-programming
 // reference on short patterns and paths.
-func FuzzRobotsMatch(f *testing.F) {
+func FuzzMatch(f *testing.F) {
 	f.Add("/*ab*ab", "/xabab", true)
 	f.Add("/a*b*c", "/aXbYc", false)
 	f.Add("*", "", true)
@@ -71,8 +71,8 @@ func FuzzRobotsMatch(f *testing.F) {
 		if len(pat) > 64 || len(path) > 256 {
 			return
 		}
-		if got, want := robotsMatch(pat, anchored, path), robotsMatchDP(pat, anchored, path); got != want {
-			t.Fatalf("robotsMatch(%q, %v, %q) = %v, want %v", pat, anchored, path, got, want)
+		if got, want := match(pat, anchored, path), matchDP(pat, anchored, path); got != want {
+			t.Fatalf("match(%q, %v, %q) = %v, want %v", pat, anchored, path, got, want)
 		}
 	})
 }

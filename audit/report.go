@@ -1,43 +1,12 @@
-package verify
+package audit
 
 import (
 	"iter"
 	"slices"
 	"time"
-)
 
-// Verdict is what an address claiming to be the crawler turned out to be.
-type Verdict string
-
-// The verdicts of SPEC §3. A claimed hit's address gets exactly one.
-const (
-	Genuine    Verdict = "genuine"
-	Spoofed    Verdict = "spoofed"
-	Unverified Verdict = "unverified"
-)
-
-// Methods and reasons, as they appear in the report's "method" and "reason"
-// fields.
-const (
-	MethodFCrDNS = "fcrdns"
-	MethodIPList = "ip-list"
-
-	ReasonIPv6            = "ipv6"
-	ReasonNoPTR           = "no-ptr"
-	ReasonPTRMismatch     = "ptr-mismatch"
-	ReasonForwardMismatch = "forward-mismatch"
-	ReasonNotInIPList     = "not-in-ip-list"
-	ReasonDNSError        = "dns-error"
-	// ReasonNotChecked: the address was not verified in this run.
-	ReasonNotChecked = "not-checked"
-	// ReasonNotAnAddress: the log's client field holds no IP address (a
-	// host name, with Apache's HostnameLookups On); such a client is never
-	// looked up and never blocked.
-	ReasonNotAnAddress = "not-an-address"
-
-	// WarningFCrDNSFailed marks a listed address that failed FCrDNS
-	// definitively; it stays genuine.
-	WarningFCrDNSFailed = "fcrdns-failed"
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // Report is the result of an audit, as printed by `logs --format json`.
@@ -119,46 +88,28 @@ type Summary struct {
 
 // IPReport is one address that claimed to be the crawler.
 type IPReport struct {
-	IP         string    `json:"ip" yaml:"ip"`
-	Verdict    Verdict   `json:"verdict" yaml:"verdict"`
-	Method     string    `json:"method" yaml:"method"`
-	Reason     string    `json:"reason" yaml:"reason"`
-	PTR        []string  `json:"ptr" yaml:"ptr"`
-	Forward    []string  `json:"forward" yaml:"forward"`
-	InIPList   bool      `json:"in_ip_list" yaml:"in_ip_list"`
-	Hits       int64     `json:"hits" yaml:"hits"`
-	FirstSeen  time.Time `json:"first_seen" yaml:"first_seen"`
-	LastSeen   time.Time `json:"last_seen" yaml:"last_seen"`
-	UserAgents []string  `json:"user_agents" yaml:"user_agents"`
-	Warnings   []string  `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	IP         string         `json:"ip" yaml:"ip"`
+	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
+	Method     string         `json:"method" yaml:"method"`
+	Reason     string         `json:"reason" yaml:"reason"`
+	PTR        []string       `json:"ptr" yaml:"ptr"`
+	Forward    []string       `json:"forward" yaml:"forward"`
+	InIPList   bool           `json:"in_ip_list" yaml:"in_ip_list"`
+	Hits       int64          `json:"hits" yaml:"hits"`
+	FirstSeen  time.Time      `json:"first_seen" yaml:"first_seen"`
+	LastSeen   time.Time      `json:"last_seen" yaml:"last_seen"`
+	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
+	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 	// DNSFailure says why DNS could not answer (a DNSFailure constant),
 	// when it could not: why an address stayed unverified.
 	DNSFailure string `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
 }
 
 // SiteReport is what the genuine crawler did on one site.
-type SiteReport struct {
-	Site          string   `json:"site" yaml:"site"`
-	Pages         int64    `json:"pages" yaml:"pages"`
-	RobotsFetches int64    `json:"robots_fetches" yaml:"robots_fetches"`
-	ChecksSkipped []string `json:"checks_skipped" yaml:"checks_skipped"`
-
-	// Extensions beyond SPEC §5.
-	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
-	Violations  int   `json:"violations" yaml:"violations"`
-}
+type SiteReport = conduct.SiteReport
 
 // Violation is one broken promise, with its evidence.
-type Violation struct {
-	Kind   string    `json:"kind" yaml:"kind"`
-	Site   string    `json:"site" yaml:"site"`
-	IP     string    `json:"ip" yaml:"ip"`
-	Time   time.Time `json:"time" yaml:"time"`
-	File   string    `json:"file" yaml:"file"`
-	Line   int64     `json:"line" yaml:"line"`
-	Path   string    `json:"path" yaml:"path"`
-	Detail string    `json:"detail" yaml:"detail"`
-}
+type Violation = conduct.Violation
 
 // Malformed is an example of a line that did not match the log format.
 type Malformed struct {
@@ -190,4 +141,30 @@ type InputReport struct {
 	Site       string `json:"-" yaml:"-"`
 	HostLogged bool   `json:"-" yaml:"-"`
 	Error      string `json:"error,omitempty" yaml:"error,omitempty"`
+}
+
+// IPReportOf returns r as a report entry (SPEC §5) with no hits.
+func IPReportOf(r verify.Result) IPReport {
+	rep := IPReport{
+		IP:         r.Addr.String(),
+		Verdict:    r.Verdict,
+		Method:     r.Method,
+		Reason:     r.Reason,
+		PTR:        slices.Clone(r.PTR),
+		Forward:    slices.Clone(r.Forward),
+		InIPList:   r.InIPList,
+		UserAgents: []string{},
+		Warnings:   slices.Clone(r.Warnings),
+		DNSFailure: r.DNSFailure,
+	}
+	if rep.PTR == nil {
+		rep.PTR = []string{}
+	}
+	if rep.Forward == nil {
+		rep.Forward = []string{}
+	}
+	if !r.Addr.IsValid() {
+		rep.IP = ""
+	}
+	return rep
 }

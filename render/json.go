@@ -1,4 +1,4 @@
-package cmd
+package render
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // The JSON printed is encoding/json's, indented by two spaces, with HTML
@@ -23,19 +23,19 @@ import (
 // values nor as text; the pieces are encoding/json's own output, and the
 // tests compare the result with json.Encoder's byte for byte.
 
-// writeJSON prints v as indented JSON. A *verify.Report is streamed. To a
-// terminal (see stdout), the runes a terminal could act on that JSON
-// leaves as they are (DEL, the C1 controls, the bidi overrides and
-// isolates) are written as \u escapes: the same data, shown safely.
-func writeJSON(w io.Writer, v any) error {
-	if r, ok := v.(*verify.Report); ok {
-		return writeReportJSON(w, r)
+// writeJSON prints v as indented JSON. A *audit.Report is streamed. To a
+// terminal (tty), the runes a terminal could act on that JSON leaves as
+// they are (DEL, the C1 controls, the bidi overrides and isolates) are
+// written as \u escapes: the same data, shown safely.
+func writeJSON(w io.Writer, v any, tty bool) error {
+	if r, ok := v.(*audit.Report); ok {
+		return writeReportJSON(w, r, tty)
 	}
 	b, err := jsonIndent(v, "")
 	if err != nil {
 		return err
 	}
-	if toTerminal(w) {
+	if tty {
 		b = jsonTerminalEscape(b)
 	}
 	b = append(b, '\n')
@@ -72,17 +72,17 @@ type reportList struct {
 // violations), and a copy of the report without them, for the rest to be
 // encoded in one go. A list that is not nil is left empty in the copy:
 // encoding/json writes "[]" for it, and "null" for a nil one.
-func reportLists(r *verify.Report) (verify.Report, []reportList) {
+func reportLists(r *audit.Report) (audit.Report, []reportList) {
 	head := *r
 	head.IPs, head.Sites, head.Violations = nil, nil, nil
 	if r.IPs != nil {
-		head.IPs = []verify.IPReport{}
+		head.IPs = []audit.IPReport{}
 	}
 	if r.Sites != nil {
-		head.Sites = []verify.SiteReport{}
+		head.Sites = []audit.SiteReport{}
 	}
 	if r.Violations != nil {
-		head.Violations = []verify.Violation{}
+		head.Violations = []audit.Violation{}
 	}
 	lists := []reportList{
 		{"ips", r.NumIPs(), func(yield func(any) bool) {
@@ -111,8 +111,7 @@ func reportLists(r *verify.Report) (verify.Report, []reportList) {
 }
 
 // writeReportJSON streams a report as writeJSON would print it.
-func writeReportJSON(w io.Writer, r *verify.Report) error {
-	tty := toTerminal(w)
+func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	put := func(b []byte) {
 		if tty {
@@ -141,7 +140,7 @@ func writeReportJSON(w io.Writer, r *verify.Report) error {
 		l.each(func(v any) bool {
 			var b []byte
 			var err error
-			if ip, ok := v.(verify.IPReport); ok {
+			if ip, ok := v.(audit.IPReport); ok {
 				scratch, err = appendIPReportJSON(scratch[:0], &ip)
 				b = scratch
 			} else {
@@ -212,7 +211,7 @@ func jsonTerminalEscape(b []byte) []byte {
 // times faster: a report may hold a million addresses. The tests compare
 // the two on reports filled at random, so a field added to IPReport must
 // be added here too.
-func appendIPReportJSON(b []byte, ip *verify.IPReport) ([]byte, error) {
+func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	const in = "\n      "
 	str := func(key, v string) {
 		b = append(b, in...)

@@ -1,0 +1,317 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// Input is one log for [Run] to read.
+type Input struct {
+	// Name is how the report names the input: its path, or "-".
+	Name string
+	// Site is the site of its lines that record no virtual host.
+	Site string
+	// Open opens the input and gives its size in bytes, or -1 when it is
+	// not known (a pipe). An error is reported as the input's, and the
+	// other inputs are still read; Open should give up when ctx is
+	// cancelled.
+	Open func(ctx context.Context) (r io.ReadCloser, size int64, err error)
+}
+
+// Classifier gives the verdicts of the addresses that claimed to be a
+// crawler. crawler is the index of the crawler profile the addresses
+// claimed (0, the one profile, for now). The map holds each address as
+// given; an address missing from it is unverified (not checked).
+type Classifier interface {
+	Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result
+}
+
+// Warner is a [Classifier] or [RobotsSet] that has warnings for the
+// report: asked once its work for the run is done.
+type Warner interface {
+	Warnings() []string
+}
+
+// RobotsSet holds the robots.txt files in force, per site.
+type RobotsSet interface {
+	// For returns the robots.txt in force for site, or nil for none.
+	For(site string) *robots.Robots
+	// Warnings are said once the logs are read.
+	Warnings() []string
+	// UnknownSiteWarnings says which robots.txt were given for sites
+	// that are not among sites, the sites of the audit, sorted.
+	UnknownSiteWarnings(sites []string) []string
+}
+
+// Progress is told as each input is read.
+type Progress interface {
+	// Start is called as an input begins to be read; r says how far it
+	// got, size is as Input.Open gave it.
+	Start(name string, size int64, r *parse.Reader)
+	// Done is called when the input is read, or its reading given up.
+	Done()
+}
+
+// Phase names a step of [Run].
+type Phase string
+
+// The phases of a run, in order.
+const (
+	PhaseRead    Phase = "read"    // reading the logs
+	PhaseDNS     Phase = "dns"     // verifying addresses
+	PhaseConduct Phase = "conduct" // conduct checks and building the report
+)
+
+// Options is what [Run] reads, how, and what it holds the crawler to.
+// The zero value of each field but Inputs is a valid choice, as said per
+// field.
+type Options struct {
+	Inputs []Input
+	// Format is the log format of every input; nil detects each one's.
+	Format *parse.Format
+	// TrustXFF takes the client from X-Forwarded-For.
+	TrustXFF bool
+	// Listed holds the crawler's listed addresses: their requests without
+	// the product token are counted. Nil: none.
+	Listed *parse.AddrSet
+	// Audit holds the claimed hits; nil makes a new one. Its Since,
+	// Until and Settled say which hits are kept and which verdicts need
+	// no DNS.
+	Audit *Audit
+	// Classifier gives the verdicts; nil leaves every address unverified
+	// (not checked). A Classifier that is a [Warner] adds its warnings.
+	Classifier Classifier
+	// Conduct is what the genuine crawler is held to; Conduct.Robots,
+	// when nil, is taken from Robots.
+	Conduct conduct.Config
+	// Robots, when set, gives the robots.txt per site and its warnings.
+	Robots RobotsSet
+	// ReadWarnings, when set, is called once the inputs are read, with
+	// their reports in input order, and gives warnings for the report
+	// (such as site names chosen for inputs that log no virtual host).
+	ReadWarnings func(inputs []InputReport) []string
+	// Observe, when set, is called once per claimed hit kept by the
+	// audit (all of them: Observe makes the audit keep the hits of
+	// addresses settled as spoofed too), in input order, with the site,
+	// the crawler profile's index, the hit and its final verdict, before
+	// the conduct checks.
+	Observe func(site string, crawler int, h conduct.Hit, v verify.Verdict)
+	// Progress, when set, is told as each input is read.
+	Progress Progress
+	// OnPhase, when set, is called as the run enters each phase.
+	OnPhase func(Phase)
+}
+
+// InputError is the error of a run whose inputs could not all be read
+// whole: the report holds everything that was read, and says why in its
+// warnings and in each input's Error.
+type InputError struct {
+	// Inputs names the inputs that were not read whole.
+	Inputs []string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%d of the inputs could not be read whole: %s", len(e.Inputs), strings.Join(e.Inputs, ", "))
+}
+
+// Run reads the inputs, one after another, into an audit, asks for the
+// verdicts of the addresses that claimed to be the crawler, checks the
+// genuine crawler's conduct and returns the report. Version, GeneratedAt
+// and Summary.IPListSource are left for the caller.
+//
+// When an input cannot be read whole, Run reads the others and returns
+// the report with an [*InputError]. When ctx is cancelled, Run returns
+// ctx's error as soon as the step under way notices (a reader stuck in
+// the kernel is left behind), and no report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	phase := func(p Phase) {
+		if o.OnPhase != nil {
+			o.OnPhase(p)
+		}
+	}
+	au := o.Audit
+	if au == nil {
+		au = &Audit{}
+	}
+	if o.Observe != nil {
+		au.KeepAll = true
+	}
+	var failed []string
+	first := len(au.inputs)
+	phase(PhaseRead)
+	for _, in := range o.Inputs {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !readInput(ctx, &o, in, au) {
+			failed = append(failed, in.Name)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if o.ReadWarnings != nil {
+		for _, w := range o.ReadWarnings(au.inputs[first:]) {
+			au.Warn(w)
+		}
+	}
+	if o.Robots != nil {
+		for _, w := range o.Robots.Warnings() {
+			au.Warn(w)
+		}
+	}
+
+	phase(PhaseDNS)
+	var results map[netip.Addr]verify.Result
+	if o.Classifier != nil {
+		results = o.Classifier.Classify(ctx, 0, au.Addresses())
+		// A cancelled lookup is unverified for want of an answer, not for
+		// want of DNS: such results must not be reported as if complete.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if w, ok := o.Classifier.(Warner); ok {
+			for _, s := range w.Warnings() {
+				au.Warn(s)
+			}
+		}
+	}
+	if o.Observe != nil {
+		au.eachHit(results, func(h conduct.Hit, v verify.Verdict) { o.Observe(h.Site, 0, h, v) })
+	}
+
+	cfg := o.Conduct
+	if cfg.Robots == nil && o.Robots != nil {
+		cfg.Robots = o.Robots.For
+	}
+	// The conduct checks and the report of a long audit take a while and
+	// cannot be stopped midway: an interrupted run leaves them behind.
+	rep, err := aside.Do(ctx, func() *Report {
+		phase(PhaseConduct)
+		return au.Report(results, cfg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.Robots != nil {
+		rep.Warnings = append(rep.Warnings, o.Robots.UnknownSiteWarnings(reportSites(rep))...)
+	}
+	if len(failed) > 0 {
+		return rep, &InputError{Inputs: failed}
+	}
+	return rep, nil
+}
+
+// readInput reads one input into the audit. It returns false when the
+// input could not be read whole, or its format could not be detected (the
+// audit keeps what was read, and the reason is a warning and the input's
+// Error), or when ctx was cancelled while reading (the caller checks
+// ctx).
+func readInput(ctx context.Context, o *Options, in Input, au *Audit) bool {
+	failed := func(msg string) bool {
+		au.Warn(msg)
+		au.AddInput(InputReport{File: in.Name, Error: msg}, nil)
+		return false
+	}
+	src, size, err := in.Open(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		return failed(fmt.Sprintf("cannot read %s: %v", in.Name, err))
+	}
+	defer src.Close()
+	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: o.Listed})
+	// Stop, unlike a check between records, ends a read that finds
+	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
+	stop := context.AfterFunc(ctx, r.Stop)
+	defer stop()
+	if o.Progress != nil {
+		o.Progress.Start(in.Name, size, r)
+		defer o.Progress.Done()
+	}
+	// The reader runs aside, so that an interrupted run returns at once
+	// even when the reader is slow to notice Stop; it is then left behind
+	// and nothing here touches the audit again.
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		for r.Scan() {
+			au.Add(r.Record())
+		}
+	}()
+	select {
+	case <-scanned:
+	case <-ctx.Done():
+		return false
+	}
+	err = r.Err()
+	if errors.Is(err, parse.ErrStopped) || ctx.Err() != nil {
+		return false
+	}
+	st := r.Stats()
+	rep := InputReport{File: in.Name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
+		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: in.Site}
+	if st.MalformedClaims > 0 {
+		au.Warn(fmt.Sprintf("%s: %d malformed lines carry the LohiSoftBot token: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims))
+	}
+	if rf := r.Format(); rf != nil {
+		rep.LogFormat = rf.Name()
+		rep.HostLogged = rf.HasHost()
+		if !rf.HasUserAgent() {
+			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be LohiSoftBot; only the crawler's listed addresses are looked for", in.Name, rf.Name()))
+		}
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, parse.ErrUnknownFormat):
+		// Like an unreadable file: error.log among access logs, or a
+		// compression it cannot read, must not discard the other inputs.
+		rep.Error = fmt.Sprintf("%v; none of it was read; give its format with --log-format (combined, common, vhost_combined, json, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err)
+		au.Warn(rep.Error)
+	default:
+		var re *parse.ReadError
+		msg := err.Error()
+		if errors.As(err, &re) {
+			msg = fmt.Sprintf("%s: %v at byte %d; the %d lines before it were read", re.File, re.Err, re.Offset, st.Lines)
+		}
+		au.Warn(msg)
+		rep.Error = msg
+	}
+	au.AddInput(rep, r.Examples())
+	return err == nil
+}
+
+// reportSites returns the sites an audit has: those of its claimed hits,
+// and the site of every input without a virtual host.
+func reportSites(rep *Report) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, s := range rep.Sites {
+		add(s.Site)
+	}
+	for _, in := range rep.Inputs {
+		if in.LogFormat != "" && !in.HostLogged {
+			add(in.Site)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

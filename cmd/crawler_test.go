@@ -1,0 +1,230 @@
+package cmd
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// crawlerTestZone serves a genuine Googlebot, a fake one as seen in the
+// wild (a crawl-…googlebot.com PTR name in the impostor's own reverse zone,
+// whose forward lookup finds nothing), a genuine Bingbot and a crawler of
+// a profile file.
+func crawlerTestZone(t *testing.T) string {
+	t.Helper()
+	z := dnstest.NewZone(t,
+		"crawl-66-249-66-1.googlebot.com. 3600 IN A 66.249.66.1",
+		"msnbot-157-55-39-1.search.msn.com. 3600 IN A 157.55.39.1",
+		"bot7.crawl.example.net. 3600 IN A 198.51.100.77",
+	)
+	z.PTR(t, "66.249.66.1", "crawl-66-249-66-1.googlebot.com")
+	z.PTR(t, "203.0.113.50", "crawl-66-249-66-9.googlebot.com")
+	z.PTR(t, "157.55.39.1", "msnbot-157-55-39-1.search.msn.com")
+	z.PTR(t, "198.51.100.77", "bot7.crawl.example.net")
+	return dnstest.Serve(t, z)
+}
+
+// crawlerTestCache is a cache directory holding fresh copies of the
+// built-in crawlers' published lists, as `ips update` leaves them, so
+// that no test run reaches for the network.
+func crawlerTestCache(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bodies := map[string]string{
+		"googlebot": `{"creationTime":"2026-11-30T14:46:03.000000","prefixes":[{"ipv6Prefix":"2001:4860:4801:10::/64"},{"ipv4Prefix":"66.249.64.0/27"}]}`,
+		"bingbot":   `{"creationTime":"2026-11-30T10:00:00.000000","prefixes":[{"ipv4Prefix":"157.55.39.0/24"}]}`,
+	}
+	for name, body := range bodies {
+		p, _ := crawler.Builtin(name)
+		for _, u := range p.IPLists {
+			e := &verify.IPListCacheEntry{Source: u, Fetched: fixedNow.Add(-time.Minute), Body: json.RawMessage(body)}
+			if err := verify.SaveCachedIPList(dir, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// examplebotFile is a custom crawler's profile file.
+func examplebotFile(t *testing.T) string {
+	return identityWriteFile(t, "examplebot.yaml", `name: examplebot
+tokens: [ExampleBot]
+fcrdns: [crawl.example.net]
+builtin_ips: [192.0.2.10, 192.0.2.0/28]
+conduct:
+  budget: {pages: 5, window: 1h}
+`)
+}
+
+type crawlerTestIP struct {
+	IP, Crawler, Verdict, Method, Reason string
+	FirstSeen                            *string `json:"first_seen"`
+}
+
+func crawlerVerify(t *testing.T, stdin string, args ...string) (int, []crawlerTestIP, string) {
+	t.Helper()
+	env := &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(stdin)}
+	code, stdout, stderr := identityRun(t, env, append([]string{"verify", "--format", "json"}, args...)...)
+	var got struct {
+		IPs []crawlerTestIP `json:"ips"`
+	}
+	if code == 0 {
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+		}
+	}
+	return code, got.IPs, stderr
+}
+
+func TestVerifyCrawlerGooglebot(t *testing.T) {
+	resolver, cache := crawlerTestZone(t), crawlerTestCache(t)
+	code, ips, stderr := crawlerVerify(t, "", "--crawler", "googlebot", "--resolver", resolver, "--cache-dir", cache, "66.249.66.1", "203.0.113.50")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []crawlerTestIP{
+		{IP: "66.249.66.1", Crawler: "googlebot", Verdict: "genuine", Method: "fcrdns"},
+		{IP: "203.0.113.50", Crawler: "googlebot", Verdict: "spoofed", Method: "fcrdns", Reason: "forward-mismatch"},
+	}
+	if len(ips) != len(want) || ips[0] != want[0] || ips[1] != want[1] {
+		t.Errorf("got  %+v\nwant %+v", ips, want)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestVerifySeveralCrawlers(t *testing.T) {
+	resolver, cache := crawlerTestZone(t), crawlerTestCache(t)
+	profile := examplebotFile(t)
+	code, ips, stderr := crawlerVerify(t, "", "--crawler", "googlebot", "--crawler", "bingbot", "--crawler", profile,
+		"--resolver", resolver, "--cache-dir", cache, "157.55.39.1", "198.51.100.77")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, ip := range ips {
+		got = append(got, ip.IP+" "+ip.Crawler+" "+ip.Verdict+" "+ip.Reason)
+	}
+	want := []string{
+		"157.55.39.1 googlebot spoofed ptr-mismatch",
+		"157.55.39.1 bingbot genuine ",
+		"157.55.39.1 examplebot spoofed ptr-mismatch",
+		"198.51.100.77 googlebot spoofed ptr-mismatch",
+		"198.51.100.77 bingbot spoofed ptr-mismatch",
+		"198.51.100.77 examplebot genuine ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// --fail-on counts every crawler's spoofed verdicts; the table has a
+	// crawler column and names each crawler's list.
+	env := &Env{Now: func() time.Time { return fixedNow }}
+	code, stdout, _ := identityRun(t, env, "verify", "--format", "table", "--fail-on", "spoofed", "--crawler", "googlebot", "--crawler", "bingbot",
+		"--resolver", resolver, "--cache-dir", cache, "157.55.39.1")
+	if code != ExitFindings {
+		t.Errorf("exit %d, want %d", code, ExitFindings)
+	}
+	for _, s := range []string{"CRAWLER", "bingbot", "IP list (googlebot): https://developers.google.com/static/crawling/ipranges/common-crawlers.json, "} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("table lacks %q:\n%s", s, stdout)
+		}
+	}
+}
+
+func TestVerifyCrawlerProfileOffline(t *testing.T) {
+	profile := examplebotFile(t)
+	code, ips, stderr := crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", profile, "192.0.2.10", "203.0.113.9")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" || ips[0].Crawler != "examplebot" {
+		t.Errorf("got %+v", ips)
+	}
+	// googlebot has no built-in list: offline without a cached one, its
+	// claims stay unverified, never spoofed.
+	code, ips, _ = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1")
+	if code != 0 || len(ips) != 1 || ips[0].Verdict != "unverified" || ips[0].Reason != verify.ReasonNoIPList {
+		t.Errorf("exit %d, got %+v", code, ips)
+	}
+}
+
+func TestVerifyCrawlerErrors(t *testing.T) {
+	bad := identityWriteFile(t, "bad.yaml", "name: bad\ntokens: [BadBot]\nfcrdns: [com]\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown name", []string{"--crawler", "yandexbot"}, `unknown crawler "yandexbot": built in are bingbot, googlebot, lohisoftbot`},
+		{"missing file", []string{"--crawler", "./nope.yaml"}, "cannot read crawler profile ./nope.yaml: no such file or directory"},
+		{"invalid file", []string{"--crawler", bad}, bad + `:3: fcrdns: "com": give a domain of two labels or more`},
+		{"twice", []string{"--crawler", "googlebot", "--crawler", "GoogleBot"}, "crawler googlebot is given twice"},
+		{"ip list for several", []string{"--crawler", "googlebot", "--crawler", "bingbot", "--ip-list", "/tmp/x.json"}, "--ip-list /tmp/x.json with 2 crawlers"},
+	} {
+		code, _, stderr := crawlerVerify(t, "", append(append([]string{"--offline", "--no-cache"}, tc.args...), "192.0.2.1")...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestVerifyStdin(t *testing.T) {
+	in := "# addresses seen claiming to be the crawler\n79.139.58.98\n\n  203.0.113.7   # from the firewall log\n::ffff:79.139.58.98\n"
+	code, ips, stderr := crawlerVerify(t, in, "--offline", "--no-cache", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(ips) != 2 || ips[0].IP != "79.139.58.98" || ips[0].Verdict != "genuine" || ips[1].IP != "203.0.113.7" || ips[1].Verdict != "spoofed" || ips[0].FirstSeen != nil {
+		t.Errorf("got %+v", ips)
+	}
+	code, _, stderr = crawlerVerify(t, "79.139.58.98\nlocalhost\n\n10.0.0.1:80\n", "--offline", "--no-cache", "-")
+	if code != ExitUsage || !strings.Contains(stderr, `stdin: not an IP address on line 2: "localhost", line 4: "10.0.0.1:80"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = crawlerVerify(t, "# nothing\n\n", "--offline", "--no-cache", "-")
+	if code != ExitUsage || !strings.Contains(stderr, "no addresses on stdin") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestIPsCrawler: ips show and update for another crawler, its list
+// served over HTTPS in the layout Google publishes.
+func TestIPsCrawler(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/bot/ranges.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"creationTime":"2026-12-01T08:00:00.000000","prefixes":[{"ipv4Prefix":"198.51.100.64/26"},{"ipv6Prefix":"2001:db8:77::/48"}]}`))
+	})
+	srv, env := identityListServer(t, mux)
+	profile := identityWriteFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
+	cache := t.TempDir()
+	env.Now = func() time.Time { return fixedNow }
+	code, stdout, stderr := identityRun(t, env, "ips", "update", "--crawler", profile, "--cache-dir", cache)
+	if code != 0 || stdout != "listbot: 200: "+srv.URL+"/bot/ranges.json, 2 prefix(es); cached\n" {
+		t.Fatalf("update: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cache, "iplist-*.json")); len(files) != 1 {
+		t.Errorf("cache files %v", files)
+	}
+	env = &Env{Now: func() time.Time { return fixedNow.Add(time.Hour) }}
+	code, stdout, stderr = identityRun(t, env, "ips", "show", "--format", "json", "--crawler", profile, "--crawler", "lohisoftbot", "--cache-dir", cache)
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, stderr)
+	}
+	var shown []ipsShowOutput
+	if err := json.Unmarshal([]byte(stdout), &shown); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if len(shown) != 2 || shown[0].Crawler != "listbot" || !shown[0].Cached || strings.Join(shown[0].Prefixes, " ") != "198.51.100.64/26 2001:db8:77::/48" ||
+		shown[1].Crawler != "lohisoftbot" || shown[1].Source != verify.IPListSourceBuiltin {
+		t.Errorf("show: %+v", shown)
+	}
+}

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTimeBound(t *testing.T) {
+	now := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Time
+		bad  bool
+	}{
+		{in: "", want: time.Time{}},
+		{in: "24h", want: now.Add(-24 * time.Hour)},
+		{in: "1d", want: now.Add(-24 * time.Hour)},
+		{in: "7d", want: now.Add(-7 * 24 * time.Hour)},
+		{in: "1d12h", want: now.Add(-36 * time.Hour)},
+		{in: "90m", want: now.Add(-90 * time.Minute)},
+		{in: "-24h", want: now.Add(-24 * time.Hour)},
+		{in: "2026-12-01", want: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{in: "2026-12-01T10:00:00+02:00", want: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)},
+		{in: "2026-12-01 10:00:00", want: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+		{in: "1w", bad: true},
+		{in: "d", bad: true},
+		{in: "2026-13-01", bad: true},
+		{in: "yesterday", bad: true},
+	}
+	for _, tc := range tests {
+		got, err := timeBound("since", tc.in, now)
+		if tc.bad {
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != ExitUsage || !strings.HasPrefix(err.Error(), "--since "+`"`+tc.in+`"`) {
+				t.Errorf("timeBound(%q) = %v, %v; want a usage error naming --since", tc.in, got, err)
+			}
+			continue
+		}
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("timeBound(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestTimeWindow checks --since and --until together through logs: a
+// window that ends before it starts is a usage error, said before any
+// input is read.
+func TestTimeWindow(t *testing.T) {
+	now := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		since, until string
+		stderr       string // "" for a good window
+	}{
+		{since: "7d", until: "1d"},
+		{since: "2026-12-01", until: "2026-12-02"},
+		{since: "1d"},
+		{until: "1d"},
+		{since: "1d", until: "7d", stderr: "lohibot-audit: error: --since 2026-12-07T12:00:00Z is not before --until 2026-12-01T12:00:00Z: no request can be in that window\nlohibot-audit: hint: --since is where the window starts and --until where it ends: --since 7d --until 1d is from a week ago to a day ago\n"},
+		{since: "2026-12-02", until: "2026-12-02", stderr: "lohibot-audit: error: --since 2026-12-02T00:00:00Z is not before --until 2026-12-02T00:00:00Z"},
+		{since: "1w", until: "1d", stderr: `lohibot-audit: error: --since "1w" is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration back from now (24h, 7d)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.since+".."+tc.until, func(t *testing.T) {
+			since, until, err := timeWindow(tc.since, tc.until, now)
+			if tc.stderr == "" {
+				if err != nil || tc.since != "" && since.IsZero() || tc.until != "" && until.IsZero() {
+					t.Fatalf("timeWindow = %v, %v, %v; want a window", since, until, err)
+				}
+				return
+			}
+			// Through the command: exit 2 and no report, where a run that
+			// read the (empty) stdin would write one.
+			var out, errb bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }}
+			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--since", tc.since, "--until", tc.until, "-"})
+			if code != ExitUsage || out.Len() != 0 || !strings.HasPrefix(errb.String(), tc.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out.String(), errb.String(), tc.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,8 @@
+package conduct
+
+// Exported for the tests of package conduct_test.
+var (
+	FmtTime         = fmtTime
+	FmtDur          = fmtDur
+	ParseRetryAfter = parseRetryAfter
+)

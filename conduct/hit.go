@@ -1,0 +1,153 @@
+package conduct
+
+import (
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/parse"
+)
+
+// Hit is one request of the crawler, as the checks read it: what an
+// audit keeps of a claimed hit, and all a merge of several servers'
+// audits needs of it. It carries no pointers and its JSON form is
+// stable. Which times the log recorded is said by Resolution and
+// HasDuration, never by a zero time: a request logged in year 1 is as
+// timed as any other.
+type Hit struct {
+	// Site is the site the request went to (the record's Host).
+	Site string `json:"site"`
+	// File and Line say where the request was logged.
+	File string `json:"file"`
+	Line int64  `json:"line"`
+	// IP is the client as the report names it.
+	IP string `json:"ip"`
+	// Target is the request target as logged.
+	Target string `json:"target"`
+	Status int    `json:"status"`
+	// RemoteUser and RetryAfter are as logged ("" when not logged).
+	RemoteUser string `json:"remote_user,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Time is the time as logged; it means something only when
+	// Resolution, how precise the log reader says it is, is above zero.
+	Time       time.Time     `json:"time"`
+	Resolution time.Duration `json:"resolution"`
+	// Duration is how long the request took, when HasDuration is set;
+	// StartLogged then says whether Time is the request's start (Apache
+	// %t) rather than its end (nginx $time_local).
+	Duration    time.Duration `json:"duration,omitempty"`
+	HasDuration bool          `json:"has_duration,omitempty"`
+	StartLogged bool          `json:"start_logged,omitempty"`
+}
+
+// HitOf returns what the checks read of a record from the log reader.
+func HitOf(rec *parse.Record) Hit {
+	h := Hit{
+		Site: rec.Host, File: rec.File, Line: rec.Line, IP: rec.ClientRaw, Target: rec.Target, Status: rec.Status,
+		RemoteUser: rec.RemoteUser, RetryAfter: rec.RetryAfter,
+		Time: rec.Time, Resolution: rec.Resolution,
+		Duration: rec.Duration, HasDuration: rec.HasDuration,
+		StartLogged: rec.HasDuration && rec.Start.Equal(rec.Time),
+	}
+	if rec.Client.IsValid() {
+		h.IP = rec.Client.String()
+	}
+	return h
+}
+
+// span returns when the request started and ended: both Time without a
+// duration, else Time and the other end derived from it.
+func (h *Hit) span() (start, end time.Time) {
+	switch {
+	case !h.HasDuration:
+		return h.Time, h.Time
+	case h.StartLogged:
+		return h.Time, h.Time.Add(h.Duration)
+	default:
+		return h.Time.Add(-h.Duration), h.Time
+	}
+}
+
+// hit is a hit with what the log proves about its times: the
+// request started in [sLo, sHi) and ended in [eLo, eHi); sNom and eNom are
+// the times as logged (or derived with the duration).
+type hit struct {
+	Hit
+	idx   int  // position in the site's input, the last tie-break
+	timed bool // the log recorded a time
+	path  string
+	page  bool
+	dur   bool          // the hit has a usable duration
+	res   time.Duration // the unit of its logged time
+
+	sNom, eNom         time.Time
+	sLo, sHi, eLo, eHi time.Time
+}
+
+// fileUnits is what the hits of one file tell about the file.
+type fileUnits struct {
+	tIdx, dIdx int // indexes into units
+	// The hit with the earliest sHi: its sHi and sNom.
+	firstHi, firstNom time.Time
+	hasFirst          bool
+}
+
+// fits reports whether d is a multiple of unit, allowing for the
+// rounding error of a duration that went through a float.
+func fits(d, unit time.Duration) bool {
+	r := d % unit
+	if r < 0 {
+		r = -r
+	}
+	return r <= unit/1000 || unit-r <= unit/1000
+}
+
+// newHit works out the bounds of a hit's start and end; idx is its
+// position in the input.
+func newHit(r *Hit, idx int, f *fileUnits) *hit {
+	path := (&parse.Record{Target: r.Target}).Path()
+	h := &hit{Hit: *r, idx: idx, timed: r.Resolution > 0, path: path, page: path != robotsPath}
+	if !h.timed {
+		return h
+	}
+	t := r.Time
+	res := units[f.tIdx]
+	if r.Resolution > res {
+		res = r.Resolution
+	}
+	h.res = res
+	start, end := r.span()
+	h.dur = r.HasDuration && r.Duration >= 0 && !end.Before(start)
+	if !h.dur {
+		// Without a duration the logged time may be either end: the
+		// start is at or before it and the end at or after it. The outer
+		// bounds (sLo, eHi) assume the request took less than res.
+		h.sNom, h.eNom = t, t
+		h.sLo, h.sHi = t, t.Add(res)
+		h.eLo, h.eHi = t, t.Add(res)
+		return h
+	}
+	derr := units[f.dIdx] + floatSlack
+	logged := func(x time.Time) (time.Time, time.Time) { return x, x.Add(res) }
+	derived := func(x time.Time) (time.Time, time.Time) { return x.Add(-derr), x.Add(res + derr) }
+	h.sNom, h.eNom = start, end
+	startLogged := start.Equal(t) && !end.Equal(t)
+	endLogged := end.Equal(t) && !start.Equal(t)
+	switch {
+	case startLogged:
+		h.sLo, h.sHi = logged(start)
+		h.eLo, h.eHi = derived(end)
+	case endLogged:
+		h.sLo, h.sHi = derived(start)
+		h.eLo, h.eHi = logged(end)
+	default: // a zero duration, or times that do not say which end was logged
+		h.sLo, h.sHi = derived(start)
+		h.eLo, h.eHi = derived(end)
+	}
+	// A request ends no earlier than it starts.
+	if h.eLo.Before(h.sLo) {
+		h.eLo = h.sLo
+	}
+	if h.sHi.After(h.eHi) {
+		h.sHi = h.eHi
+	}
+	return h
+}

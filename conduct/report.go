@@ -1,0 +1,29 @@
+package conduct
+
+import "time"
+
+// SiteReport is what the genuine crawler did on one site (SPEC §5's
+// sites entry). Its JSON field names are a documented contract.
+type SiteReport struct {
+	Site          string   `json:"site" yaml:"site"`
+	Pages         int64    `json:"pages" yaml:"pages"`
+	RobotsFetches int64    `json:"robots_fetches" yaml:"robots_fetches"`
+	ChecksSkipped []string `json:"checks_skipped" yaml:"checks_skipped"`
+
+	// Extensions beyond SPEC §5.
+	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
+	Violations  int   `json:"violations" yaml:"violations"`
+}
+
+// Violation is one broken promise, with its evidence (SPEC §5's
+// violations entry). Its JSON field names are a documented contract.
+type Violation struct {
+	Kind   string    `json:"kind" yaml:"kind"`
+	Site   string    `json:"site" yaml:"site"`
+	IP     string    `json:"ip" yaml:"ip"`
+	Time   time.Time `json:"time" yaml:"time"`
+	File   string    `json:"file" yaml:"file"`
+	Line   int64     `json:"line" yaml:"line"`
+	Path   string    `json:"path" yaml:"path"`
+	Detail string    `json:"detail" yaml:"detail"`
+}

@@ -1,0 +1,63 @@
+package render
+
+import (
+	"io"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+)
+
+// PageOf returns the HTML page of an audit's report: its facts as they
+// are, the addresses read from r one at a time when the page is written,
+// and the timelines of tl (nil: the sites are listed without drawings).
+// The report names no crawler, so the page names none either.
+func PageOf(r *audit.Report, tl *Timelines) *Page {
+	s := r.Summary
+	p := &Page{
+		Tool:        r.Tool,
+		Version:     r.Version,
+		GeneratedAt: r.GeneratedAt,
+		Summary: Summary{
+			Files: s.Files, Lines: s.Lines, Malformed: s.Malformed,
+			ClaimedHits: s.ClaimedHits, GenuineHits: s.GenuineHits, SpoofedHits: s.SpoofedHits, UnverifiedHits: s.UnverifiedHits,
+			Violations: s.Violations, LogFormat: s.LogFormat, IPListSource: s.IPListSource, Incomplete: s.Incomplete,
+		},
+		Addresses: func(yield func(Address) bool) {
+			for ip := range r.AllIPs() {
+				a := Address{
+					IP: ip.IP, Verdict: string(ip.Verdict), Method: ip.Method, Reason: ip.Reason,
+					PTR: ip.PTR, Forward: ip.Forward, InIPList: ip.InIPList, Hits: ip.Hits,
+					FirstSeen: ip.FirstSeen, LastSeen: ip.LastSeen, UserAgents: ip.UserAgents, Warnings: ip.Warnings,
+				}
+				if !yield(a) {
+					return
+				}
+			}
+		},
+		Warnings: r.Warnings,
+	}
+	for _, site := range r.Sites {
+		p.Sites = append(p.Sites, Site{Site: site.Site, Pages: site.Pages, RobotsFetches: site.RobotsFetches,
+			ChecksSkipped: site.ChecksSkipped, ClaimedHits: site.ClaimedHits, Violations: site.Violations})
+	}
+	for _, v := range r.Violations {
+		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Site: v.Site, IP: v.IP, Time: v.Time,
+			File: v.File, Line: v.Line, Path: v.Path, Detail: v.Detail})
+	}
+	for _, m := range r.MalformedExamples {
+		p.Malformed = append(p.Malformed, Malformed{File: m.File, Line: m.Line, Text: m.Text, Reason: m.Reason})
+	}
+	if tl != nil {
+		p.Timelines = tl.All()
+	}
+	return p
+}
+
+// htmlFormat is the self-contained HTML report (SPEC §12). It writes
+// reports only: a command's other output has no page.
+type htmlFormat struct{}
+
+func (htmlFormat) Name() string { return "html" }
+
+func (htmlFormat) WriteReport(w io.Writer, r *audit.Report, o Options) error {
+	return WriteHTML(w, PageOf(r, o.Timelines))
+}

@@ -1,0 +1,331 @@
+package render
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/parse"
+)
+
+// Text writes output for people: terminal text, or Markdown. Text from
+// strangers goes through Esc or Cell first; the program's own words are
+// written as they are.
+type Text struct {
+	w     io.Writer
+	err   error // the first write error
+	md    bool
+	width int
+}
+
+// NewText returns a Text writing to w, in Markdown when md, else as
+// terminal text at most width columns wide (0: no limit).
+func NewText(w io.Writer, md bool, width int) *Text {
+	return &Text{w: w, md: md, width: width}
+}
+
+// Markdown reports whether t writes Markdown.
+func (t *Text) Markdown() bool { return t.md }
+
+// Err returns the first error that writing met.
+func (t *Text) Err() error { return t.err }
+
+// put writes s unless a write has failed.
+func (t *Text) put(s string) {
+	if t.err == nil {
+		_, t.err = io.WriteString(t.w, s)
+	}
+}
+
+// Esc makes text from strangers (a log, DNS, a robots.txt) safe to print:
+// control characters escaped (parse.EscapeControl), so that it stays on
+// one line, and in Markdown the markup characters escaped too.
+func (t *Text) Esc(s string) string {
+	s = parse.EscapeControl(s)
+	if t.md {
+		s = mdEscaper.Replace(s)
+	}
+	return s
+}
+
+// Cell is Esc for a table cell, cut to max bytes (0: no limit) with an
+// ellipsis before it is escaped for Markdown.
+func (t *Text) Cell(s string, max int) string {
+	s = Cell(s, max)
+	if t.md {
+		s = mdEscaper.Replace(s)
+	}
+	return s
+}
+
+// Printf writes the program's own text. Lines longer than the width are
+// wrapped at spaces, their continuation indented as the line is (and past
+// a leading "- ").
+func (t *Text) Printf(format string, a ...any) {
+	s := fmt.Sprintf(format, a...)
+	if t.md || t.width <= 0 {
+		t.put(s)
+		return
+	}
+	width := max(t.width, MinWidth)
+	var b strings.Builder
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if textWidth(line) <= width {
+			b.WriteString(line)
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(body)]
+		if strings.HasPrefix(body, "- ") {
+			indent += "  "
+		}
+		if len(indent) > width/2 {
+			indent = ""
+		}
+		lines := wrap(line, width)
+		b.WriteString(lines[0])
+		rest := strings.Join(lines[1:], " ")
+		for _, l := range wrap(rest, width-len(indent)) {
+			if rest == "" {
+				break
+			}
+			b.WriteString("\n" + indent + l)
+		}
+	}
+	t.put(b.String())
+}
+
+// Heading writes a section's title.
+func (t *Text) Heading(title string) {
+	if t.md {
+		t.Printf("\n## %s\n\n", title)
+	} else {
+		t.Printf("\n%s\n", strings.ToUpper(title))
+	}
+}
+
+// Table writes tab, as Markdown or fitted to the width.
+func (t *Text) Table(tab *Table) {
+	t.put(tab.text(t.md, t.width))
+}
+
+// Cell makes text from logs safe and short enough for a terminal: control
+// characters escaped, cut to max bytes (0: no limit) at a rune boundary
+// with an ellipsis.
+func Cell(s string, max int) string {
+	s = parse.EscapeControl(s)
+	if max > 0 && len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xc0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// mdEscaper backslash-escapes the characters that Markdown (GitHub's
+// included) would read as markup: emphasis, code, links and images, HTML,
+// headings and table cells.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`<`, `\<`, `>`, `\>`, `#`, `\#`, `!`, `\!`, `|`, `\|`,
+)
+
+// Why is a verdict's method and reason for people, with its warnings:
+// "fcrdns: ptr-mismatch", "ip-list (fcrdns-failed)".
+func Why(method, reason string, warnings []string) string {
+	why := method
+	if reason != "" {
+		why = strings.TrimPrefix(why+": "+reason, ": ")
+	}
+	if len(warnings) > 0 {
+		why += " (" + strings.Join(warnings, ", ") + ")"
+	}
+	return why
+}
+
+// OrDash returns s, or "-" when s is empty.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func tableTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// writeReportText prints the report for people, as terminal text or as
+// Markdown: the addresses by hits, the top of them only when top > 0.
+// Text from logs, DNS and files is escaped for the terminal and, in
+// Markdown, for Markdown.
+func writeReportText(t *Text, r *audit.Report, top int) error {
+	s := r.Summary
+	if t.md {
+		t.Printf("# lohibot-audit report\n\n")
+	}
+	t.Printf("%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	t.Printf("%d claimed LohiSoftBot hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
+		s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
+	if s.FilteredOut > 0 {
+		t.Printf("%d claimed hits outside --since/--until left out\n", s.FilteredOut)
+	}
+	if s.UnclaimedHit > 0 {
+		t.Printf("%d requests from the crawler's listed addresses did not carry its User-Agent\n", s.UnclaimedHit)
+	}
+	t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
+
+	if n := r.NumIPs(); n > 0 {
+		ips := topByHits(r.AllIPs(), top)
+		if len(ips) < n {
+			t.Heading(fmt.Sprintf("Addresses claiming to be LohiSoftBot (the %d with the most hits of %d)", len(ips), n))
+		} else {
+			t.Heading("Addresses claiming to be LohiSoftBot")
+		}
+		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
+			Min: []int{15, 0, 0, 0, 0, 10, 10}, TitleColumns: 2}
+		for _, ip := range ips {
+			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.Warnings), 60),
+				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
+		}
+		t.Table(tab)
+		if len(ips) < n {
+			t.Printf("%d more addresses with fewer hits are left out\n", n-len(ips))
+		}
+	}
+
+	if len(r.Sites) > 0 {
+		t.Heading("Sites")
+		tab := &Table{Header: []string{"SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED"}, TitleColumns: 1}
+		for _, site := range r.Sites {
+			tab.Rows = append(tab.Rows, []string{t.Cell(site.Site, 60), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
+				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), t.Cell(OrDash(strings.Join(site.ChecksSkipped, ", ")), 0)})
+		}
+		t.Table(tab)
+	}
+
+	if len(r.Violations) > 0 {
+		t.Heading("Violations by the genuine crawler")
+		bySite := map[string][]audit.Violation{}
+		var sites []string
+		for _, v := range r.Violations {
+			if _, ok := bySite[v.Site]; !ok {
+				sites = append(sites, v.Site)
+			}
+			bySite[v.Site] = append(bySite[v.Site], v)
+		}
+		sort.Strings(sites)
+		for _, site := range sites {
+			vs := bySite[site]
+			kinds := map[string]int{}
+			for _, v := range vs {
+				kinds[v.Kind]++
+			}
+			var counts []string
+			for k, n := range kinds {
+				counts = append(counts, fmt.Sprintf("%s %d", k, n))
+			}
+			sort.Strings(counts)
+			title := t.Cell(site, 80) + ": " + t.Esc(strings.Join(counts, ", "))
+			if t.md {
+				t.Printf("### %s\n\n", title)
+			} else {
+				t.Printf("%s\n", title)
+			}
+			// Past the width, a violation is a block: its kind, time,
+			// address and line, then its path and its detail whole.
+			tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, TitleColumns: 4, Blocks: true}
+			for _, v := range vs {
+				tab.Rows = append(tab.Rows, []string{t.Cell(v.Kind, 0), tableTime(v.Time), t.Cell(v.IP, 45), t.Cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),
+					t.Cell(v.Path, 200), t.Cell(v.Detail, 300)})
+			}
+			t.Table(tab)
+		}
+	}
+
+	if len(r.MalformedExamples) > 0 {
+		t.Heading("Malformed lines (first examples)")
+		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, TitleColumns: 1}
+		for _, m := range r.MalformedExamples {
+			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 60), t.Cell(m.Text, 100)})
+		}
+		t.Table(tab)
+	}
+	if len(r.Warnings) > 0 {
+		t.Heading("Warnings")
+		for _, wn := range r.Warnings {
+			t.Printf("- %s\n", t.Esc(wn))
+		}
+	}
+	return t.Err()
+}
+
+// topByHits returns the addresses by hits, most first, ties in the order
+// given; only the first top of them when top > 0, holding no more than
+// top of them in memory then.
+func topByHits(ips iter.Seq[audit.IPReport], top int) []audit.IPReport {
+	h := &hitHeap{}
+	seq := 0
+	for ip := range ips {
+		e := hitEntry{ip, seq}
+		seq++
+		switch {
+		case top <= 0:
+			h.e = append(h.e, e)
+		case h.Len() < top:
+			heap.Push(h, e)
+		case e.before(h.e[0]):
+			h.e[0] = e
+			heap.Fix(h, 0)
+		}
+	}
+	slices.SortFunc(h.e, func(a, b hitEntry) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]audit.IPReport, len(h.e))
+	for i, e := range h.e {
+		out[i] = e.ip
+	}
+	return out
+}
+
+type hitEntry struct {
+	ip  audit.IPReport
+	seq int
+}
+
+// before says e is listed before o: more hits, or as many and given first.
+func (e hitEntry) before(o hitEntry) bool {
+	return e.ip.Hits > o.ip.Hits || e.ip.Hits == o.ip.Hits && e.seq < o.seq
+}
+
+// hitHeap keeps the entry listed last at its root.
+type hitHeap struct{ e []hitEntry }
+
+func (h *hitHeap) Len() int           { return len(h.e) }
+func (h *hitHeap) Less(i, j int) bool { return h.e[j].before(h.e[i]) }
+func (h *hitHeap) Swap(i, j int)      { h.e[i], h.e[j] = h.e[j], h.e[i] }
+func (h *hitHeap) Push(x any)         { h.e = append(h.e, x.(hitEntry)) }
+func (h *hitHeap) Pop() any {
+	x := h.e[len(h.e)-1]
+	h.e = h.e[:len(h.e)-1]
+	return x
+}

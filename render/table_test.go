@@ -1,0 +1,135 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+)
+
+// TestTableFitsWidth: no line of the table output is wider than the
+// width, for reports filled at random with hostile strings (wide and
+// zero-width runes, controls, long words) and every width from 40 to 200.
+func TestTableFitsWidth(t *testing.T) {
+	table, _ := Lookup("table")
+	rng := rand.New(rand.NewPCG(3, 4))
+	reports := randomReports(400)
+	for i, r := range reports {
+		width := 40 + rng.IntN(161)
+		if i < 161 {
+			width = 40 + i
+		}
+		var out bytes.Buffer
+		if err := table.WriteReport(&out, r, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(out.String(), "\n") {
+			if w := textWidth(line); w > width {
+				t.Fatalf("report %d at width %d: line %d is %d wide:\n%s\n\nwhole output:\n%s", i, width, n+1, w, line, out.String())
+			}
+		}
+	}
+}
+
+// TestTableNarrowKeepsText: a table narrowed or written as blocks keeps
+// every cell's text, wrapped, not cut.
+func TestTableNarrowKeepsText(t *testing.T) {
+	tab := &Table{
+		Header:       []string{"IP", "VERDICT", "WHY", "FIRST SEEN"},
+		Rows:         [][]string{{"203.0.113.200", "spoofed", "ip-list: not-in-ip-list with a much longer reason than fits", "2026-12-01 12:00:00Z"}},
+		Min:          []int{15, 0, 0, 10},
+		TitleColumns: 2,
+	}
+	for _, width := range []int{40, 50, 60, 80, 200} {
+		out := tab.text(false, width)
+		flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "┌", " ", "┐", " ", "└", " ", "┘", " ", "─", " ", "┬", " ", "┴", " ", "├", " ", "┤", " ", "┼", " ").Replace(out)), " ")
+		for _, cell := range tab.Rows[0] {
+			for _, word := range strings.Fields(cell) {
+				if !strings.Contains(flat, word) {
+					t.Errorf("width %d: %q is lost:\n%s", width, word, out)
+				}
+			}
+		}
+	}
+	if got := tab.text(false, 0); strings.Count(got, "\n") != 5 {
+		t.Errorf("without a width the table is wrapped:\n%s", got)
+	}
+	if got := tab.text(true, 40); strings.Count(got, "\n") != 3 {
+		t.Errorf("Markdown is wrapped:\n%s", got)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		{"", 5, []string{""}},
+		{"fits", 4, []string{"fits"}},
+		{"a b c", 3, []string{"a b", "c"}},
+		{"2026-12-01 07:00:06Z", 10, []string{"2026-12-01", "07:00:06Z"}},
+		{"abcdefgh", 3, []string{"abc", "def", "gh"}},
+		{"ab cdefgh", 3, []string{"ab", "cde", "fgh"}},
+		{"日本日本", 5, []string{"日本", "日本"}},
+		{"e\u0301e\u0301e\u0301", 2, []string{"e\u0301e\u0301", "e\u0301"}},
+	}
+	for _, tc := range tests {
+		got := wrap(tc.in, tc.width)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+		for _, l := range got {
+			if textWidth(l) > tc.width {
+				t.Errorf("wrap(%q, %d): %q is too wide", tc.in, tc.width, l)
+			}
+		}
+	}
+}
+
+// TestTopByHits: addresses by hits, most first, ties in the order given,
+// the top only when asked.
+func TestTopByHits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		n := rng.IntN(60)
+		ips := make([]audit.IPReport, n)
+		for i := range ips {
+			ips[i] = audit.IPReport{IP: fmt.Sprint(i), Hits: int64(rng.IntN(6))}
+		}
+		all := topByHits(func(yield func(audit.IPReport) bool) {
+			for _, ip := range ips {
+				if !yield(ip) {
+					return
+				}
+			}
+		}, 0)
+		if len(all) != n {
+			t.Fatalf("all: %d addresses, want %d", len(all), n)
+		}
+		for i := 1; i < n; i++ {
+			a, b := all[i-1], all[i]
+			var ai, bi int
+			fmt.Sscan(a.IP, &ai)
+			fmt.Sscan(b.IP, &bi)
+			if a.Hits < b.Hits || a.Hits == b.Hits && ai > bi {
+				t.Fatalf("%v before %v", a, b)
+			}
+		}
+		top := rng.IntN(10) + 1
+		got := topByHits(func(yield func(audit.IPReport) bool) {
+			for _, ip := range ips {
+				if !yield(ip) {
+					return
+				}
+			}
+		}, top)
+		want := all[:min(top, n)]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("top %d:\n got %v\nwant %v", top, got, want)
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package robots
+
+// testToken is the product token the tests ask about.
+const testToken = "LohiSoftBot"

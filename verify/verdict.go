@@ -1,0 +1,35 @@
+package verify
+
+// Verdict is what an address claiming to be the crawler turned out to be.
+type Verdict string
+
+// The verdicts of SPEC §3. A claimed hit's address gets exactly one.
+const (
+	Genuine    Verdict = "genuine"
+	Spoofed    Verdict = "spoofed"
+	Unverified Verdict = "unverified"
+)
+
+// Methods and reasons, as they appear in the report's "method" and "reason"
+// fields.
+const (
+	MethodFCrDNS = "fcrdns"
+	MethodIPList = "ip-list"
+
+	ReasonIPv6            = "ipv6"
+	ReasonNoPTR           = "no-ptr"
+	ReasonPTRMismatch     = "ptr-mismatch"
+	ReasonForwardMismatch = "forward-mismatch"
+	ReasonNotInIPList     = "not-in-ip-list"
+	ReasonDNSError        = "dns-error"
+	// ReasonNotChecked: the address was not verified in this run.
+	ReasonNotChecked = "not-checked"
+	// ReasonNotAnAddress: the log's client field holds no IP address (a
+	// host name, with Apache's HostnameLookups On); such a client is never
+	// looked up and never blocked.
+	ReasonNotAnAddress = "not-an-address"
+
+	// WarningFCrDNSFailed marks a listed address that failed FCrDNS
+	// definitively; it stays genuine.
+	WarningFCrDNSFailed = "fcrdns-failed"
+)
