@@ -64,12 +64,18 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 		return err
 	}
-	rep, _, err := runAudit(ctx, env, o, files)
+	ro := reportOptions(env, o)
+	var observe func(string, int, conduct.Hit, verify.Verdict)
+	if format.Name() == "html" {
+		ro.Timelines = htmlTimelines(o)
+		observe = ro.Timelines.Observer()
+	}
+	rep, _, err := runAudit(ctx, env, o, files, observe)
 	if rep == nil {
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
+	werr := format.WriteReport(env.Stdout, rep, ro)
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
@@ -107,7 +113,9 @@ func warnAll(env *Env, warnings []string) {
 // runAudit checks the flags, loads robots.txt and the IP list, and runs
 // the audit of files (audit.Run). With an *audit.InputError it returns
 // the report of everything read: an input could not be read whole.
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*audit.Report, *identity, error) {
+// observe, when not nil, is given each claimed hit with its verdict
+// (audit.Options.Observe).
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -192,6 +200,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 			}
 			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
 		},
+		Observe:  observe,
 		Progress: prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {

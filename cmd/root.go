@@ -396,6 +396,7 @@ the LohiSoftBot search crawler:
 		newRobotsCmd(env),
 		newEmitCmd(env),
 		newIPsCmd(env),
+		newWatchCmd(env),
 		newVersionCmd(env),
 	)
 	return root

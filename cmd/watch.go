@@ -1,0 +1,327 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/nftset"
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/robots"
+	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watch"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// watchOptions holds the flags of `watch`.
+type watchOptions struct {
+	auditOptions
+	FromStart       bool
+	NFTables        bool
+	NFTTable        string
+	SetOnly         bool
+	TTL             string
+	NeverBlock      []string
+	Exec            string
+	ExecTimeout     time.Duration
+	ExecConcurrency int
+	VerdictTTL      time.Duration
+	NFTNetNS        string
+}
+
+// watchNotApplicable are the flags of addLogFlags that make no sense for a
+// run that never ends.
+var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
+
+// watchSignals, when set by a test, replaces the process's SIGHUP and
+// SIGUSR1.
+var watchSignals func() (hup, usr1 <-chan os.Signal, stop func())
+
+func newWatchCmd(env *Env) *cobra.Command { return newWatchCmdWith(env, &watchOptions{}) }
+
+// newWatchCmdWith is newWatchCmd with its flags in o.
+func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "watch [FILE...]",
+		Short: "Follow access logs live: judge new claimants at once, block spoofers in nftables",
+		Long: `watch follows access logs as tail -F does (from their end; --from-start reads
+what is there first), across rotation by rename and by copytruncate, waiting
+for files that do not exist yet; "-" reads standard input until it ends.
+
+Each address that claims to be the crawler is judged in the background when
+first seen (again after --verdict-ttl; unverified ones again with backoff),
+without holding up reading. Each verdict and each conduct violation is one
+event on stdout: a JSON line ({"event":"verdict",...} with the report's
+address fields, {"event":"violation",...} with its violation fields), or a
+readable line on a terminal.
+
+--nftables adds each new spoofer to the sets 'emit nftables' writes (same
+table and set names, --nft-table, --set-only), through netlink, each element
+living --ttl. --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
+spoofer, without a shell, at most --exec-concurrency at once, each for at
+most --exec-timeout; a failure is logged, never fatal. Nothing genuine,
+listed, private, reserved, in --never-block or unverified is ever acted on:
+the rules of 'emit' decide.
+
+SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
+list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
+outage, a missing or unreadable log and a full disk for events are said
+once and waited out.`,
+		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
+  lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
+  tail -F access.log | lohibot-audit watch -`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, files []string) error {
+			return runWatch(c, env, o, files)
+		},
+	}
+	f := c.Flags()
+	addLogFlags(f, &o.auditOptions)
+	for _, name := range watchNotApplicable {
+		f.MarkHidden(name)
+	}
+	addIdentityFlags(f, &o.auditOptions)
+	addConfigFlag(f, &o.auditOptions)
+	f.BoolVar(&o.FromStart, "from-start", false, "read what the files hold first, instead of starting at their end")
+	f.BoolVar(&o.NFTables, "nftables", false, "add each new spoofer to the nftables sets of 'emit nftables', through netlink (needs CAP_NET_ADMIN)")
+	f.StringVar(&o.NFTTable, "nft-table", "", "nftables table `FAMILY NAME` (default \"inet lohibot\")")
+	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: create only the table and sets, no chain (for your own rules to refer to @spoofed_v4 and @spoofed_v6)")
+	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives (7d, 36h, 1d12h; at most 365d)")
+	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address never to act on (repeatable, or comma separated)")
+	f.StringVar(&o.Exec, "exec", "", "run `CMD` ADDRESS CRAWLER REASON for each new spoofer (no shell; CMD is split at spaces)")
+	f.DurationVar(&o.ExecTimeout, "exec-timeout", watch.DefaultExecTimeout, "longest time one --exec command may run")
+	f.IntVar(&o.ExecConcurrency, "exec-concurrency", watch.DefaultExecConcurrency, "most --exec commands running at once")
+	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
+	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
+	f.MarkHidden("nft-netns")
+	return c
+}
+
+func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error {
+	ctx := c.Context()
+	for _, name := range watchNotApplicable {
+		if c.Flags().Changed(name) {
+			return usageError("--%s does not apply to watch", name)
+		}
+	}
+	if err := checkConductFlags(&o.auditOptions); err != nil {
+		return err
+	}
+	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit watch --help' for the formats")}
+	}
+	never, err := emitParseNeverBlock(o.NeverBlock)
+	if err != nil {
+		return err
+	}
+	ttl, err := emit.ParseTTL(o.TTL)
+	if err != nil {
+		return usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+	}
+	var argv []string
+	if o.Exec != "" {
+		argv = strings.Fields(o.Exec)
+		if len(argv) == 0 {
+			return usageError("--exec %q: give a command", o.Exec)
+		}
+	}
+	if o.ExecTimeout <= 0 || o.ExecConcurrency < 1 || o.VerdictTTL <= 0 {
+		return usageError("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
+	}
+	if len(files) == 0 {
+		if env.StdinTTY() {
+			return &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name the files to follow, or pipe a log and give '-'")}
+		}
+		files = []string{"-"}
+	}
+	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	if err != nil {
+		return err
+	}
+	sites := map[string]string{}
+	for _, s := range chooseSites(files, siteRules, sitePlain) {
+		sites[s.File] = s.Site
+	}
+
+	say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
+	rs, err := loadRobotsSet(ctx, env, o.Robots)
+	if err != nil {
+		return err
+	}
+	id, err := newIdentity(ctx, env, &o.auditOptions)
+	if err != nil {
+		return err
+	}
+	for _, w := range append(rs.Warnings(), id.Warnings()...) {
+		warnf(env, "%s", w)
+	}
+
+	var robotsMu sync.Mutex
+	robotsFor := func(site string) *robots.Robots {
+		robotsMu.Lock()
+		defer robotsMu.Unlock()
+		return rs.For(site)
+	}
+	checker := &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifier)}
+	var w *watch.Watcher
+	judge := watch.NewJudge(watch.JudgeOptions{Checker: checker, Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
+		OnVerdict: func(v watch.Verdict) { w.OnVerdict(ctx)(v) }})
+	guard := watch.NewGuard(id.List, never, judge.Genuine)
+	events := &watch.Events{W: env.Stdout, Terminal: env.StdoutTTY, OnError: func(err error) {
+		if err != nil {
+			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
+		} else {
+			say("events are written again")
+		}
+	}}
+	opts := watch.Options{
+		Files:    files,
+		Follow:   follow.Options{FromStart: o.FromStart},
+		Format:   logFormat,
+		SiteOf:   func(f string) string { return sites[f] },
+		TrustXFF: o.TrustXFF,
+		Judge:    judge,
+		Guard:    guard,
+		Events:   events,
+		Tracker: conduct.NewTracker(conduct.Config{Budget: o.Budget, BudgetWindow: o.BudgetWindow, MinPause: o.MinPause,
+			MinBackoff: o.MinBackoff, Robots: robotsFor}),
+		Say: say,
+		Now: env.Now,
+	}
+	if o.NFTables {
+		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
+		if o.NFTNetNS != "" {
+			nsf, err := os.Open(o.NFTNetNS)
+			if err != nil {
+				return usageError("--nft-netns: %v", unwrapPathError(err))
+			}
+			defer nsf.Close()
+			no.NetNS = int(nsf.Fd())
+		}
+		adder, err := nftset.Open(no)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				return withHint(fmt.Errorf("nftables: %w", err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
+			}
+			return usageError("nftables: %v", err)
+		}
+		defer adder.Close()
+		opts.Adder = adder
+	}
+	if argv != nil {
+		opts.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency, OnDone: func(args []string, err error) {
+			if err != nil {
+				say(fmt.Sprintf("exec %s %s: %v", argv[0], strings.Join(args, " "), err))
+			}
+		}}
+	}
+	w = watch.New(opts)
+
+	hup, usr1, stopSignals := watchSignalChannels()
+	defer stopSignals()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			// SIGTERM and SIGINT are how watch is stopped: exit 0.
+			return nil
+		case <-usr1:
+			say(w.Summary())
+		case <-hup:
+			say("reloading the config, the IP list and robots.txt")
+			if err := watchReload(ctx, c, env, o, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
+				robotsMu.Lock()
+				rs = nrs
+				robotsMu.Unlock()
+				guard.SetList(nid.List, nnever)
+				checker.SetNew(watchVerifierFactory(nid.Verifier))
+			}); err != nil {
+				say(fmt.Sprintf("reload failed: %v; going on as before", err))
+			}
+		}
+	}
+}
+
+// watchVerifierFactory makes fresh verifiers set up as base (servers,
+// timeouts, the DNS cache, the IP list).
+func watchVerifierFactory(base *verify.Verifier) func() *verify.Verifier {
+	return func() *verify.Verifier {
+		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
+			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile}
+	}
+}
+
+// watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
+// test's).
+func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
+	if watchSignals != nil {
+		return watchSignals()
+	}
+	h := make(chan os.Signal, 1)
+	u := make(chan os.Signal, 1)
+	signal.Notify(h, syscall.SIGHUP)
+	signal.Notify(u, syscall.SIGUSR1)
+	return h, u, func() { signal.Stop(h); signal.Stop(u) }
+}
+
+// watchReload reads the config file again over the command line's flags,
+// and loads the IP list and robots.txt anew; apply takes them.
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, apply func(*identity, *robots.Set, []netip.Prefix)) error {
+	no := &watchOptions{}
+	fresh := newWatchCmdWith(env, no)
+	fresh.SetContext(ctx)
+	var err error
+	c.Flags().Visit(func(fl *pflag.Flag) {
+		nf := fresh.Flags().Lookup(fl.Name)
+		if nf == nil || err != nil {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			err = nf.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+		} else {
+			err = nf.Value.Set(fl.Value.String())
+		}
+		nf.Changed = true
+	})
+	if err != nil {
+		return err
+	}
+	if err := loadConfig(env, fresh, o.Config); err != nil {
+		return err
+	}
+	never, err := emitParseNeverBlock(no.NeverBlock)
+	if err != nil {
+		return err
+	}
+	rs, err := loadRobotsSet(ctx, env, no.Robots)
+	if err != nil {
+		return err
+	}
+	id, err := newIdentity(ctx, env, &no.auditOptions)
+	if err != nil {
+		return err
+	}
+	for _, w := range append(rs.Warnings(), id.Warnings()...) {
+		warnf(env, "%s", w)
+	}
+	apply(id, rs, never)
+	return nil
+}

@@ -1,0 +1,131 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+)
+
+// watchHang is how long a test waits for something that must happen
+// before it calls it a hang.
+const watchHang = 30 * time.Second
+
+// watchNetNS makes a named network namespace with ip netns add, removed
+// when the test ends. Without root it fails when CI is set and skips
+// otherwise.
+func watchNetNS(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the nftables end-to-end test needs root to make a network namespace")
+		}
+		t.Skip("the nftables end-to-end test needs root (CI is not set: skipping)")
+	}
+	for _, tool := range []string{"ip", "nft"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not installed (run .ci/install-rule-checkers): %v", tool, err)
+		}
+	}
+	name := fmt.Sprintf("lbwatch%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	return name
+}
+
+// nftSet lists a set of the namespace's kernel.
+func nftSet(t *testing.T, ns, set string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list", "set", "inet", "lohibot", set).CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func watchLine(addr, ua string) string {
+	return addr + ` - - [01/Dec/2026:10:00:00 +0000] "GET /page HTTP/1.1" 200 12 "-" "` + ua + `"` + "\n"
+}
+
+// A spoofer's line appears in a followed file and its address appears in
+// the kernel's nftables set of a network namespace; the genuine crawler's
+// never does; SIGTERM (the context) ends the command with exit 0.
+func TestWatchBlocksSpooferInKernelSet(t *testing.T) {
+	ns := watchNetNS(t)
+	z := dnstest.NewZone(t,
+		"10.2.0.192.in-addr.arpa. 300 IN PTR crawler-1.bot.lohisoft.com.",
+		"crawler-1.bot.lohisoft.com. 300 IN A 192.0.2.10",
+	)
+	srv := dnstest.Serve(t, z)
+	dir := t.TempDir()
+	list := filepath.Join(dir, "ips.json")
+	if err := os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, []byte(watchLine("198.51.100.5", "curl/8")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	env := &Env{Stdout: stdout, Stderr: stderr, Now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, env, []string{"watch", "--nftables", "--nft-netns", "/run/netns/" + ns, "--resolver", srv,
+			"--ip-list", list, "--no-cache", "--site", "www.example", "--from-start", log})
+	}()
+	// The table appears when the command has started. --from-start
+	// reads the file whole whenever following begins, so the lines
+	// written now are read however the two race.
+	waitFor(t, done, stderr, func() bool { return strings.Contains(nftSet(t, ns, "spoofed_v4"), "spoofed_v4") })
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, watchLine("192.0.2.10", "LohiSoftBot/1.0")+watchLine("203.0.113.7", "Mozilla/5.0 (compatible; LohiSoftBot/1.0)"))
+	f.Close()
+	waitFor(t, done, stderr, func() bool { return strings.Contains(nftSet(t, ns, "spoofed_v4"), "203.0.113.7") })
+	waitFor(t, done, stderr, func() bool { return strings.Contains(stdout.String(), `"ip":"192.0.2.10"`) })
+	set := nftSet(t, ns, "spoofed_v4")
+	if strings.Contains(set, "192.0.2.10") || strings.Contains(set, "198.51.100.5") {
+		t.Fatalf("the set holds an address it must not:\n%s", set)
+	}
+	if !strings.Contains(stdout.String(), `"event":"verdict"`) || !strings.Contains(stdout.String(), `"verdict":"genuine"`) {
+		t.Fatalf("events:\n%s", stdout.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after the stop, want 0; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(watchHang):
+		t.Fatal("watch did not stop")
+	}
+}
+
+// waitFor polls cond until it holds, failing when the command ends first
+// or nothing happens for watchHang.
+func waitFor(t *testing.T, done chan int, stderr *syncBuffer, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(watchHang)
+	for !cond() {
+		select {
+		case code := <-done:
+			t.Fatalf("watch ended with %d; stderr:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain; stderr:\n%s", stderr.String())
+		}
+	}
+}

@@ -1,0 +1,206 @@
+package conduct
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Tracker checks the crawler's hits as they arrive, for live following,
+// and reports each violation as soon as the log proves it: robots (a
+// disallowed page) and auth (credentials sent) at the request, pause and
+// concurrency at the second request, budget at the page past the budget
+// (once per window). It applies the same rules as [Check] to the same
+// bounds of each hit's times, so that hits given in log order yield what
+// Check reports for these kinds; the detail of a budget violation counts
+// the pages so far instead of the whole window's. Check's ordering by start
+// time is the arrival order here: a log whose lines come out of start
+// order (nginx logs a request when it ends) may differ from Check where
+// two requests overlap. A file's time units are those of its hits so far.
+//
+// robots-not-fetched, robots-unavailable, backoff and the 401-then-2xx
+// part of auth need the day before a crawl or what follows a request;
+// they are left to Check.
+//
+// State per site is bounded (Budget+1 pages, 256 running requests), and
+// Prune forgets idle sites. A Tracker is not safe for concurrent use.
+type Tracker struct {
+	c     *Checker
+	sites map[string]*trackSite
+}
+
+type trackSite struct {
+	check    siteCheck // cfg, site and out, for the checks' own wording
+	active   []*hit
+	latest   *hit
+	lastEnd  time.Time // the latest eHi
+	lastFile string
+	lastLine int64
+
+	// budget: the pages of the window under way, or, after a violation,
+	// the bounds of the window it closed.
+	pages            []*hit
+	closing          bool
+	closeLo, closeHi time.Time
+}
+
+// NewTracker returns a Tracker that holds hits to cfg (LogStart and
+// Covered are not used).
+func NewTracker(cfg Config) *Tracker {
+	return &Tracker{c: NewChecker(cfg), sites: map[string]*trackSite{}}
+}
+
+// Add takes the crawler's next hit, in log order, and returns the
+// violations it proves.
+func (t *Tracker) Add(in Hit) []Violation {
+	s := t.sites[in.Site]
+	if s == nil {
+		s = &trackSite{check: siteCheck{cfg: t.c.cfg, site: in.Site, skipped: map[string]bool{}}}
+		t.sites[in.Site] = s
+	}
+	if in.Line > 0 && s.lastFile == in.File && s.lastLine == in.Line {
+		return nil // the same line read twice
+	}
+	s.lastFile, s.lastLine = in.File, in.Line
+	t.c.Measure(&in)
+	h := newHit(&in, 0, t.c.fileOf(in.File))
+	c := &s.check
+	c.out = nil
+	c.hits = []*hit{h}
+	c.pages = nil
+	if h.page {
+		c.pages = c.hits
+	}
+	c.checkRobots()
+	c.checkRemoteUser()
+	c.hits, c.pages = nil, nil
+	if h.timed {
+		if h.eHi.After(s.lastEnd) {
+			s.lastEnd = h.eHi
+		}
+		s.overlapAndPause(h)
+		if h.page {
+			s.budget(h)
+		}
+	}
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// overlapAndPause is checkOverlapAndPause for one more hit.
+func (s *trackSite) overlapAndPause(b *hit) {
+	c := &s.check
+	n := 0
+	for _, a := range s.active {
+		if !a.eLo.Before(b.sNom) {
+			s.active[n] = a
+			n++
+		}
+	}
+	clear(s.active[n:])
+	s.active = s.active[:n]
+	var over *hit
+	for _, a := range s.active {
+		if !b.sHi.After(a.eLo) && !a.sHi.After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
+			over = a
+		}
+	}
+	switch {
+	case over != nil:
+		c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
+			fmtDur(over.eNom.Sub(b.sNom)), c.ref(over, b)))
+	case c.cfg.MinPause > 0 && s.latest != nil &&
+		b.sHi.Sub(s.latest.eLo) <= c.cfg.MinPause && s.latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
+		c.add(KindPause, b, c.pauseDetail(s.latest, b))
+	}
+	s.active = append(s.active, b)
+	if len(s.active) > maxActive {
+		low := 0
+		for i, a := range s.active {
+			if a.eLo.Before(s.active[low].eLo) {
+				low = i
+			}
+		}
+		s.active = slices.Delete(s.active, low, low+1)
+	}
+	if s.latest == nil || b.eLo.After(s.latest.eLo) {
+		s.latest = b
+	}
+}
+
+// budget is checkBudget for one more page: the page that makes Budget+1
+// within one window is a violation, and the window is then closed at the
+// first page that falls outside it.
+func (s *trackSite) budget(p *hit) {
+	c := &s.check
+	limit, window := c.cfg.Budget, c.cfg.BudgetWindow
+	if limit <= 0 || window <= 0 {
+		return
+	}
+	if s.closing {
+		lo, hi := s.closeLo, s.closeHi
+		if p.sLo.Before(lo) {
+			lo = p.sLo
+		}
+		if p.sHi.After(hi) {
+			hi = p.sHi
+		}
+		if hi.Sub(lo) <= window {
+			s.closeLo, s.closeHi = lo, hi
+			return
+		}
+		s.closing = false
+	}
+	s.pages = append(s.pages, p)
+	for len(s.pages) > 1 {
+		lo, hi := bounds(s.pages)
+		if hi.Sub(lo) <= window {
+			break
+		}
+		s.pages[0] = nil
+		s.pages = s.pages[1:]
+	}
+	if len(s.pages) <= limit {
+		return
+	}
+	first := s.pages[0]
+	c.add(KindBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
+		len(s.pages), fmtDur(window), limit, limit+1, fmtTime(first.sNom), c.ref(first, p)))
+	s.closing = true
+	s.closeLo, s.closeHi = bounds(s.pages)
+	s.pages = nil
+}
+
+// bounds returns the earliest possible start and the latest possible
+// start of pages.
+func bounds(pages []*hit) (lo, hi time.Time) {
+	lo, hi = pages[0].sLo, pages[0].sHi
+	for _, p := range pages[1:] {
+		if p.sLo.Before(lo) {
+			lo = p.sLo
+		}
+		if p.sHi.After(hi) {
+			hi = p.sHi
+		}
+	}
+	return lo, hi
+}
+
+// Prune forgets the sites whose last request ended more than the longest
+// window (budget window, pause) before t: no later request can make a
+// violation with theirs.
+func (t *Tracker) Prune(before time.Time) {
+	keep := max(t.c.cfg.BudgetWindow, t.c.cfg.MinPause)
+	for site, s := range t.sites {
+		if s.lastEnd.Add(keep).Before(before) {
+			delete(t.sites, site)
+		}
+	}
+	if len(t.sites) == 0 {
+		clear(t.c.files)
+	}
+}
+
+// Sites returns how many sites the tracker holds state for.
+func (t *Tracker) Sites() int { return len(t.sites) }

@@ -1,0 +1,143 @@
+package watch
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/parse"
+)
+
+// The event names of the JSON lines.
+const (
+	EventVerdict   = "verdict"
+	EventViolation = "violation"
+)
+
+// VerdictEvent is the JSON line of a verdict: the address fields of SPEC
+// §5, with the event name, the crawler and when the verdict was reached.
+type VerdictEvent struct {
+	Event   string    `json:"event"`
+	Time    time.Time `json:"time"`
+	Crawler string    `json:"crawler"`
+	audit.IPReport
+}
+
+// ViolationEvent is the JSON line of a violation: the violation fields of
+// SPEC §5, with the event name and the crawler.
+type ViolationEvent struct {
+	Event   string `json:"event"`
+	Crawler string `json:"crawler"`
+	conduct.Violation
+}
+
+// Events writes events, one per line: JSON, or on a terminal a line for
+// people with every string from a log escaped. It is safe for concurrent
+// use. A write that fails (a full disk, a closed pipe) is said once through
+// OnError and writing goes on with the next event; OnError hears of the
+// recovery too (a nil error).
+type Events struct {
+	W        io.Writer
+	Terminal bool
+	OnError  func(err error)
+
+	mu      sync.Mutex
+	failing bool
+	lost    int64
+	written int64
+}
+
+// Verdict writes the event of v.
+func (e *Events) Verdict(crawler string, v Verdict, at time.Time) {
+	rep := audit.IPReportOf(v.Result)
+	rep.Hits, rep.FirstSeen, rep.LastSeen = v.Hits, v.FirstSeen.UTC(), v.LastSeen.UTC()
+	if v.UserAgent != "" {
+		rep.UserAgents = []string{v.UserAgent}
+	}
+	if e.Terminal {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %-10s %s %s", at.Local().Format("15:04:05"), rep.Verdict, rep.IP, crawler)
+		switch {
+		case rep.Reason != "":
+			fmt.Fprintf(&b, " (%s)", rep.Reason)
+		case rep.Method != "":
+			fmt.Fprintf(&b, " (%s)", rep.Method)
+		}
+		if len(rep.PTR) > 0 {
+			fmt.Fprintf(&b, " ptr %s", strings.Join(rep.PTR, ","))
+		}
+		if rep.DNSFailure != "" {
+			fmt.Fprintf(&b, " dns %s", rep.DNSFailure)
+		}
+		if v.Attempt > 1 {
+			fmt.Fprintf(&b, " attempt %d", v.Attempt)
+		}
+		e.line(parse.EscapeControl(b.String()))
+		return
+	}
+	e.json(VerdictEvent{Event: EventVerdict, Time: at.UTC(), Crawler: crawler, IPReport: rep})
+}
+
+// Violation writes the event of v.
+func (e *Events) Violation(crawler string, v conduct.Violation) {
+	if e.Terminal {
+		s := fmt.Sprintf("%s violation  %s %s %s %s %s:%d %s: %s", v.Time.Local().Format("15:04:05"), v.Kind, v.Site, v.IP, crawler, v.File, v.Line, v.Path, v.Detail)
+		e.line(parse.EscapeControl(s))
+		return
+	}
+	e.json(ViolationEvent{Event: EventViolation, Crawler: crawler, Violation: v})
+}
+
+func (e *Events) json(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	e.write(append(b, '\n'))
+}
+
+func (e *Events) line(s string) { e.write([]byte(s + "\n")) }
+
+func (e *Events) write(b []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.W.Write(b); err != nil {
+		e.lost++
+		if !e.failing {
+			e.failing = true
+			if e.OnError != nil {
+				e.OnError(err)
+			}
+		}
+		return
+	}
+	e.written++
+	if e.failing {
+		e.failing = false
+		if e.OnError != nil {
+			e.OnError(nil)
+		}
+	}
+}
+
+func (e *Events) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lost++
+	if e.OnError != nil {
+		e.OnError(err)
+	}
+}
+
+// Counts returns the events written and lost so far.
+func (e *Events) Counts() (written, lost int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.written, e.lost
+}

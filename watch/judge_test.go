@@ -1,0 +1,189 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// startJudge runs a judge until the test ends.
+func startJudge(t *testing.T, o JudgeOptions) *Judge {
+	t.Helper()
+	j := NewJudge(o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { j.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return j
+}
+
+func TestJudgeVerdictsFromRealDNS(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, OnVerdict: got.on})
+
+	for _, a := range []string{"192.0.2.10", "203.0.113.7"} {
+		if _, ok := j.Seen(netip.MustParseAddr(a), Hit{UserAgent: "LohiSoftBot/1.0"}); ok {
+			t.Fatalf("%s: a verdict before any judgement", a)
+		}
+	}
+	want := map[string]verify.Verdict{"192.0.2.10": verify.Genuine, "203.0.113.7": verify.Spoofed}
+	for range want {
+		v := got.next(t)
+		if w := want[v.Addr.String()]; v.Verdict != w || !v.New() || v.Hits != 1 || v.UserAgent != "LohiSoftBot/1.0" {
+			t.Errorf("%s: got %s (new %v, hits %d, ua %q), want %s, new, 1 hit", v.Addr, v.Verdict, v.New(), v.Hits, v.UserAgent, w)
+		}
+	}
+	if r, ok := j.Result(netip.MustParseAddr("::ffff:203.0.113.7")); !ok || r.Verdict != verify.Spoofed || r.Reason != verify.ReasonNoPTR {
+		t.Errorf("mapped form: got %+v %v, want spoofed no-ptr", r, ok)
+	}
+	if g := j.Genuine(); len(g) != 1 || g[0] != netip.MustParseAddr("192.0.2.10") {
+		t.Errorf("Genuine() = %v", g)
+	}
+}
+
+// A slow DNS answer for one address holds up neither the reading of the
+// next line nor the judgement of the next address.
+func TestJudgeSlowAnswerHoldsNothingUp(t *testing.T) {
+	z := newZone()
+	release := z.holdAddr("198.51.100.1")
+	defer release()
+	srv := z.serve(t)
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, nil), Concurrency: 2, OnVerdict: got.on})
+
+	j.Seen(netip.MustParseAddr("198.51.100.1"), Hit{})
+	// Seen returns at once however many addresses are slow.
+	for i := range 100 {
+		j.Seen(netip.MustParseAddr(fmt.Sprintf("203.0.113.%d", i)), Hit{})
+	}
+	seen := map[string]bool{}
+	for range 100 {
+		v := got.next(t)
+		if v.Addr.String() == "198.51.100.1" {
+			t.Fatal("the held address was judged before it was released")
+		}
+		seen[v.Addr.String()] = true
+	}
+	if len(seen) != 100 {
+		t.Fatalf("judged %d distinct addresses, want 100", len(seen))
+	}
+	release()
+	if v := got.next(t); v.Addr.String() != "198.51.100.1" || v.Verdict != verify.Spoofed {
+		t.Fatalf("after release: %s %s", v.Addr, v.Verdict)
+	}
+}
+
+// A verdict stands for its TTL: the address seen again within it is not
+// judged again; after it, it is, with DNS asked again.
+func TestJudgeTTL(t *testing.T) {
+	z := newZone()
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, TTL: time.Hour, OnVerdict: got.on})
+	a := netip.MustParseAddr("203.0.113.9")
+	j.Seen(a, Hit{})
+	if v := got.next(t); v.Verdict != verify.Spoofed || !v.New() {
+		t.Fatalf("first: %s new %v", v.Verdict, v.New())
+	}
+	clock.Advance(59 * time.Minute)
+	if r, ok := j.Seen(a, Hit{}); !ok || r.Verdict != verify.Spoofed {
+		t.Fatalf("within the TTL: %v %v", r.Verdict, ok)
+	}
+	if n := z.count("203.0.113.9"); n != 1 {
+		t.Fatalf("within the TTL: %d PTR queries, want 1", n)
+	}
+	clock.Advance(time.Minute)
+	j.Seen(a, Hit{})
+	v := got.next(t)
+	if v.Verdict != verify.Spoofed || v.New() || v.Hits != 3 {
+		t.Fatalf("after the TTL: %s new %v hits %d, want spoofed, not new, 3 hits", v.Verdict, v.New(), v.Hits)
+	}
+	if n := z.count("203.0.113.9"); n != 2 {
+		t.Fatalf("after the TTL: %d PTR queries, want 2", n)
+	}
+	if s := j.Stats(); s.Checks != 2 || s.Spoofed != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// An address left unverified by a DNS failure is judged again when its
+// backoff has run out, and not before; the backoff doubles.
+func TestJudgeRetriesUnverifiedWithBackoff(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.20", "crawler-2.bot.lohisoft.com")
+	z.failAddr("192.0.2.20", true)
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now,
+		RetryMin: 30 * time.Second, RetryMax: time.Hour, OnVerdict: got.on})
+	a := netip.MustParseAddr("192.0.2.20")
+	j.Seen(a, Hit{})
+	v := got.next(t)
+	if v.Verdict != verify.Unverified || v.Attempt != 1 || v.DNSFailure != verify.DNSFailureServFail {
+		t.Fatalf("first: %s attempt %d dns %q", v.Verdict, v.Attempt, v.DNSFailure)
+	}
+	for i, wait := range []time.Duration{30 * time.Second, time.Minute} {
+		clock.Advance(wait - time.Second)
+		j.Tick()
+		if s := j.Stats(); s.Queued != 0 || s.Checks != int64(i+1) {
+			t.Fatalf("retry %d: judged again before the backoff ran out: %+v", i+1, s)
+		}
+		clock.Advance(time.Second)
+		j.Tick()
+		v = got.next(t)
+		if v.Verdict != verify.Unverified || v.Attempt != i+2 {
+			t.Fatalf("retry %d: %s attempt %d", i+1, v.Verdict, v.Attempt)
+		}
+	}
+	z.failAddr("192.0.2.20", false)
+	clock.Advance(2 * time.Minute)
+	j.Tick()
+	v = got.next(t)
+	if v.Verdict != verify.Genuine || v.Attempt != 0 || v.Previous != verify.Unverified {
+		t.Fatalf("after DNS came back: %s attempt %d previous %s", v.Verdict, v.Attempt, v.Previous)
+	}
+	clock.Advance(time.Hour - time.Second)
+	j.Tick()
+	if s := j.Stats(); s.Queued != 0 || s.Checks != 4 {
+		t.Fatalf("a settled address was judged again by Tick: %+v", s)
+	}
+}
+
+// Memory holds what the last TTL saw: addresses not seen for a TTL are
+// forgotten.
+func TestJudgeForgetsIdleAddresses(t *testing.T) {
+	z := newZone()
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, TTL: 10 * time.Minute, OnVerdict: got.on})
+	for round := range 3 {
+		for i := range 200 {
+			j.Seen(netip.AddrFrom4([4]byte{203, 0, byte(113 + round), byte(i)}), Hit{})
+		}
+		for range 200 {
+			got.next(t)
+		}
+		if s := j.Stats(); s.Spoofed != 200 {
+			t.Fatalf("round %d: %d spoofed held, want 200 (the earlier rounds forgotten)", round, s.Spoofed)
+		}
+		clock.Advance(10 * time.Minute)
+		j.Tick()
+		if s := j.Stats(); s.Spoofed+s.Genuine+s.Unverified+s.Pending != 0 {
+			t.Fatalf("round %d: still held after a TTL idle: %+v", round, s)
+		}
+	}
+	if s := j.Stats(); s.Forgotten != 600 {
+		t.Fatalf("forgotten %d, want 600", s.Forgotten)
+	}
+}

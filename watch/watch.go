@@ -1,0 +1,535 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTick is how often the judge's and the tracker's housekeeping
+	// runs.
+	DefaultTick = 5 * time.Second
+	// DefaultAddTimeout bounds one addition to the block set.
+	DefaultAddTimeout = 5 * time.Second
+	// maxConductQueue bounds the genuine-crawler candidates waiting for
+	// their verdict before the conduct checks see them.
+	maxConductQueue = 1 << 16
+	// maxBatch is how many bytes of claimed lines wait for the parser
+	// before the follower waits for it.
+	maxBatch = 8 << 20
+)
+
+// CrawlerName is the crawler's name in events until crawler profiles
+// name it.
+const CrawlerName = "lohisoftbot"
+
+// Tracker checks the genuine crawler's conduct as its hits arrive;
+// *conduct.Tracker is one.
+type Tracker interface {
+	// Add takes the next genuine hit, in log order, and returns the
+	// violations it proves.
+	Add(h conduct.Hit) []conduct.Violation
+	// Prune forgets what no later hit can need, as of the log time t.
+	Prune(t time.Time)
+}
+
+// Options configure a Watcher. Files, Judge, Guard and Events are
+// required.
+type Options struct {
+	// Files are followed as tail -F follows them ("-" is standard input).
+	Files  []string
+	Follow follow.Options
+	// Format is the log format; nil detects it per file from its first
+	// claimed lines.
+	Format *parse.Format
+	// SiteOf names the site of a file's lines that record no virtual host.
+	SiteOf   func(file string) string
+	TrustXFF bool
+	// Claims are the User-Agent tokens that claim a crawler; nil means
+	// parse.DefaultClaims.
+	Claims *parse.TokenSet
+
+	Judge  *Judge
+	Guard  *Guard
+	Events *Events
+	// Adder, when set, receives every new spoofer the guard lets through.
+	Adder Adder
+	// Exec, when set, runs its command for every new spoofer the guard lets
+	// through.
+	Exec *Exec
+	// Tracker, when set, checks the genuine crawler's conduct.
+	Tracker Tracker
+	// Say prints a message for people (stderr): problems that are waited
+	// out, each said once.
+	Say func(msg string)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Tick is how often housekeeping runs; zero means DefaultTick.
+	Tick time.Duration
+	// OnBlocked, when set, is told of each address added to the block set
+	// (tests and benchmarks).
+	OnBlocked func(netip.Addr)
+}
+
+// Watcher follows logs and acts on what it reads.
+type Watcher struct {
+	o      Options
+	claims *parse.TokenSet
+
+	// batches of claimed lines per file, filled by the follower and
+	// emptied by the parser.
+	bmu     sync.Mutex
+	batches map[string]*batch
+	order   []string
+	bsize   int
+	bwake   chan struct{}
+	bspace  *sync.Cond
+	bstop   bool // the parser has stopped: readLoop waits no more
+
+	formats map[string]*parse.Format // parser goroutine only
+	undet   map[string]bool
+
+	cmu    sync.Mutex
+	cqueue []queued
+	cdrop  int64
+
+	lines, claimed, records, malformed, blocked, blockFailed atomic.Int64
+	violations                                               atomic.Int64
+	started                                                  time.Time
+	saidMu                                                   sync.Mutex
+	said                                                     map[string]bool
+	lastLogTime                                              atomic.Int64
+	started1                                                 startedCh
+}
+
+type batch struct {
+	data []byte
+	nums []int64
+}
+
+// startedCh is closed once following has begun.
+type startedCh = chan struct{}
+
+type queued struct {
+	rec  *parse.Record
+	addr netip.Addr
+}
+
+// New returns a Watcher; Run follows.
+func New(o Options) *Watcher {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tick <= 0 {
+		o.Tick = DefaultTick
+	}
+	if o.Say == nil {
+		o.Say = func(string) {}
+	}
+	if o.SiteOf == nil {
+		o.SiteOf = func(string) string { return "" }
+	}
+	w := &Watcher{o: o, batches: map[string]*batch{}, bwake: make(chan struct{}, 1),
+		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
+	w.claims = o.Claims
+	if w.claims == nil {
+		w.claims = parse.DefaultClaims
+	}
+	w.bspace = sync.NewCond(&w.bmu)
+	return w
+}
+
+// sayOnce says msg the first time it comes.
+func (w *Watcher) sayOnce(msg string) {
+	w.saidMu.Lock()
+	first := !w.said[msg]
+	w.said[msg] = true
+	w.saidMu.Unlock()
+	if first {
+		w.o.Say(msg)
+	}
+}
+
+// OnVerdict is the judge's callback: give it to JudgeOptions.OnVerdict. It
+// writes the event, acts on a new spoofer and lets the conduct checks see
+// the hits that waited for the verdict.
+func (w *Watcher) OnVerdict(ctx context.Context) func(Verdict) {
+	return func(v Verdict) {
+		w.o.Events.Verdict(CrawlerName, v, w.o.Now())
+		if v.Verdict == verify.Unverified && v.DNSFailure != "" && v.Attempt == 1 {
+			w.sayOnce(fmt.Sprintf("dns: cannot verify addresses (%s): they are judged again as DNS comes back; nothing unverified is blocked", v.DNSFailure))
+		}
+		if v.Verdict == verify.Spoofed {
+			w.act(ctx, v)
+		}
+		w.drainConduct()
+	}
+}
+
+// act blocks a spoofer, if the guard lets it.
+func (w *Watcher) act(ctx context.Context, v Verdict) {
+	a, why := w.o.Guard.Blockable(v.Result)
+	if !a.IsValid() {
+		if why != "verdict" && v.New() {
+			w.o.Say(fmt.Sprintf("%s is spoofed but not blocked: %s", v.Addr, why))
+		}
+		return
+	}
+	if w.o.Adder != nil {
+		// Adding again starts the element's timeout anew: a spoofer judged
+		// again after the verdict TTL stays blocked.
+		actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
+		err := w.o.Adder.Add(actx, a)
+		cancel()
+		switch {
+		case err == nil:
+			w.blocked.Add(1)
+			if w.o.OnBlocked != nil {
+				w.o.OnBlocked(a)
+			}
+		case ctx.Err() == nil:
+			w.blockFailed.Add(1)
+			w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
+		}
+	}
+	if w.o.Exec != nil && v.New() {
+		if err := w.o.Exec.Queue(a, CrawlerName, v.Reason); err != nil {
+			w.sayOnce(fmt.Sprintf("exec: %v (more are dropped while the commands are this slow)", err))
+		}
+	}
+}
+
+// Run follows the files until ctx ends or every input ends (standard input
+// only), and returns nil then; an error only when following cannot start.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.started = w.o.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fo := w.o.Follow
+	userEvent := fo.OnEvent
+	fo.OnEvent = func(e follow.Event) {
+		if userEvent != nil {
+			userEvent(e)
+		}
+		switch e.Kind {
+		case follow.Missing, follow.Unreadable, follow.Polling:
+			w.o.Say(e.String())
+		case follow.Ended:
+			if e.Err != nil {
+				w.o.Say(e.String())
+			}
+		}
+	}
+	f, err := follow.New(ctx, w.o.Files, fo)
+	if err != nil {
+		return err
+	}
+	close(w.started1)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.o.Judge.Run(ctx) })
+	if w.o.Exec != nil {
+		wg.Go(func() { w.o.Exec.Run(ctx) })
+	}
+	parsed := make(chan struct{})
+	readDone := make(chan struct{})
+	go func() {
+		defer close(parsed)
+		w.parseLoop(ctx, readDone)
+	}()
+	wg.Go(func() {
+		t := time.NewTicker(w.o.Tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				w.Housekeep()
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	w.readLoop(f)
+	close(readDone)
+	f.Close()
+	w.bmu.Lock()
+	w.bspace.Broadcast()
+	w.bmu.Unlock()
+	<-parsed
+	if ctx.Err() == nil {
+		// Standard input ended: let the judge finish what it read.
+		w.waitIdle(ctx)
+	}
+	cancel()
+	wg.Wait()
+	return nil
+}
+
+// Started is closed once following has begun: every line written to the
+// files after that is read.
+func (w *Watcher) Started() <-chan struct{} { return w.started1 }
+
+// waitIdle waits until the judge has nothing left to judge.
+func (w *Watcher) waitIdle(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s := w.o.Judge.Stats()
+		if s.Pending == 0 && s.Queued == 0 {
+			return
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Housekeep runs the judge's Tick, prunes the conduct state and lets
+// waiting hits through. Run calls it every Options.Tick.
+func (w *Watcher) Housekeep() {
+	w.o.Judge.Tick()
+	w.drainConduct()
+	if w.o.Tracker != nil {
+		if t := w.lastLogTime.Load(); t != 0 {
+			w.cmu.Lock()
+			w.o.Tracker.Prune(time.Unix(0, t))
+			w.cmu.Unlock()
+		}
+	}
+}
+
+// readLoop takes lines from the follower and keeps the claimed ones for
+// the parser; it never waits for DNS.
+func (w *Watcher) readLoop(f *follow.Follower) {
+	for f.Next() {
+		l := f.Line()
+		w.lines.Add(1)
+		if !w.claims.Contains(l.Text) {
+			continue
+		}
+		w.claimed.Add(1)
+		if l.Overlong {
+			w.malformed.Add(1)
+			continue
+		}
+		w.bmu.Lock()
+		for w.bsize > maxBatch && !w.bstop {
+			w.bspace.Wait()
+		}
+		b := w.batches[l.File]
+		if b == nil {
+			b = &batch{}
+			w.batches[l.File] = b
+			w.order = append(w.order, l.File)
+		}
+		b.data = append(b.data, l.Text...)
+		b.data = append(b.data, '\n')
+		b.nums = append(b.nums, l.Num)
+		w.bsize += len(l.Text) + 1
+		w.bmu.Unlock()
+		select {
+		case w.bwake <- struct{}{}:
+		default:
+		}
+	}
+	if err := f.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		w.o.Say(fmt.Sprintf("following stopped: %v", err))
+	}
+}
+
+// parseLoop parses what readLoop kept, batch by batch.
+func (w *Watcher) parseLoop(ctx context.Context, readDone <-chan struct{}) {
+	spare := map[string]*batch{}
+	for {
+		select {
+		case <-w.bwake:
+		case <-readDone:
+			w.parseAll(ctx, spare)
+			return
+		case <-ctx.Done():
+			w.bmu.Lock()
+			w.bstop = true
+			w.bspace.Broadcast()
+			w.bmu.Unlock()
+			return
+		}
+		w.parseAll(ctx, spare)
+	}
+}
+
+// parseAll swaps out every pending batch and parses it.
+func (w *Watcher) parseAll(ctx context.Context, spare map[string]*batch) {
+	w.bmu.Lock()
+	got := w.batches
+	order := w.order
+	w.batches, w.order, w.bsize = map[string]*batch{}, nil, 0
+	for name, b := range spare {
+		b.data, b.nums = b.data[:0], b.nums[:0]
+		w.batches[name] = b
+	}
+	w.bspace.Broadcast()
+	w.bmu.Unlock()
+	clear(spare)
+	for _, name := range order {
+		b := got[name]
+		if len(b.nums) > 0 {
+			w.parse(ctx, name, b)
+		}
+		if cap(b.data) <= 1<<20 {
+			spare[name] = b
+		}
+	}
+	// The spare batches went back in as empty ones; drop the empty ones
+	// readLoop did not fill, so that files gone do not linger.
+	w.bmu.Lock()
+	for name, b := range w.batches {
+		if len(b.nums) == 0 {
+			delete(w.batches, name)
+		}
+	}
+	w.bmu.Unlock()
+}
+
+// parse reads one file's claimed lines.
+func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
+	f := w.o.Format
+	if f == nil {
+		f = w.formats[name]
+	}
+	if f == nil {
+		var err error
+		f, err = parse.Detect(b.data)
+		if err != nil {
+			w.malformed.Add(int64(len(b.nums)))
+			if !w.undet[name] {
+				w.undet[name] = true
+				w.o.Say(fmt.Sprintf("%s: cannot detect the log format of its lines (%v): they are skipped; give --log-format", name, err))
+			}
+			return
+		}
+		w.formats[name] = f
+	}
+	r := parse.NewReader(bytes.NewReader(b.data), parse.Options{
+		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Claims: w.claims,
+		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1,
+	})
+	for r.Scan() {
+		rec := *r.Record()
+		if rec.Line >= 1 && int(rec.Line) <= len(b.nums) {
+			rec.Line = b.nums[rec.Line-1]
+		}
+		w.record(&rec)
+	}
+	w.malformed.Add(r.Stats().Malformed)
+	if ctx.Err() != nil {
+		r.Close()
+	}
+}
+
+// record handles one claimed hit.
+func (w *Watcher) record(rec *parse.Record) {
+	w.records.Add(1)
+	if rec.Resolution > 0 {
+		if t := rec.Time.UnixNano(); t > w.lastLogTime.Load() {
+			w.lastLogTime.Store(t)
+		}
+	}
+	if !rec.Client.IsValid() {
+		// A host name where the address should be: never judged, never
+		// blocked (SPEC §2).
+		return
+	}
+	w.o.Judge.Seen(rec.Client, Hit{Time: rec.Time, UserAgent: rec.UserAgent})
+	if w.o.Tracker == nil {
+		return
+	}
+	w.cmu.Lock()
+	if len(w.cqueue) >= maxConductQueue {
+		w.cqueue[0] = queued{}
+		w.cqueue = w.cqueue[1:]
+		w.cdrop++
+		if w.cdrop == 1 {
+			w.sayOnce("conduct: too many requests wait for their verdict; the oldest are left unchecked")
+		}
+	}
+	w.cqueue = append(w.cqueue, queued{rec: rec, addr: rec.Client.Unmap()})
+	w.cmu.Unlock()
+	w.drainConduct()
+}
+
+// drainConduct passes the waiting hits, in log order, to the tracker as
+// far as their verdicts are known: genuine ones are checked, others
+// dropped.
+func (w *Watcher) drainConduct() {
+	if w.o.Tracker == nil {
+		return
+	}
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	n := 0
+	for ; n < len(w.cqueue); n++ {
+		q := w.cqueue[n]
+		r, ok := w.o.Judge.Result(q.addr)
+		if !ok {
+			break
+		}
+		if r.Verdict != verify.Genuine {
+			continue
+		}
+		for _, v := range w.o.Tracker.Add(conduct.HitOf(q.rec)) {
+			w.violations.Add(1)
+			w.o.Events.Violation(CrawlerName, v)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	clear(w.cqueue[:n])
+	w.cqueue = w.cqueue[n:]
+	if len(w.cqueue) == 0 {
+		w.cqueue = nil
+	}
+}
+
+// Summary is one line on what the watcher did so far, for SIGUSR1.
+func (w *Watcher) Summary() string {
+	s := w.o.Judge.Stats()
+	msg := fmt.Sprintf("watch: %s up; %d lines, %d claimed, %d malformed claims; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%d judgements, %d forgotten); %d violations; %d blocked",
+		w.o.Now().Sub(w.started).Round(time.Second), w.lines.Load(), w.claimed.Load(), w.malformed.Load(),
+		s.Genuine, s.Spoofed, s.Unverified, s.Pending, s.Checks, s.Forgotten, w.violations.Load(), w.blocked.Load())
+	if n := w.blockFailed.Load(); n > 0 {
+		msg += fmt.Sprintf(" (%d failed)", n)
+	}
+	if w.o.Exec != nil {
+		x := w.o.Exec.Stats()
+		msg += fmt.Sprintf("; exec %d ok, %d failed, %d dropped", x.OK, x.Failed, x.Dropped)
+	}
+	if written, lost := w.o.Events.Counts(); lost > 0 {
+		msg += fmt.Sprintf("; %d events written, %d lost", written, lost)
+	}
+	return msg
+}
+
+// Stats are the watcher's counts.
+type Stats struct {
+	Lines, Claimed, Records, Malformed, Blocked, Violations int64
+}
+
+// Stats returns the counts so far.
+func (w *Watcher) Stats() Stats {
+	return Stats{Lines: w.lines.Load(), Claimed: w.claimed.Load(), Records: w.records.Load(),
+		Malformed: w.malformed.Load(), Blocked: w.blocked.Load(), Violations: w.violations.Load()}
+}

@@ -1,0 +1,348 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// lockedBuffer is an io.Writer for events, read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// setAdder is a block set in memory: what the Watcher adds, with a signal
+// per address.
+type setAdder struct {
+	mu  sync.Mutex
+	set map[netip.Addr]int
+	ch  chan netip.Addr
+}
+
+func newSetAdder() *setAdder {
+	return &setAdder{set: map[netip.Addr]int{}, ch: make(chan netip.Addr, 1<<16)}
+}
+
+func (s *setAdder) Add(_ context.Context, a netip.Addr) error {
+	s.mu.Lock()
+	s.set[a]++
+	s.mu.Unlock()
+	s.ch <- a
+	return nil
+}
+
+func combined(addr string, sec int, path, ua string) string {
+	t := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
+	return fmt.Sprintf("%s - - [%s] \"GET %s HTTP/1.1\" 200 12 \"-\" \"%s\"\n", addr, t.Format("02/Jan/2006:15:04:05 -0700"), path, ua)
+}
+
+type testWatch struct {
+	w      *Watcher
+	events *lockedBuffer
+	set    *setAdder
+	says   chan string
+	// rotations hears of each rotation and truncation the follower noticed.
+	rotations chan follow.EventKind
+	cancel    context.CancelFunc
+	done      chan error
+}
+
+// startWatch follows files with a judge asking the zone's server.
+func startWatch(t *testing.T, z *zone, files []string, tracker Tracker) *testWatch {
+	t.Helper()
+	srv := z.serve(t)
+	tw := &testWatch{events: &lockedBuffer{}, set: newSetAdder(), says: make(chan string, 1024), done: make(chan error, 1),
+		rotations: make(chan follow.EventKind, 64)}
+	ctx, cancel := context.WithCancel(context.Background())
+	tw.cancel = cancel
+	list := &verify.IPList{}
+	var w *Watcher
+	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdict(ctx)(v) }})
+	w = New(Options{
+		Files: files,
+		Follow: follow.Options{PollInterval: 50 * time.Millisecond, OnEvent: func(e follow.Event) {
+			if e.Kind == follow.Rotated || e.Kind == follow.Truncated {
+				tw.rotations <- e.Kind
+			}
+		}},
+		SiteOf:  func(string) string { return "www.example" },
+		Judge:   j,
+		Guard:   NewGuard(list, nil, j.Genuine),
+		Events:  &Events{W: tw.events},
+		Adder:   tw.set,
+		Tracker: tracker,
+		Say: func(s string) {
+			select {
+			case tw.says <- s:
+			default:
+			}
+		},
+	})
+	tw.w = w
+	go func() { tw.done <- w.Run(ctx) }()
+	t.Cleanup(tw.stop)
+	select {
+	case <-w.Started():
+	case err := <-tw.done:
+		t.Fatal(err)
+	}
+	return tw
+}
+
+func (tw *testWatch) stop() {
+	tw.cancel()
+	<-tw.done
+	tw.done <- nil
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// Spoofers written to a log that is rotated both ways (rename and create,
+// copytruncate) while lines are written all end in the block set; the
+// genuine crawler never does, and every verdict is one JSON line.
+func TestWatcherBlocksSpoofersAcrossRotation(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	appendFile(t, log, combined("192.0.2.99", 0, "/", "curl/8"))
+	tw := startWatch(t, z, []string{log}, nil)
+
+	const spoofers = 120
+	want := map[netip.Addr]bool{}
+	for i := range spoofers {
+		a := netip.AddrFrom4([4]byte{203, 0, 113, byte(i)})
+		want[a] = true
+		appendFile(t, log, combined(a.String(), i, "/page", "Mozilla/5.0 (compatible; LohiSoftBot/1.0)")+
+			combined("192.0.2.10", i, "/", "LohiSoftBot/1.0")+
+			combined("198.51.100.1", i, "/", "Mozilla/5.0"))
+		if k := i % 40; k == 13 || k == 27 {
+			// Rotate once the follower has read what was written: a
+			// rename loses nothing even so, but what is written after a
+			// copytruncate and before the follower notices the file got
+			// shorter would be taken for the rest of the old file
+			// (logrotate's documentation warns of that window).
+			waitBlocked(t, tw, want, a)
+		}
+		switch i % 40 {
+		case 13: // logrotate's default: rename, then the server opens a new file
+			if err := os.Rename(log, log+".1"); err != nil {
+				t.Fatal(err)
+			}
+			appendFile(t, log, "")
+		case 27: // copytruncate
+			data, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(log+".2", data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(log, 0); err != nil {
+				t.Fatal(err)
+			}
+			for k := follow.EventKind(0); k != follow.Truncated; {
+				select {
+				case k = <-tw.rotations:
+				case <-time.After(hang):
+					t.Fatalf("copytruncate after line %d not noticed", i)
+				}
+			}
+		}
+	}
+	timeout := time.After(hang)
+	for len(want) > 0 {
+		select {
+		case a := <-tw.set.ch:
+			if !want[a] {
+				t.Fatalf("%s was blocked", a)
+			}
+			delete(want, a)
+		case <-timeout:
+			t.Fatalf("%d spoofers never blocked, e.g. %v", len(want), want)
+		}
+	}
+	tw.stop()
+	tw.set.mu.Lock()
+	defer tw.set.mu.Unlock()
+	if n := tw.set.set[netip.MustParseAddr("192.0.2.10")]; n != 0 {
+		t.Fatalf("the genuine crawler was blocked %d times", n)
+	}
+	verdicts := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(tw.events.String()), "\n") {
+		var e struct {
+			Event, IP, Verdict, Crawler string
+			Hits                        int64
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Event != EventVerdict || e.Crawler != CrawlerName {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		if prev, ok := verdicts[e.IP]; ok {
+			t.Fatalf("%s judged twice (%s, then %s)", e.IP, prev, e.Verdict)
+		}
+		verdicts[e.IP] = e.Verdict
+	}
+	if len(verdicts) != spoofers+1 || verdicts["192.0.2.10"] != "genuine" || verdicts["198.51.100.1"] != "" {
+		t.Fatalf("%d verdicts (want %d); genuine %q; unclaimed %q", len(verdicts), spoofers+1, verdicts["192.0.2.10"], verdicts["198.51.100.1"])
+	}
+}
+
+// waitBlocked waits until a is blocked, taking the other spoofers
+// blocked meanwhile off want.
+func waitBlocked(t *testing.T, tw *testWatch, want map[netip.Addr]bool, a netip.Addr) {
+	t.Helper()
+	for want[a] {
+		select {
+		case b := <-tw.set.ch:
+			if !want[b] {
+				t.Fatalf("%s was blocked", b)
+			}
+			delete(want, b)
+		case <-time.After(hang):
+			t.Fatalf("%s never blocked", a)
+		}
+	}
+}
+
+// A line whose address DNS is slow to answer does not hold up the next
+// line: the next spoofer is blocked while the first one's answer waits.
+func TestWatcherSlowDNSDoesNotDelayTheNextLine(t *testing.T) {
+	z := newZone()
+	release := z.holdAddr("203.0.113.1")
+	defer release()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	appendFile(t, log, "")
+	tw := startWatch(t, z, []string{log}, nil)
+	appendFile(t, log, combined("203.0.113.1", 0, "/", "LohiSoftBot/1.0"))
+	appendFile(t, log, combined("203.0.113.2", 1, "/", "LohiSoftBot/1.0"))
+	select {
+	case a := <-tw.set.ch:
+		if a.String() != "203.0.113.2" {
+			t.Fatalf("%s blocked first", a)
+		}
+	case <-time.After(hang):
+		t.Fatal("the second spoofer was held up by the first one's DNS answer")
+	}
+	release()
+	select {
+	case a := <-tw.set.ch:
+		if a.String() != "203.0.113.1" {
+			t.Fatalf("%s blocked", a)
+		}
+	case <-time.After(hang):
+		t.Fatal("the first spoofer was never blocked")
+	}
+}
+
+// Conduct violations of the genuine crawler become events as the log
+// proves them; a spoofer's requests are never held to the crawler's
+// promises.
+func TestWatcherConductEvents(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	appendFile(t, log, "")
+	tw := startWatch(t, z, []string{log}, conduct.NewTracker(conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second}))
+	var b strings.Builder
+	for i := range 21 {
+		b.WriteString(combined("192.0.2.10", i*10, fmt.Sprintf("/p%d", i), "LohiSoftBot/1.0"))
+		b.WriteString(combined("203.0.113.9", i*10, "/", "LohiSoftBot/1.0"))
+		b.WriteString(combined("203.0.113.9", i*10, "/", "LohiSoftBot/1.0"))
+	}
+	appendFile(t, log, b.String())
+	deadline := time.After(hang)
+	for !strings.Contains(tw.events.String(), `"kind":"budget"`) {
+		select {
+		case <-deadline:
+			t.Fatalf("no budget violation; events:\n%s", tw.events.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	tw.stop()
+	var violations []conduct.Violation
+	for _, l := range strings.Split(strings.TrimSpace(tw.events.String()), "\n") {
+		var e ViolationEvent
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Event == EventViolation {
+			violations = append(violations, e.Violation)
+		}
+	}
+	if len(violations) != 1 || violations[0].IP != "192.0.2.10" || violations[0].Line != 61 || violations[0].Site != "www.example" {
+		t.Fatalf("violations %+v, want one budget violation on line 61 (the 21st page)", violations)
+	}
+}
+
+// Standard input is read until it ends; Run then returns once the judge
+// is done.
+func TestWatcherStdin(t *testing.T) {
+	z := newZone()
+	srv := z.serve(t)
+	pr, pw := io.Pipe()
+	events := &lockedBuffer{}
+	list := &verify.IPList{}
+	set := newSetAdder()
+	var w *Watcher
+	ctx := context.Background()
+	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdict(ctx)(v) }})
+	w = New(Options{Files: []string{"-"}, Follow: follow.Options{Stdin: pr}, Judge: j, Guard: NewGuard(list, nil, j.Genuine),
+		Events: &Events{W: events, Terminal: true}, Adder: set})
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	fmt.Fprint(pw, combined("203.0.113.77", 0, "/\x1b[31m", "LohiSoftBot/1.0 \x1b]0;x\x07"))
+	pw.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hang):
+		t.Fatal("Run did not return after standard input ended")
+	}
+	out := events.String()
+	if !strings.Contains(out, "spoofed") || !strings.Contains(out, "203.0.113.77") || strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("terminal output %q", out)
+	}
+	if len(set.set) != 1 {
+		t.Fatalf("block set %v", set.set)
+	}
+}
