@@ -118,9 +118,15 @@ func (p *proc) linesRead() int64 {
 	return -1
 }
 
-// settle waits until no address waits for its verdict.
-func (p *proc) settle() {
-	for !strings.Contains(p.summary(), " 0 pending") {
+// settle waits until no address waits for its verdict, for a minute at
+// most, and returns the last summary line.
+func (p *proc) settle() string {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		l := p.summary()
+		if strings.Contains(l, " 0 pending") || time.Now().After(deadline) {
+			return l
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
@@ -264,8 +270,7 @@ func run(bin, ns string, spoofers int, steady, long time.Duration) error {
 	fmt.Printf("throughput: %d lines (1%% claims by new spoofers) followed in %s (written in %s): %.0f lines/s\n",
 		n, took.Round(time.Millisecond), written.Round(time.Millisecond), float64(n)/took.Seconds())
 
-	p.settle()
-	fmt.Printf("rss after the throughput run: %s\n", p.rss())
+	fmt.Printf("after the throughput run: %s\nrss %s\n", p.settle(), p.rss())
 
 	// 3. CPU and RSS at a steady 2,000 lines/s, one in a hundred a claim
 	// by a new spoofer (20 new spoofers a second).
