@@ -50,6 +50,9 @@ type Audit struct {
 	Settled func(netip.Addr) (verify.Result, bool)
 	// KeepAll keeps every claimed hit, for eachHit.
 	KeepAll bool
+	// Crawler, when set, names the crawler audited in the report's
+	// addresses, sites and violations (an audit of several crawlers).
+	Crawler string
 
 	summary Summary
 
@@ -472,7 +475,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	}
 	// The view keeps the clients, not the audit: once the caller lets go
 	// of the audit, its hits are garbage while the report is written.
-	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder()}
+	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder(), crawler: a.Crawler}
 
 	cfg = a.coverage().Apply(cfg)
 	// r.Sites in the order of their names as the report shows them; pos
@@ -493,9 +496,12 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	none := []string{}
 	for i, id := range sites {
 		pos[id] = int32(i)
-		r.Sites[i] = SiteReport{Site: valid(id), ClaimedHits: a.siteHits[id], ChecksSkipped: none}
+		r.Sites[i] = SiteReport{Site: valid(id), Crawler: a.Crawler, ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
 	a.checkConduct(genuine, cfg, r, pos)
+	for i := range r.Violations {
+		r.Violations[i].Crawler = a.Crawler
+	}
 	r.Summary.Violations = len(r.Violations)
 	return r
 }
@@ -651,6 +657,7 @@ type ipView struct {
 	c       clients
 	results map[netip.Addr]verify.Result
 	order   []uint32
+	crawler string
 }
 
 // all yields the addresses in report order.
@@ -670,6 +677,7 @@ func (v *ipView) report(i uint32) IPReport {
 	e := a.addrs.at(int(i))
 	ip := IPReport{
 		IP:         validUTF8(a.name(e)),
+		Crawler:    v.crawler,
 		Hits:       e.hits,
 		PTR:        []string{},
 		Forward:    []string{},

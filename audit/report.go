@@ -30,10 +30,20 @@ type Report struct {
 	GeneratedAt       time.Time     `json:"generated_at" yaml:"generated_at"`
 
 	lazy *ipView // the addresses, when made one at a time
+	// parts are the reports of several crawlers, when merged (see Merge):
+	// their addresses are the report's, crawler by crawler.
+	parts []*Report
 }
 
 // NumIPs returns how many addresses the report holds.
 func (r *Report) NumIPs() int {
+	if r.parts != nil {
+		n := 0
+		for _, p := range r.parts {
+			n += p.NumIPs()
+		}
+		return n
+	}
 	if r.lazy != nil {
 		return len(r.lazy.order)
 	}
@@ -43,6 +53,17 @@ func (r *Report) NumIPs() int {
 // AllIPs yields the report's addresses in order: numerically, IPv4 first,
 // then clients that are not addresses.
 func (r *Report) AllIPs() iter.Seq[IPReport] {
+	if r.parts != nil {
+		return func(yield func(IPReport) bool) {
+			for _, p := range r.parts {
+				for ip := range p.AllIPs() {
+					if !yield(ip) {
+						return
+					}
+				}
+			}
+		}
+	}
 	if r.lazy != nil {
 		return r.lazy.all()
 	}
@@ -53,7 +74,7 @@ func (r *Report) AllIPs() iter.Seq[IPReport] {
 // and tests, as it holds them all at once. For a report not made by
 // [Audit.Report] it is IPs itself.
 func (r *Report) IPList() []IPReport {
-	if r.lazy == nil {
+	if r.lazy == nil && r.parts == nil {
 		return r.IPs
 	}
 	out := make([]IPReport, 0, r.NumIPs())
@@ -84,11 +105,28 @@ type Summary struct {
 	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
 	UnclaimedHit    int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
 	Incomplete      bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+
+	// Crawlers are the totals per crawler, when --crawler named them
+	// (SPEC §10).
+	Crawlers []CrawlerSummary `json:"crawlers,omitempty" yaml:"crawlers,omitempty"`
+}
+
+// CrawlerSummary is one crawler's totals (SPEC §10 summary.crawlers).
+type CrawlerSummary struct {
+	Name           string `json:"name" yaml:"name"`
+	ClaimedHits    int64  `json:"claimed_hits" yaml:"claimed_hits"`
+	GenuineHits    int64  `json:"genuine_hits" yaml:"genuine_hits"`
+	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`
+	UnverifiedHits int64  `json:"unverified_hits" yaml:"unverified_hits"`
+	Violations     int    `json:"violations" yaml:"violations"`
 }
 
 // IPReport is one address that claimed to be the crawler.
 type IPReport struct {
-	IP         string         `json:"ip" yaml:"ip"`
+	IP string `json:"ip" yaml:"ip"`
+	// Crawler is the crawler the address claimed to be, when --crawler
+	// named the crawlers (SPEC §10).
+	Crawler    string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
 	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
 	Method     string         `json:"method" yaml:"method"`
 	Reason     string         `json:"reason" yaml:"reason"`

@@ -101,6 +101,15 @@ type Options struct {
 	// their reports in input order, and gives warnings for the report
 	// (such as site names chosen for inputs that log no virtual host).
 	ReadWarnings func(inputs []InputReport) []string
+	// Crawlers, when set, are the crawlers audited in one pass over the
+	// inputs (SPEC §10), each with its own audit, verdicts (Classifier,
+	// by its index) and conduct; Audit and Conduct are then not used, and
+	// the report merges theirs (see [Merge]). Listed should hold every
+	// crawler's listed addresses.
+	Crawlers []Crawler
+	// Claims are the crawlers' tokens, a group per crawler of Crawlers;
+	// nil: the default crawler's (LohiSoftBot).
+	Claims *parse.TokenSet
 	// Observe, when set, is called once per claimed hit kept by the
 	// audit (all of them: Observe makes the audit keep the hits of
 	// addresses settled as spoofed too), in input order, with the site,
@@ -111,6 +120,24 @@ type Options struct {
 	Progress Progress
 	// OnPhase, when set, is called as the run enters each phase.
 	OnPhase func(Phase)
+}
+
+// Crawler is one of several crawlers audited in one run.
+type Crawler struct {
+	// Name names the crawler in the report.
+	Name string
+	// Audit holds its claimed hits (Since, Until and Settled as for
+	// Options.Audit; Crawler, when set, names it in the report's
+	// addresses, sites and violations); nil makes a new one.
+	Audit *Audit
+	// Listed reports whether an address is one of its listed ones: their
+	// requests without a token go to its audit.
+	Listed func(netip.Addr) bool
+	// Conduct is what it is held to; Conduct.Robots, when nil, is taken
+	// from Options.Robots only when Robots is set here.
+	Conduct conduct.Config
+	// Robots says the crawler promises to obey robots.txt.
+	Robots bool
 }
 
 // InputError is the error of a run whose inputs could not all be read
@@ -140,13 +167,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			o.OnPhase(p)
 		}
 	}
-	au := o.Audit
-	if au == nil {
-		au = &Audit{}
-	}
-	if o.Observe != nil {
-		au.KeepAll = true
-	}
+	set := newAuditSet(&o)
+	au := set.audits[0]
 	var failed []string
 	first := len(au.inputs)
 	phase(PhaseRead)
@@ -154,7 +176,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !readInput(ctx, &o, in, au) {
+		if !readInput(ctx, &o, in, set) {
 			failed = append(failed, in.Name)
 		}
 	}
@@ -173,9 +195,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	phase(PhaseDNS)
-	var results map[netip.Addr]verify.Result
+	results := make([]map[netip.Addr]verify.Result, len(set.audits))
 	if o.Classifier != nil {
-		results = o.Classifier.Classify(ctx, 0, au.Addresses())
+		for i, a := range set.audits {
+			results[i] = o.Classifier.Classify(ctx, i, a.Addresses())
+		}
 		// A cancelled lookup is unverified for want of an answer, not for
 		// want of DNS: such results must not be reported as if complete.
 		if ctx.Err() != nil {
@@ -188,18 +212,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if o.Observe != nil {
-		au.eachHit(results, func(h conduct.Hit, v verify.Verdict) { o.Observe(h.Site, 0, h, v) })
+		for i, a := range set.audits {
+			a.eachHit(results[i], func(h conduct.Hit, v verify.Verdict) { o.Observe(h.Site, i, h, v) })
+		}
 	}
 
-	cfg := o.Conduct
-	if cfg.Robots == nil && o.Robots != nil {
-		cfg.Robots = o.Robots.For
-	}
 	// The conduct checks and the report of a long audit take a while and
 	// cannot be stopped midway: an interrupted run leaves them behind.
 	rep, err := aside.Do(ctx, func() *Report {
 		phase(PhaseConduct)
-		return au.Report(results, cfg)
+		return set.report(&o, results)
 	})
 	if err != nil {
 		return nil, err
@@ -218,7 +240,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // audit keeps what was read, and the reason is a warning and the input's
 // Error), or when ctx was cancelled while reading (the caller checks
 // ctx).
-func readInput(ctx context.Context, o *Options, in Input, au *Audit) bool {
+func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	failed := func(msg string) bool {
 		au.Warn(msg)
 		au.AddInput(InputReport{File: in.Name, Error: msg}, nil)
@@ -232,7 +254,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *Audit) bool {
 		return failed(fmt.Sprintf("cannot read %s: %v", in.Name, err))
 	}
 	defer src.Close()
-	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: o.Listed})
+	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: o.Listed, Claims: o.Claims})
 	// Stop, unlike a check between records, ends a read that finds
 	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
 	stop := context.AfterFunc(ctx, r.Stop)

@@ -2,8 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +26,9 @@ func crawlerTestZone(t *testing.T) string {
 		"crawl-66-249-66-1.googlebot.com. 3600 IN A 66.249.66.1",
 		"msnbot-157-55-39-1.search.msn.com. 3600 IN A 157.55.39.1",
 		"bot7.crawl.example.net. 3600 IN A 198.51.100.77",
+		"crawler1.bot.lohisoft.com. 3600 IN A 79.139.58.98",
 	)
+	z.PTR(t, "79.139.58.98", "crawler1.bot.lohisoft.com")
 	z.PTR(t, "66.249.66.1", "crawl-66-249-66-1.googlebot.com")
 	z.PTR(t, "203.0.113.50", "crawl-66-249-66-9.googlebot.com")
 	z.PTR(t, "157.55.39.1", "msnbot-157-55-39-1.search.msn.com")
@@ -38,8 +43,9 @@ func crawlerTestCache(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bodies := map[string]string{
-		"googlebot": `{"creationTime":"2026-11-30T14:46:03.000000","prefixes":[{"ipv6Prefix":"2001:4860:4801:10::/64"},{"ipv4Prefix":"66.249.64.0/27"}]}`,
-		"bingbot":   `{"creationTime":"2026-11-30T10:00:00.000000","prefixes":[{"ipv4Prefix":"157.55.39.0/24"}]}`,
+		"lohisoftbot": `["79.139.58.98", "79.139.58.121"]`,
+		"googlebot":   `{"creationTime":"2026-11-30T14:46:03.000000","prefixes":[{"ipv6Prefix":"2001:4860:4801:10::/64"},{"ipv4Prefix":"66.249.64.0/27"}]}`,
+		"bingbot":     `{"creationTime":"2026-11-30T10:00:00.000000","prefixes":[{"ipv4Prefix":"157.55.39.0/24"}]}`,
 	}
 	for name, body := range bodies {
 		p, _ := crawler.Builtin(name)
@@ -227,4 +233,123 @@ func TestIPsCrawler(t *testing.T) {
 		shown[1].Crawler != "lohisoftbot" || shown[1].Source != verify.IPListSourceBuiltin {
 		t.Errorf("show: %+v", shown)
 	}
+}
+
+// TestLogsCrawlers audits a real-looking log for four crawlers at once:
+// LohiSoftBot, a genuine Googlebot beside a fake one, a Bingbot, and a
+// crawler of a profile file that breaks its own budget.
+func TestLogsCrawlers(t *testing.T) {
+	resolver, cache := crawlerTestZone(t), crawlerTestCache(t)
+	args := []string{"logs", "--format", "json", "--resolver", resolver, "--cache-dir", cache, "--site", "example.org",
+		"--crawler", "lohisoftbot", "--crawler", "googlebot", "--crawler", "bingbot", "--crawler", "../testdata/crawlers/examplebot.yaml",
+		"../testdata/crawlers/access.log"}
+	code, stdout, stderr := runInMemory(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, "crawlers.json", normaliseGeneratedAt(t, "json", stdout))
+	var rep struct {
+		Summary struct {
+			ClaimedHits int64 `json:"claimed_hits"`
+			Crawlers    []struct {
+				Name        string
+				ClaimedHits int64 `json:"claimed_hits"`
+				GenuineHits int64 `json:"genuine_hits"`
+				SpoofedHits int64 `json:"spoofed_hits"`
+			} `json:"crawlers"`
+		} `json:"summary"`
+		IPs []struct {
+			IP, Crawler, Verdict, Reason string
+		} `json:"ips"`
+		Sites []struct {
+			Site, Crawler string
+			Pages         int64
+		} `json:"sites"`
+		Violations []struct {
+			Kind, Crawler, IP string
+		} `json:"violations"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var crawlers []string
+	for _, c := range rep.Summary.Crawlers {
+		crawlers = append(crawlers, fmt.Sprintf("%s %d/%d/%d", c.Name, c.ClaimedHits, c.GenuineHits, c.SpoofedHits))
+	}
+	if got, want := strings.Join(crawlers, ", "), "lohisoftbot 2/2/0, googlebot 4/2/2, bingbot 1/1/0, examplebot 8/8/0"; got != want {
+		t.Errorf("summary.crawlers %s, want %s", got, want)
+	}
+	if rep.Summary.ClaimedHits != 15 {
+		t.Errorf("claimed hits %d, want 15", rep.Summary.ClaimedHits)
+	}
+	var ips []string
+	for _, ip := range rep.IPs {
+		ips = append(ips, ip.Crawler+" "+ip.IP+" "+ip.Verdict+" "+ip.Reason)
+	}
+	for _, want := range []string{"googlebot 66.249.66.1 genuine ", "googlebot 203.0.113.50 spoofed forward-mismatch",
+		"bingbot 157.55.39.1 genuine ", "examplebot 198.51.100.77 genuine ", "lohisoftbot 79.139.58.98 genuine "} {
+		if !slices.Contains(ips, want) {
+			t.Errorf("no address %q in %q", want, ips)
+		}
+	}
+	var sites []string
+	for _, s := range rep.Sites {
+		sites = append(sites, fmt.Sprintf("%s %s %d", s.Site, s.Crawler, s.Pages))
+	}
+	if got, want := strings.Join(sites, ", "), "example.org lohisoftbot 1, example.org googlebot 1, example.org bingbot 0, example.org examplebot 7"; got != want {
+		t.Errorf("sites %s, want %s", got, want)
+	}
+	budget := 0
+	for _, v := range rep.Violations {
+		if v.Crawler == "" {
+			t.Errorf("violation without a crawler: %+v", v)
+		}
+		if v.Kind == "budget" {
+			budget++
+			if v.Crawler != "examplebot" {
+				t.Errorf("budget violation of %s: only examplebot broke its budget", v.Crawler)
+			}
+		}
+	}
+	if budget != 1 {
+		t.Errorf("%d budget violations, want 1: %+v", budget, rep.Violations)
+	}
+}
+
+// TestLogsOneCrawlerUnchanged: without --crawler the report is the one
+// the tool always wrote (the sample's golden files, TestLogsSampleGolden);
+// --crawler lohisoftbot gives the same facts, each with its crawler named.
+func TestLogsOneCrawlerUnchanged(t *testing.T) {
+	_, plain, _ := runInMemory(t, "", append([]string{"logs", "--format", "json"}, sampleArgs...)...)
+	golden(t, "sample.json", normaliseGeneratedAt(t, "json", plain))
+	code, named, stderr := runInMemory(t, "", append([]string{"logs", "--format", "json", "--crawler", "lohisoftbot"}, sampleArgs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(plain, `"crawler"`) || !strings.Contains(named, `"crawler": "lohisoftbot"`) || !strings.Contains(named, `"crawlers": [`) {
+		t.Errorf("crawler fields: plain has them %v, named lacks them %v", strings.Contains(plain, `"crawler"`), !strings.Contains(named, `"crawler": "lohisoftbot"`))
+	}
+}
+
+// FuzzVerifyReadAddrs: any input is either addresses that parse, or an
+// error naming bad lines; never a panic, never an address that does not
+// parse.
+func FuzzVerifyReadAddrs(f *testing.F) {
+	f.Add("79.139.58.98\n# comment\n\n2001:db8::1 # x\n")
+	f.Add("localhost\n10.0.0.1:80\n\x00\xff\n")
+	f.Add(strings.Repeat("1.2.3.4\n", 100))
+	f.Fuzz(func(t *testing.T, in string) {
+		addrs, err := verifyReadAddrs(strings.NewReader(in))
+		if err != nil {
+			if !strings.Contains(err.Error(), "line ") && !strings.Contains(err.Error(), "stdin") {
+				t.Fatalf("error without a line: %v", err)
+			}
+			return
+		}
+		for _, s := range addrs {
+			if a, err := netip.ParseAddr(s); err != nil || a.Zone() != "" {
+				t.Fatalf("%q passed as an address", s)
+			}
+		}
+	})
 }

@@ -193,7 +193,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 			return err
 		}
 	} else {
-		rep, id, err := runAudit(ctx, env, &o.auditOptions, files)
+		rep, id, err := runAudit(ctx, env, &o.auditOptions, files, nil)
 		if rep == nil {
 			return err
 		}

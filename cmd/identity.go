@@ -34,10 +34,6 @@ type identity struct {
 	// default): what a one-crawler audit reads with.
 	List     *verify.IPList
 	Verifier *verify.Verifier
-	// Warnings are for the user: a list rejected or not fetched, an
-	// unreachable resolver, a cache that could not be used. classify
-	// brings them up to date.
-	Warnings []string
 }
 
 // newIdentity is newIdentityFor the default crawler.
@@ -116,17 +112,7 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 			return startVerifyProgress(env.Stderr, src).stop
 		}
 	}
-	id := &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0]}
-	id.Warnings = vid.Warnings()
-	return id, nil
-}
-
-// classify verifies addrs as claims to be the first crawler (see
-// verify.Identity.Classify) and brings id.Warnings up to date.
-func (id *identity) classify(ctx context.Context, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	out := id.Classify(ctx, 0, addrs)
-	id.Warnings = id.Identity.Warnings()
-	return out
+	return &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0]}, nil
 }
 
 // identityListOverride is the --ip-list value that replaces the profiles'

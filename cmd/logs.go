@@ -47,6 +47,7 @@ malformed and reported with their file and line number.`,
 	addFormatFlag(f, o, render.Names())
 	addTopFlag(f, o)
 	addLogFlags(f, o)
+	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, o)
 	addConfigFlag(f, o)
 	return c
@@ -63,12 +64,18 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 		return err
 	}
-	rep, _, err := runAudit(ctx, env, o, files)
+	ro := reportOptions(env, o)
+	var observe func(string, int, conduct.Hit, verify.Verdict)
+	if format.Name() == "html" {
+		ro.Timelines = htmlTimelines(o)
+		observe = ro.Timelines.Observer()
+	}
+	rep, _, err := runAudit(ctx, env, o, files, observe)
 	if rep == nil {
 		return err
 	}
 	env.phase(phaseWrite)
-	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
+	werr := format.WriteReport(env.Stdout, rep, ro)
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
@@ -106,7 +113,9 @@ func warnAll(env *Env, warnings []string) {
 // runAudit checks the flags, loads robots.txt and the IP list, and runs
 // the audit of files (audit.Run). With an *audit.InputError it returns
 // the report of everything read: an input could not be read whole.
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*audit.Report, *identity, error) {
+// observe, when not nil, is given each claimed hit with its verdict
+// (audit.Options.Observe).
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -144,8 +153,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return nil, nil, err
+	}
 	env.phase(phaseIPList)
-	id, err := newIdentity(ctx, env, o)
+	id, err := newIdentityFor(ctx, env, o, profiles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,11 +175,14 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
+	named := len(o.Crawlers) > 0
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
-		Listed:     parse.NewAddrSet(id.List.Prefixes),
+		Listed:     parse.NewAddrSet(id.Listed()),
+		Crawlers:   auditCrawlers(id, o, since, until, named),
+		Claims:     crawlerClaims(profiles, named),
 		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
 		Classifier: identityClassifier{id},
 		Conduct: conduct.Config{
@@ -184,6 +200,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 			}
 			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
 		},
+		Observe:  observe,
 		Progress: prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {
@@ -197,7 +214,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = id.List.Source
+	rep.Summary.IPListSource = ipListSources(id, named)
 	return rep, id, err
 }
 
@@ -205,11 +222,11 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string) (*
 // force, and its warnings.
 type identityClassifier struct{ id *identity }
 
-func (c identityClassifier) Classify(ctx context.Context, _ int, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	return c.id.classify(ctx, addrs)
+func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
+	return c.id.Classify(ctx, crawler, addrs)
 }
 
-func (c identityClassifier) Warnings() []string { return c.id.Warnings }
+func (c identityClassifier) Warnings() []string { return c.id.Identity.Warnings() }
 
 // checkInputsExist says, before anything is read, which named log does
 // not exist or is a directory: a mistyped name is a usage error (exit 2,

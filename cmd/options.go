@@ -44,6 +44,8 @@ type auditOptions struct {
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
+	// Crawlers are the --crawler values: built-in names or profile files.
+	Crawlers []string
 }
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.

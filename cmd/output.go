@@ -123,6 +123,13 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 	return ro
 }
 
+// htmlTimelines returns the timelines that the HTML report draws of an
+// audit, with the page budget of the budget flags.
+func htmlTimelines(o *auditOptions) *render.Timelines {
+	b := render.Budget{Pages: o.Budget, Window: o.BudgetWindow}
+	return &render.Timelines{Budget: func(string) render.Budget { return b }}
+}
+
 // refuseTerminal returns a usage error for a format that is not for a
 // terminal (html) when standard output is one.
 func refuseTerminal(env *Env, f render.Renderer) error {

@@ -164,7 +164,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings...) {
+	for _, w := range append(rs.Warnings(), id.Warnings()...) {
 		warnf(env, "%s", w)
 	}
 
@@ -319,7 +319,7 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings...) {
+	for _, w := range append(rs.Warnings(), id.Warnings()...) {
 		warnf(env, "%s", w)
 	}
 	apply(id, rs, never)

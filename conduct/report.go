@@ -13,6 +13,10 @@ type SiteReport struct {
 	// Extensions beyond SPEC §5.
 	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
 	Violations  int   `json:"violations" yaml:"violations"`
+
+	// Crawler is the crawler of the row, when --crawler named the
+	// crawlers (SPEC §10: a row per crawler and site).
+	Crawler string `json:"crawler,omitempty" yaml:"crawler,omitempty"`
 }
 
 // Violation is one broken promise, with its evidence (SPEC §5's
@@ -26,4 +30,8 @@ type Violation struct {
 	Line   int64     `json:"line" yaml:"line"`
 	Path   string    `json:"path" yaml:"path"`
 	Detail string    `json:"detail" yaml:"detail"`
+
+	// Crawler is the crawler that broke the promise, when --crawler
+	// named the crawlers (SPEC §10).
+	Crawler string `json:"crawler,omitempty" yaml:"crawler,omitempty"`
 }

@@ -253,6 +253,9 @@ func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	}
 	b = append(b, '{')
 	str(`"ip": `, ip.IP)
+	if ip.Crawler != "" {
+		str(`"crawler": `, ip.Crawler)
+	}
 	str(`"verdict": `, string(ip.Verdict))
 	str(`"method": `, ip.Method)
 	str(`"reason": `, ip.Reason)

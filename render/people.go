@@ -198,7 +198,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 			t.Heading("Addresses claiming to be LohiSoftBot")
 		}
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
-			Min: []int{15, 0, 0, 0, 0, 10, 10}, TitleColumns: 2}
+			TitleColumns: 2}
 		for _, ip := range ips {
 			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.Warnings), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
@@ -260,7 +260,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 
 	if len(r.MalformedExamples) > 0 {
 		t.Heading("Malformed lines (first examples)")
-		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, TitleColumns: 1}
+		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, Break: []bool{false, true, true}, TitleColumns: 1}
 		for _, m := range r.MalformedExamples {
 			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 60), t.Cell(m.Text, 100)})
 		}

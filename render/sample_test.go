@@ -120,7 +120,7 @@ func samplePage(t testing.TB) *Page {
 		Version:     "dev",
 		GeneratedAt: utc("2026-12-02T09:30:00Z"),
 		Summary: Summary{
-			Files: 2, Lines: 606, Malformed: 3, ClaimedHits: 42, GenuineHits: 29, SpoofedHits: 13,
+			Files: 2, Lines: 606, Malformed: 2, ClaimedHits: 42, GenuineHits: 29, SpoofedHits: 13,
 			Violations: 7, LogFormat: "vhost_combined", IPListSource: "built-in",
 		},
 		Crawlers:  []CrawlerSummary{{Name: "lohisoftbot", ClaimedHits: 42, GenuineHits: 29, SpoofedHits: 13, Violations: 7}},
@@ -137,8 +137,7 @@ func samplePage(t testing.TB) *Page {
 			robots(v("robots", "2026-12-01T07:03:41Z", 55, "/search/|<script>[x](javascript:1)\x1b]0;owned\x07", `disallowed by robots.txt line 7 "Disallow: /search"`), 7, "Disallow: /search"),
 		},
 		Malformed: []Malformed{
-			{File: log, Line: 102, Text: "", Reason: `no ":" after the virtual host field`},
-			{File: log, Line: 330, Text: "\x1b]0;owned\x07 | <script>alert(1)</script> [x](javascript:0) # _em_ *em* `code` ![img](x) \\", Reason: `bad client address "#"`},
+			{File: log, Line: 330, Text: "\x1b]0;owned\x07 | <script>alert(1)</script> [x](javascript:0) # _em_ *em* `code` ![img](x) \\", Reason: "bad virtual host \"\\x1b]0;owned\\a\""},
 			{File: gz, Line: 41, Text: "www.example.org:443 198.51.100.9 - - [30/Nov/2026:08:1", Reason: `no "] \"" after the time field`},
 		},
 		Warnings: []string{

@@ -4,6 +4,10 @@ import (
 	"strings"
 
 	"github.com/clipperhouse/displaywidth"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // MinWidth is the narrowest width a table is laid out for: a smaller
@@ -11,21 +15,26 @@ import (
 const MinWidth = 20
 
 // Table is a table for people: drawn with box characters for a terminal,
-// or a GitHub-flavoured Markdown table. Cells are written as given: escape
-// text from strangers before (Text.Cell does).
+// or a GitHub-flavoured Markdown table, by tablewriter. Cells are written
+// as given: escape text from strangers before (Text.Cell does).
 //
-// At a width (Text's), a box table whose lines would be wider has its
-// cells wrapped at spaces (a word longer than its column is broken), its
-// widest columns narrowed first; when even that cannot fit, each row is
-// written as a block: the title columns on one line, then one indented
-// line per other column with its name. A Markdown table is never wrapped.
+// At a width (Text's), a box table whose lines would be wider is narrowed
+// by the cheapest means first: headers wrapped at spaces (a column of
+// numbers under a long header gets as narrow as its numbers), then cells
+// wrapped at spaces, then, in the Break columns only, words broken. Within
+// each step the column whose narrowing adds the fewest lines goes first.
+// When even that cannot fit, each row is written as a block: the title
+// columns on one line, then one indented line per other column with its
+// name, so that addresses, site names and reasons stay whole. A Markdown
+// table is never wrapped.
 type Table struct {
 	Header []string
 	Rows   [][]string
-	// Min holds each column's least width when it is narrowed (0: the
-	// default, 8, or the column's longest header word when that is wider).
-	// A value above the column's own width is the column's own width.
-	Min []int
+	// Break marks the columns of free text (a log line, a path, a
+	// parser's reason) whose words may be broken to make the table fit;
+	// the words of the other columns (addresses, site names, reasons such
+	// as not-in-ip-list, kinds, times) are never broken in a box table.
+	Break []bool
 	// TitleColumns is how many leading columns make a block's first line
 	// (at least 1).
 	TitleColumns int
@@ -35,24 +44,24 @@ type Table struct {
 	Blocks bool
 }
 
-// textWidth is the number of terminal columns s takes.
-func textWidth(s string) int { return displaywidth.String(s) }
+// leastBreak is the narrowest a Break column is made (or its longest
+// header word, when that is wider).
+const leastBreak = 12
+
+// textWidth is the number of terminal columns s takes, as tablewriter
+// counts them (its East Asian setting included), so that the widths
+// decided here are the widths it draws.
+func textWidth(s string) int { return twwidth.Width(s) }
 
 // text returns the table as Markdown when md, else as a box table at
 // most width columns wide (0: no limit).
 func (t *Table) text(md bool, width int) string {
-	n := len(t.Header)
-	widths := make([]int, n)
-	for i, h := range t.Header {
-		widths[i] = textWidth(h)
-	}
-	for _, row := range t.Rows {
-		for i := 0; i < n && i < len(row); i++ {
-			widths[i] = max(widths[i], textWidth(row[i]))
-		}
-	}
 	if md {
-		return t.markdown(widths)
+		return t.markdown()
+	}
+	widths := make([]int, len(t.Header))
+	for i := range widths {
+		widths[i] = t.widest(i, textWidth)
 	}
 	if width > 0 {
 		width = max(width, MinWidth)
@@ -79,61 +88,128 @@ func boxWidth(widths []int) int {
 	return total
 }
 
-// narrow returns the column widths that make the table fit width, taking
-// a column at a time from the widest, or false when the columns' least
-// widths do not fit.
-func (t *Table) narrow(widths []int, width int) ([]int, bool) {
-	n := len(widths)
-	least := make([]int, n)
-	for i, h := range t.Header {
-		m := 8
-		if i < len(t.Min) && t.Min[i] > 0 {
-			m = t.Min[i]
+// widest returns the largest measure of column i's cells and header.
+func (t *Table) widest(i int, measure func(string) int) int {
+	m := measure(t.Header[i])
+	for _, row := range t.Rows {
+		if i < len(row) {
+			m = max(m, measure(row[i]))
 		}
-		for _, word := range strings.Fields(h) {
-			m = max(m, textWidth(word))
+	}
+	return m
+}
+
+// longestWord is the width of the widest space-separated word of s.
+func longestWord(s string) int {
+	m := 0
+	for _, w := range strings.Split(s, " ") {
+		m = max(m, textWidth(w))
+	}
+	return m
+}
+
+// narrow returns the column widths that make the table fit width, or
+// false when it cannot fit without breaking a word that must stay whole.
+// It goes step by step: headers wrapped at spaces, cells wrapped at
+// spaces, words broken in Break columns; the first step whose narrowest
+// widths fit is taken as far as needed.
+func (t *Table) narrow(natural []int, width int) ([]int, bool) {
+	n := len(natural)
+	steps := make([][]int, 3)
+	for k := range steps {
+		steps[k] = make([]int, n)
+	}
+	for i := range n {
+		headerWord := longestWord(t.Header[i])
+		cells := 0
+		for _, row := range t.Rows {
+			if i < len(row) {
+				cells = max(cells, textWidth(row[i]))
+			}
 		}
-		least[i] = min(m, widths[i])
+		steps[0][i] = max(cells, headerWord)
+		steps[1][i] = max(t.widest(i, longestWord), headerWord)
+		steps[2][i] = steps[1][i]
+		if i < len(t.Break) && t.Break[i] {
+			steps[2][i] = min(steps[1][i], max(leastBreak, headerWord))
+		}
 	}
-	if boxWidth(least) > width {
-		return nil, false
+	from := natural
+	for _, least := range steps {
+		if boxWidth(least) <= width {
+			return t.squeeze(from, least, width), true
+		}
+		from = least
 	}
-	fit := append([]int(nil), widths...)
-	for excess := boxWidth(fit) - width; excess > 0; excess-- {
-		widest := -1
+	return nil, false
+}
+
+// squeeze narrows columns from their widths in from towards least until
+// the table fits width: each time the column whose next narrower width
+// adds the fewest lines to the table (then the one that gives up most,
+// then the widest), each column as wide as its widest wrapped line. What
+// is left over then widens the columns narrowed last back as far as it
+// goes.
+func (t *Table) squeeze(from, least []int, width int) []int {
+	fit := append([]int(nil), from...)
+	lines := make([][]int, len(fit)) // lines[i][r]: lines of row r (0: header) in column i
+	for i := range fit {
+		lines[i] = t.lines(i, fit[i])
+	}
+	height := func() int {
+		h := 0
+		for r := range len(t.Rows) + 1 {
+			m := 1
+			for i := range lines {
+				m = max(m, lines[i][r])
+			}
+			h += m
+		}
+		return h
+	}
+	var narrowed []int
+	for boxWidth(fit) > width {
+		best, bestWidth, bestHeight := -1, 0, 0
+		var bestLines []int
 		for i := range fit {
-			if fit[i] > least[i] && (widest < 0 || fit[i] > fit[widest]) {
-				widest = i
+			if fit[i] <= least[i] {
+				continue
 			}
+			w := max(t.used(i, fit[i]-1), least[i])
+			kept := lines[i]
+			lines[i] = t.lines(i, w)
+			h := height()
+			if best < 0 || h < bestHeight || h == bestHeight && (fit[i]-w > fit[best]-bestWidth ||
+				fit[i]-w == fit[best]-bestWidth && fit[i] > fit[best]) {
+				best, bestWidth, bestHeight, bestLines = i, w, h, lines[i]
+			}
+			lines[i] = kept
 		}
-		fit[widest]--
+		fit[best], lines[best] = bestWidth, bestLines
+		narrowed = append(narrowed, best)
 	}
-	// A column that wraps may use less than it was given (a time breaks
-	// at its space): give what it leaves to the columns that wrap most.
-	for range 16 {
-		slack := 0
-		for i := range fit {
-			used := t.used(i, fit[i])
-			slack += fit[i] - used
-			fit[i] = used
-		}
-		if slack == 0 {
-			break
-		}
-		for ; slack > 0; slack-- {
-			most := -1
-			for i := range fit {
-				if fit[i] < widths[i] && (most < 0 || widths[i]-fit[i] > widths[most]-fit[most]) {
-					most = i
-				}
-			}
-			if most < 0 {
-				break
-			}
-			fit[most]++
+	for k := len(narrowed) - 1; k >= 0; k-- {
+		i := narrowed[k]
+		slack := width - boxWidth(fit)
+		if w := t.used(i, min(from[i], fit[i]+slack)); w > fit[i] {
+			fit[i] = w
 		}
 	}
-	return fit, true
+	return fit
+}
+
+// lines returns how many lines the header (first) and each row take in
+// column i wrapped at width.
+func (t *Table) lines(i, width int) []int {
+	out := make([]int, len(t.Rows)+1)
+	out[0] = len(wrap(t.Header[i], width))
+	for r, row := range t.Rows {
+		out[r+1] = 1
+		if i < len(row) {
+			out[r+1] = len(wrap(row[i], width))
+		}
+	}
+	return out
 }
 
 // used returns the widest line of column i when it is wrapped at width.
@@ -152,16 +228,6 @@ func (t *Table) used(i, width int) int {
 	return used
 }
 
-// centre pads s to width, its extra space split with the smaller half on
-// the left.
-func centre(s string, width int) string {
-	pad := width - textWidth(s)
-	if pad <= 0 {
-		return s
-	}
-	return strings.Repeat(" ", pad/2) + s + strings.Repeat(" ", pad-pad/2)
-}
-
 // left pads s to width on the right.
 func left(s string, width int) string {
 	if pad := width - textWidth(s); pad > 0 {
@@ -170,88 +236,50 @@ func left(s string, width int) string {
 	return s
 }
 
-func (t *Table) markdown(widths []int) string {
-	var b strings.Builder
-	line := func(cells []string, header bool) {
-		b.WriteByte('|')
-		for i, wd := range widths {
-			c := ""
-			if i < len(cells) {
-				c = cells[i]
-			}
-			b.WriteByte(' ')
-			if header {
-				b.WriteString(centre(c, wd))
-			} else {
-				b.WriteString(left(c, wd))
-			}
-			b.WriteString(" |")
-		}
-		b.WriteByte('\n')
-	}
-	line(t.Header, true)
-	b.WriteByte('|')
-	for _, wd := range widths {
-		b.WriteByte(':')
-		b.WriteString(strings.Repeat("-", wd+1))
-		b.WriteByte('|')
-	}
-	b.WriteByte('\n')
-	for _, row := range t.Rows {
-		line(row, false)
-	}
-	return b.String()
+// markdown draws the table in GitHub-flavoured Markdown, cells whole.
+func (t *Table) markdown() string {
+	return t.draw(renderer.NewMarkdown(), t.Header, t.Rows)
 }
 
+// box draws the table with box characters, each cell wrapped to its
+// column's width here, so that tablewriter only lays out lines that fit.
 func (t *Table) box(widths []int) string {
+	cells := func(row []string) []string {
+		out := make([]string, len(widths))
+		for i, wd := range widths {
+			if i < len(row) {
+				out[i] = strings.Join(wrap(row[i], wd), "\n")
+			}
+		}
+		return out
+	}
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = cells(r)
+	}
+	return t.draw(renderer.NewBlueprint(), cells(t.Header), rows)
+}
+
+// draw lays the cells out with tablewriter, the project's table library:
+// headers centred, rows left, every line of a cell (split at "\n") kept
+// as given — no wrapping, trimming, capitalising or blank-line dropping of
+// its own, since the widths were decided before.
+func (t *Table) draw(r tw.Renderer, header []string, rows [][]string) string {
 	var b strings.Builder
-	rule := func(l, m, r string) {
-		b.WriteString(l)
-		for i, wd := range widths {
-			if i > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat("─", wd+2))
-		}
-		b.WriteString(r)
-		b.WriteByte('\n')
-	}
-	row := func(cells []string, header bool) {
-		lines := make([][]string, len(widths))
-		height := 1
-		for i, wd := range widths {
-			c := ""
-			if i < len(cells) {
-				c = cells[i]
-			}
-			lines[i] = wrap(c, wd)
-			height = max(height, len(lines[i]))
-		}
-		for k := range height {
-			b.WriteString("│")
-			for i, wd := range widths {
-				c := ""
-				if k < len(lines[i]) {
-					c = lines[i][k]
-				}
-				b.WriteByte(' ')
-				if header {
-					b.WriteString(centre(c, wd))
-				} else {
-					b.WriteString(left(c, wd))
-				}
-				b.WriteString(" │")
-			}
-			b.WriteByte('\n')
-		}
-	}
-	rule("┌", "┬", "┐")
-	row(t.Header, true)
-	rule("├", "┼", "┤")
-	for _, r := range t.Rows {
-		row(r, false)
-	}
-	rule("└", "┴", "┘")
+	tab := tablewriter.NewTable(&b,
+		tablewriter.WithRenderer(r),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithTrimTab(tw.Off),
+		tablewriter.WithTrimLine(tw.Off),
+	)
+	tab.Header(header)
+	// Bulk and Render fail only on a write error, which a Builder does
+	// not have, or on cells that are not strings.
+	_ = tab.Bulk(rows)
+	_ = tab.Render()
 	return b.String()
 }
 
@@ -356,7 +384,7 @@ func wrap(s string, width int) []string {
 		}
 		g := displaywidth.StringGraphemes(word)
 		for g.Next() {
-			gw := g.Width()
+			gw := textWidth(g.Value())
 			if curWidth+gw > width && curWidth > 0 {
 				flush()
 			}

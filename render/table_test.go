@@ -40,7 +40,6 @@ func TestTableNarrowKeepsText(t *testing.T) {
 	tab := &Table{
 		Header:       []string{"IP", "VERDICT", "WHY", "FIRST SEEN"},
 		Rows:         [][]string{{"203.0.113.200", "spoofed", "ip-list: not-in-ip-list with a much longer reason than fits", "2026-12-01 12:00:00Z"}},
-		Min:          []int{15, 0, 0, 10},
 		TitleColumns: 2,
 	}
 	for _, width := range []int{40, 50, 60, 80, 200} {
@@ -130,6 +129,116 @@ func TestTopByHits(t *testing.T) {
 		want := all[:min(top, n)]
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("top %d:\n got %v\nwant %v", top, got, want)
+		}
+	}
+}
+
+// TestTableKeepsWordsWhole: a box table fitted to a width never breaks a
+// word of a column not marked Break (addresses, site names, reasons,
+// kinds, times), nor a header word; it narrows, or turns to blocks,
+// instead. Random tables of hostile cells at every width from 20 to 200.
+func TestTableKeepsWordsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	headers := []string{"IP", "VERDICT", "WHY", "HITS", "SITE", "CLAIMED HITS", "ROBOTS.TXT FETCHES", "CHECKS SKIPPED", "LINE"}
+	boxes := 0
+	for k := range 1500 {
+		n := 1 + rng.IntN(6)
+		tab := &Table{TitleColumns: 1 + rng.IntN(2)}
+		for range n {
+			tab.Header = append(tab.Header, headers[rng.IntN(len(headers))])
+			tab.Break = append(tab.Break, rng.IntN(3) == 0)
+		}
+		for range 1 + rng.IntN(5) {
+			var row []string
+			for range n {
+				var parts []string
+				for range 1 + rng.IntN(3) {
+					parts = append(parts, Cell(hostileStrings[rng.IntN(len(hostileStrings))], 40))
+				}
+				row = append(row, strings.Join(parts, " "))
+			}
+			tab.Rows = append(tab.Rows, row)
+		}
+		width := 20 + k%181
+		out := tab.text(false, width)
+		if !strings.HasPrefix(out, "┌") {
+			continue
+		}
+		boxes++
+		var cells []string
+		for _, line := range strings.Split(out, "\n") {
+			for _, c := range strings.Split(line, "│") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+		}
+		whole := func(word string) bool {
+			for _, c := range cells {
+				for _, w := range strings.Split(c, " ") {
+					if w == word {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i, h := range tab.Header {
+			for _, word := range strings.Fields(h) {
+				if !whole(word) {
+					t.Fatalf("table %d at width %d: header word %q broken:\n%s", k, width, word, out)
+				}
+			}
+			if tab.Break[i] {
+				continue
+			}
+			for _, row := range tab.Rows {
+				for _, word := range strings.Split(row[i], " ") {
+					if word != "" && !whole(word) {
+						t.Fatalf("table %d at width %d: word %q of column %s broken:\n%s", k, width, word, h, out)
+					}
+				}
+			}
+		}
+	}
+	if boxes < 300 {
+		t.Fatalf("only %d of the tables were drawn as boxes: the test checks too little", boxes)
+	}
+}
+
+// TestSitesTableAtWidths: the sample's sites table gives up the width of
+// its number columns' headers first, and keeps the site name and the
+// kinds of skipped checks whole at every width.
+func TestSitesTableAtWidths(t *testing.T) {
+	tab := &Table{
+		Header:       []string{"SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED"},
+		Rows:         [][]string{{"www.example.org", "42", "28", "1", "7", "concurrency, robots-not-fetched"}},
+		TitleColumns: 1,
+	}
+	want100 := `┌─────────────────┬─────────┬─────────┬────────────┬────────────┬─────────────────────────────────┐
+│      SITE       │ CLAIMED │ GENUINE │ ROBOTS.TXT │ VIOLATIONS │         CHECKS SKIPPED          │
+│                 │  HITS   │  PAGES  │  FETCHES   │            │                                 │
+├─────────────────┼─────────┼─────────┼────────────┼────────────┼─────────────────────────────────┤
+│ www.example.org │ 42      │ 28      │ 1          │ 7          │ concurrency, robots-not-fetched │
+└─────────────────┴─────────┴─────────┴────────────┴────────────┴─────────────────────────────────┘
+`
+	if got := tab.text(false, 100); got != want100 {
+		t.Errorf("at 100 columns:\n%s\nwant:\n%s", got, want100)
+	}
+	want80 := `www.example.org
+  claimed hits        42
+  genuine pages       28
+  robots.txt fetches  1
+  violations          7
+  checks skipped      concurrency, robots-not-fetched
+`
+	if got := tab.text(false, 80); got != want80 {
+		t.Errorf("at 80 columns:\n%s\nwant:\n%s", got, want80)
+	}
+	for width := MinWidth; width <= 140; width++ {
+		got := tab.text(false, width)
+		for _, word := range []string{"www.example.org", "robots-not-fetched"} {
+			if width >= 40 && !strings.Contains(got, word) {
+				t.Errorf("at %d columns %q is broken:\n%s", width, word, got)
+			}
 		}
 	}
 }

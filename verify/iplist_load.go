@@ -112,6 +112,9 @@ type Lists struct {
 	Loads []*ListLoad
 	// Warnings are for the user, in the order they arose.
 	Warnings []string
+
+	// uncached are the URLs an offline run has no cached copy of.
+	uncached []string
 }
 
 // FetchErrs returns the fetch errors of the sources, in order.
@@ -172,6 +175,11 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 			needBuiltin = true
 		}
 	}
+	if len(out.uncached) > 0 {
+		if w := offlineWarning(p, out.uncached); ld.sayOnce(w, ld.now()) {
+			out.Warnings = append(out.Warnings, w)
+		}
+	}
 	var lists []*IPList
 	for _, l := range out.Loads {
 		if l.List != nil {
@@ -183,6 +191,19 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 	}
 	out.List = unionLists(lists)
 	return out, nil
+}
+
+// offlineWarning says that an offline run has no cached copy of p's lists
+// at urls, and what decides instead.
+func offlineWarning(p *crawler.Profile, urls []string) string {
+	what := urls[0]
+	if len(urls) > 1 {
+		what = fmt.Sprintf("%d lists of %s (%s)", len(urls), p.Name, strings.Join(urls, ", "))
+	}
+	if b := BuiltinList(p); len(b.Prefixes) > 0 {
+		return fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", what, b)
+	}
+	return fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list)", what, p.Name)
 }
 
 // unionLists merges lists; one list is returned as it is.
@@ -299,15 +320,7 @@ func (ld *ListLoader) loadURL(ctx context.Context, p *crawler.Profile, src strin
 		return l
 	case mode == ListNoFetch:
 		if ld.Offline {
-			var w string
-			if b := BuiltinList(p); len(b.Prefixes) > 0 {
-				w = fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", src, b)
-			} else {
-				w = fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in list, so DNS-less verdicts of it stay unverified", src, p.Name)
-			}
-			if ld.sayOnce(w, now) {
-				out.Warnings = append(out.Warnings, w)
-			}
+			out.uncached = append(out.uncached, src)
 		}
 		return l
 	case mode == ListAuto && cached != nil && now.Sub(cached.Fetched) >= 0 && now.Sub(cached.Fetched) < ld.fresh():

@@ -181,3 +181,20 @@ func TestListLoaderOfflineWarnsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestListLoaderOfflineOneWarningPerCrawler: a crawler's lists without a
+// cached copy are one warning, which says what decides instead.
+func TestListLoaderOfflineOneWarningPerCrawler(t *testing.T) {
+	p, _ := crawler.Builtin("googlebot")
+	got, err := (&ListLoader{Offline: true}).Load(context.Background(), p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "no cached copy of 4 lists of googlebot (https://developers.google.com/static/crawling/ipranges/common-crawlers.json, ") ||
+		!strings.HasSuffix(got.Warnings[0], "googlebot has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list)") {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	if len(got.List.Prefixes) != 0 || got.List.Source != IPListSourceBuiltin {
+		t.Errorf("list in force %s from %s, want the empty built-in one", got.List, got.List.Source)
+	}
+}

@@ -1,0 +1,95 @@
+package audit
+
+import (
+	"math/bits"
+	"net/netip"
+
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// auditSet holds the audits of a run: Options.Audit alone, or one per
+// crawler of Options.Crawlers. A claimed hit goes to the audit of each
+// crawler it names, a request from a listed address without a token to
+// those of the crawlers whose list holds it; warnings go to the first
+// audit, and every audit sees every input (the conduct checks need to know
+// what the logs cover).
+type auditSet struct {
+	audits   []*Audit
+	crawlers []Crawler // empty for one audit
+}
+
+func newAuditSet(o *Options) *auditSet {
+	s := &auditSet{crawlers: o.Crawlers}
+	if len(o.Crawlers) == 0 {
+		au := o.Audit
+		if au == nil {
+			au = &Audit{}
+		}
+		s.audits = []*Audit{au}
+	}
+	for _, c := range o.Crawlers {
+		au := c.Audit
+		if au == nil {
+			au = &Audit{}
+		}
+		s.audits = append(s.audits, au)
+	}
+	for _, au := range s.audits {
+		if o.Observe != nil {
+			au.KeepAll = true
+		}
+	}
+	return s
+}
+
+func (s *auditSet) Add(rec *parse.Record) {
+	if len(s.crawlers) == 0 {
+		s.audits[0].Add(rec)
+		return
+	}
+	if rec.Claimed {
+		for m := rec.Claims; m != 0; m &= m - 1 {
+			if i := bits.TrailingZeros64(m); i < len(s.audits) {
+				s.audits[i].Add(rec)
+			}
+		}
+		return
+	}
+	for i, c := range s.crawlers {
+		if c.Listed != nil && c.Listed(rec.Client) {
+			s.audits[i].Add(rec)
+		}
+	}
+}
+
+func (s *auditSet) Warn(w string) { s.audits[0].Warn(w) }
+
+func (s *auditSet) AddInput(in InputReport, examples []*parse.LineError) {
+	for _, a := range s.audits {
+		a.AddInput(in, examples)
+	}
+}
+
+// report makes the report of each audit, with its verdicts (results, by
+// audit) and conduct, and merges them when there are several crawlers.
+func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *Report {
+	if len(s.crawlers) == 0 {
+		cfg := o.Conduct
+		if cfg.Robots == nil && o.Robots != nil {
+			cfg.Robots = o.Robots.For
+		}
+		return s.audits[0].Report(results[0], cfg)
+	}
+	reps := make([]*Report, len(s.audits))
+	names := make([]string, len(s.audits))
+	for i, c := range s.crawlers {
+		cfg := c.Conduct
+		if cfg.Robots == nil && c.Robots && o.Robots != nil {
+			cfg.Robots = o.Robots.For
+		}
+		reps[i] = s.audits[i].Report(results[i], cfg)
+		names[i] = c.Name
+	}
+	return Merge(names, reps)
+}

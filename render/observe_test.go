@@ -1,0 +1,48 @@
+package render
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// TestObserver: each timed claimed hit goes to its site's timeline in the
+// lane of its verdict, /robots.txt counted as a fetch (only the exact
+// path), and a hit the log gave no time is left out.
+func TestObserver(t *testing.T) {
+	at := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	hit := func(target string, status int, timed bool) conduct.Hit {
+		h := conduct.Hit{Site: "a.example", Target: target, Status: status, Time: at}
+		if timed {
+			h.Resolution = time.Second
+		}
+		return h
+	}
+	s := &Timelines{}
+	observe := s.Observer()
+	observe("a.example", 0, hit("/robots.txt", 200, true), verify.Genuine)
+	observe("a.example", 0, hit("/robots.txt.bak", 503, true), verify.Genuine)
+	observe("a.example", 0, hit("/", 200, true), verify.Spoofed)
+	observe("a.example", 0, hit("/", 200, true), verify.Unverified)
+	observe("a.example", 0, hit("/untimed", 200, false), verify.Genuine)
+	observe("b.example", 0, hit("/", 200, true), verify.Spoofed)
+	all := s.All()
+	if len(all) != 2 || all[0].Site != "a.example" || all[1].Site != "b.example" || all[0].Crawler != "" {
+		t.Fatalf("timelines %+v, want a.example and b.example with no crawler name", all)
+	}
+	a := all[0]
+	if g := a.lanes[Genuine].total; g != (Counts{Requests: 2, Robots: 1, Errors: 1}) {
+		t.Errorf("genuine lane %+v, want 2 requests, 1 robots.txt fetch, 1 error", g)
+	}
+	if n := a.lanes[Spoofed].total.Requests; n != 1 {
+		t.Errorf("spoofed lane has %d requests, want 1", n)
+	}
+	if n := a.lanes[Unverified].total.Requests; n != 1 {
+		t.Errorf("unverified lane has %d requests, want 1", n)
+	}
+	if _, ok := RequestOf(hit("/", 200, false), verify.Genuine); ok {
+		t.Error("an untimed hit gave a request")
+	}
+}
