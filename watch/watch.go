@@ -92,6 +92,7 @@ type Watcher struct {
 	// emptied by the parser.
 	bmu     sync.Mutex
 	batches map[string]*batch
+	free    map[string]*batch // emptied batches, for reuse
 	order   []string
 	bsize   int
 	bwake   chan struct{}
@@ -141,7 +142,7 @@ func New(o Options) *Watcher {
 	if o.SiteOf == nil {
 		o.SiteOf = func(string) string { return "" }
 	}
-	w := &Watcher{o: o, batches: map[string]*batch{}, bwake: make(chan struct{}, 1),
+	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
 	w.claims = o.Claims
 	if w.claims == nil {
@@ -331,7 +332,11 @@ func (w *Watcher) readLoop(f *follow.Follower) {
 		}
 		b := w.batches[l.File]
 		if b == nil {
-			b = &batch{}
+			if b = w.free[l.File]; b != nil {
+				delete(w.free, l.File)
+			} else {
+				b = &batch{}
+			}
 			w.batches[l.File] = b
 			w.order = append(w.order, l.File)
 		}
@@ -352,12 +357,11 @@ func (w *Watcher) readLoop(f *follow.Follower) {
 
 // parseLoop parses what readLoop kept, batch by batch.
 func (w *Watcher) parseLoop(ctx context.Context, readDone <-chan struct{}) {
-	spare := map[string]*batch{}
 	for {
 		select {
 		case <-w.bwake:
 		case <-readDone:
-			w.parseAll(ctx, spare)
+			w.parseAll(ctx)
 			return
 		case <-ctx.Done():
 			w.bmu.Lock()
@@ -366,38 +370,28 @@ func (w *Watcher) parseLoop(ctx context.Context, readDone <-chan struct{}) {
 			w.bmu.Unlock()
 			return
 		}
-		w.parseAll(ctx, spare)
+		w.parseAll(ctx)
 	}
 }
 
-// parseAll swaps out every pending batch and parses it.
-func (w *Watcher) parseAll(ctx context.Context, spare map[string]*batch) {
+// parseAll swaps out every pending batch, parses it and gives its buffers
+// back to readLoop.
+func (w *Watcher) parseAll(ctx context.Context) {
 	w.bmu.Lock()
-	got := w.batches
-	order := w.order
+	got, order := w.batches, w.order
 	w.batches, w.order, w.bsize = map[string]*batch{}, nil, 0
-	for name, b := range spare {
-		b.data, b.nums = b.data[:0], b.nums[:0]
-		w.batches[name] = b
-	}
 	w.bspace.Broadcast()
 	w.bmu.Unlock()
-	clear(spare)
 	for _, name := range order {
-		b := got[name]
-		if len(b.nums) > 0 {
+		if b := got[name]; len(b.nums) > 0 {
 			w.parse(ctx, name, b)
 		}
-		if cap(b.data) <= 1<<20 {
-			spare[name] = b
-		}
 	}
-	// The spare batches went back in as empty ones; drop the empty ones
-	// readLoop did not fill, so that files gone do not linger.
 	w.bmu.Lock()
-	for name, b := range w.batches {
-		if len(b.nums) == 0 {
-			delete(w.batches, name)
+	for name, b := range got {
+		if cap(b.data) <= 1<<20 {
+			b.data, b.nums = b.data[:0], b.nums[:0]
+			w.free[name] = b
 		}
 	}
 	w.bmu.Unlock()

@@ -346,3 +346,34 @@ func TestWatcherStdin(t *testing.T) {
 		t.Fatalf("block set %v", set.set)
 	}
 }
+
+// Lines that arrive while the parser is busy with earlier ones are all
+// read: every one of thousands of spoofers written in quick bursts ends
+// in the block set.
+func TestWatcherLosesNoLineUnderLoad(t *testing.T) {
+	z := newZone()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	appendFile(t, log, "")
+	tw := startWatch(t, z, []string{log}, nil)
+	want := map[netip.Addr]bool{}
+	for burst := range 40 {
+		var b strings.Builder
+		for i := range 100 {
+			a := netip.AddrFrom4([4]byte{203, 0, byte(burst), byte(i)})
+			want[a] = true
+			b.WriteString(combined(a.String(), burst, "/", "LohiSoftBot/1.0"))
+			b.WriteString(combined("198.51.100.1", burst, "/", "Mozilla/5.0"))
+		}
+		appendFile(t, log, b.String())
+	}
+	timeout := time.After(hang)
+	for len(want) > 0 {
+		select {
+		case a := <-tw.set.ch:
+			delete(want, a)
+		case <-timeout:
+			t.Fatalf("%d of 4000 spoofers never blocked; %s", len(want), tw.w.Summary())
+		}
+	}
+}

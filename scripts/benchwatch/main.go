@@ -1,0 +1,314 @@
+// Command benchwatch measures `lohibot-audit watch` as it runs: the time
+// from a spoofer's line being written to its address being in the kernel's
+// nftables set (inside a network namespace, with a prompt loopback DNS
+// server), the lines per second it follows while judging, the CPU it
+// takes at a steady 2,000 lines/s, and its RSS over time. It needs root.
+// Run it through scripts/bench-watch.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+func main() {
+	bin := flag.String("bin", "", "the lohibot-audit binary")
+	ns := flag.String("netns", "", "name of the network namespace (made with ip netns add)")
+	spoofers := flag.Int("spoofers", 1000, "spoofers for the latency figure")
+	steady := flag.Duration("steady", time.Minute, "how long to write 2,000 lines/s for the CPU figure")
+	long := flag.Duration("long", 10*time.Minute, "how long to run for the RSS figure")
+	flag.Parse()
+	if err := run(*bin, *ns, *spoofers, *steady, *long); err != nil {
+		fmt.Fprintln(os.Stderr, "benchwatch:", err)
+		os.Exit(1)
+	}
+}
+
+// server answers every PTR query with NXDOMAIN at once: every claimant is
+// a spoofer, judged as fast as DNS allows.
+func server() (string, func(), error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeNameError)
+		w.WriteMsg(m)
+	})
+	s := &dns.Server{PacketConn: pc, Handler: h}
+	go s.ActivateAndServe()
+	return pc.LocalAddr().String(), func() { s.Shutdown() }, nil
+}
+
+func line(addr string, t time.Time, claimed bool) string {
+	ua := "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
+	if claimed {
+		ua = "Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)"
+	}
+	return fmt.Sprintf("%s - - [%s] \"GET /articles/%d HTTP/1.1\" 200 5120 \"-\" \"%s\"\n", addr, t.UTC().Format("02/Jan/2006:15:04:05 -0700"), t.UnixNano()%100000, ua)
+}
+
+// spoofer is the i-th spoofing address: public, outside every range that
+// is never blocked.
+func spoofer(i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(11 + i>>16%200), byte(i >> 8), byte(i), 7})
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bufio.Scanner
+	lines  chan string
+}
+
+func (p *proc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100
+}
+
+func (p *proc) rss() string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+		}
+	}
+	return "?"
+}
+
+// summary asks for a summary line (SIGUSR1) and returns it.
+func (p *proc) summary() string {
+	p.cmd.Process.Signal(syscall.SIGUSR1)
+	for l := range p.lines {
+		if strings.Contains(l, "watch: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// linesRead returns the lines followed so far.
+func (p *proc) linesRead() int64 {
+	l := p.summary()
+	if i := strings.Index(l, " lines, "); i > 0 {
+		f := strings.Fields(l[:i])
+		n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+		return n
+	}
+	return -1
+}
+
+// settle waits until no address waits for its verdict, for a minute at
+// most, and returns the last summary line.
+func (p *proc) settle() string {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		l := p.summary()
+		if strings.Contains(l, " 0 pending") || time.Now().After(deadline) {
+			return l
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func run(bin, ns string, spoofers int, steady, long time.Duration) error {
+	srv, stop, err := server()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	dir, err := os.MkdirTemp("", "benchwatch")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := filepath.Join(dir, "access.log")
+	list := filepath.Join(dir, "ips.json")
+	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	cmd := exec.Command(bin, "watch", "--nftables", "--nft-netns", "/run/netns/"+ns, "--resolver", srv,
+		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "1m", log)
+	cmd.Stdout, _ = os.Create(filepath.Join(dir, "events.jsonl"))
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		s := bufio.NewScanner(pipe)
+		for s.Scan() {
+			p.lines <- s.Text()
+		}
+		close(p.lines)
+	}()
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+
+	// nft monitor reports each element the kernel adds, as it adds it:
+	// no polling, and no listing of a large set.
+	mon := exec.Command("ip", "netns", "exec", ns, "nft", "monitor", "elements")
+	mout, _ := mon.StdoutPipe()
+	if err := mon.Start(); err != nil {
+		return err
+	}
+	defer func() { mon.Process.Kill(); mon.Wait() }()
+	added := make(chan netip.Addr, 1<<16)
+	go func() {
+		s := bufio.NewScanner(mout)
+		for s.Scan() {
+			l := s.Text()
+			i := strings.Index(l, "{ ")
+			if !strings.HasPrefix(l, "add element") || i < 0 {
+				continue
+			}
+			if a, err := netip.ParseAddr(strings.Fields(l[i+2:])[0]); err == nil {
+				added <- a
+			}
+		}
+	}()
+	seen := map[netip.Addr]bool{}
+	// inSet waits up to d for a to be added.
+	inSet := func(a netip.Addr, d time.Duration) bool {
+		timeout := time.After(d)
+		for !seen[a] {
+			select {
+			case b := <-added:
+				seen[b] = true
+			case <-timeout:
+				return false
+			}
+		}
+		return true
+	}
+	// Wait until the sets exist and the follower has started (a first
+	// spoofer is blocked).
+	w := bufio.NewWriter(f)
+	start := time.Now()
+	warm := netip.MustParseAddr("203.0.113.250")
+	for !inSet(warm, 50*time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			return fmt.Errorf("the first spoofer was never blocked")
+		}
+		w.WriteString(line(warm.String(), time.Now(), true))
+		w.Flush()
+	}
+
+	// 1. Latency, one spoofer at a time.
+	var lat []time.Duration
+	for i := range spoofers {
+		a := spoofer(i)
+		t0 := time.Now()
+		w.WriteString(line(a.String(), t0, true))
+		w.Flush()
+		if !inSet(a, 10*time.Second) {
+			{
+				for {
+					select {
+					case l := <-p.lines:
+						fmt.Fprintln(os.Stderr, "watch:", l)
+						continue
+					default:
+					}
+					break
+				}
+				ev, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+				evs := strings.Split(strings.TrimSpace(string(ev)), "\n")
+				fmt.Fprintln(os.Stderr, len(evs), "events; last:", evs[len(evs)-1])
+				return fmt.Errorf("%s not blocked within 10s", a)
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	fmt.Printf("latency, line written to element in the kernel set, %d spoofers: median %s, p99 %s, max %s\n",
+		len(lat), lat[len(lat)/2].Round(10*time.Microsecond), lat[len(lat)*99/100].Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	fmt.Printf("rss after the latency run: %s\n", p.rss())
+
+	// 2. Lines per second followed while judging: 1,000,000 lines, one in
+	// a hundred a claim from a new spoofer, written at once.
+	base := p.linesRead()
+	const n = 1_000_000
+	t0 := time.Now()
+	for i := range n {
+		claimed := i%100 == 0
+		addr := "198.51.100.23"
+		if claimed {
+			addr = spoofer(100000 + i/100).String()
+		}
+		w.WriteString(line(addr, t0, claimed))
+	}
+	w.Flush()
+	written := time.Since(t0)
+	for p.linesRead() < base+n {
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(t0)
+	fmt.Printf("throughput: %d lines (1%% claims by new spoofers) followed in %s (written in %s): %.0f lines/s\n",
+		n, took.Round(time.Millisecond), written.Round(time.Millisecond), float64(n)/took.Seconds())
+
+	fmt.Printf("after the throughput run: %s\nrss %s\n", p.settle(), p.rss())
+
+	// 3. CPU and RSS at a steady 2,000 lines/s, one in a hundred a claim
+	// by a new spoofer (20 new spoofers a second).
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	i := 0
+	began := time.Now()
+	cpu0 := p.cpu()
+	reportedCPU := false
+	marks := []time.Duration{time.Minute, long}
+	for ctx.Err() == nil {
+		<-tick.C
+		now := time.Now()
+		for range 20 { // 20 lines every 10 ms
+			claimed := i%100 == 0
+			addr := "198.51.100.23"
+			if claimed {
+				addr = spoofer(200000 + i/100).String()
+			}
+			w.WriteString(line(addr, now, claimed))
+			i++
+		}
+		w.Flush()
+		el := time.Since(began)
+		if !reportedCPU && el >= steady {
+			reportedCPU = true
+			c := p.cpu() - cpu0
+			fmt.Printf("cpu at 2,000 lines/s over %s: %s, %.2f%% of one core\n", el.Round(time.Second), c, 100*c.Seconds()/el.Seconds())
+		}
+		if len(marks) > 0 && el >= marks[0] {
+			fmt.Printf("rss after %s at 2,000 lines/s (20 new spoofers/s, verdicts kept 1m): %s\n", marks[0], p.rss())
+			marks = marks[1:]
+		}
+	}
+	if len(marks) > 0 {
+		fmt.Printf("rss at the end (%s): %s\n", time.Since(began).Round(time.Second), p.rss())
+	}
+	return nil
+}
