@@ -566,7 +566,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 			skips[k] = rep.ChecksSkipped
 		}
 		for _, v := range vs {
-			v.Path, v.Detail = validUTF8(v.Path), validUTF8(v.Detail)
+			v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
 			r.Violations = append(r.Violations, v)
 		}
 		s := &r.Sites[pos[id]]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/spf13/cobra"
 )
@@ -251,8 +252,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return nil
 	}
 	// Should the run have to end at once, no temporary file stays.
-	defer onForcedExit(func() { emit.RemoveTempFiles(o.Output) })()
-	changed, err := emit.WriteFileAtomicContext(ctx, o.Output, r.text, emit.SameIgnoringGenerated)
+	defer onForcedExit(func() { atomicfile.RemoveTemp(o.Output) })()
+	changed, err := atomicfile.Write(ctx, o.Output, r.text, 0o644, emit.SameIgnoringGenerated)
 	// Cancelled before the rename, the old file stays; after it, the new
 	// one is whole and the run is done.
 	if err != nil && ctx.Err() != nil {

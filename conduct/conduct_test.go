@@ -299,13 +299,15 @@ func TestCheckConductRobotsDetail(t *testing.T) {
 	}
 	rb := robots.Parse(data)
 	tests := []struct {
-		name string
-		rb   *robots.Robots
-		path string
-		want string
+		name     string
+		rb       *robots.Robots
+		path     string
+		want     string
+		wantLine int
+		wantRule string
 	}{
-		{"quotes the deciding line", rb, "/private/x", `disallowed by robots.txt line 5 "Disallow: /private/"`},
-		{"gives the reason of a stand-in", robots.DisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503"},
+		{"quotes the deciding line", rb, "/private/x", `disallowed by robots.txt line 5 "Disallow: /private/"`, 5, "Disallow: /private/"},
+		{"gives the reason of a stand-in", robots.DisallowAll("robots.txt answered 503"), "/x", "disallowed: robots.txt answered 503", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,6 +318,9 @@ func TestCheckConductRobotsDetail(t *testing.T) {
 			for _, v := range got {
 				if v.Kind == conduct.KindRobots {
 					details = append(details, v.Detail)
+					if v.RobotsLine != tt.wantLine || v.RobotsRule != tt.wantRule {
+						t.Errorf("robots line and rule = %d %q, want %d %q", v.RobotsLine, v.RobotsRule, tt.wantLine, tt.wantRule)
+					}
 				}
 			}
 			if !reflect.DeepEqual(details, []string{tt.want}) {

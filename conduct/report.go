@@ -34,4 +34,11 @@ type Violation struct {
 	// Crawler is the crawler that broke the promise, when --crawler
 	// named the crawlers (SPEC §10).
 	Crawler string `json:"crawler,omitempty" yaml:"crawler,omitempty"`
+
+	// RobotsLine and RobotsRule are, for a robots violation decided by a
+	// rule, the deciding robots.txt line's 1-based number and its text as
+	// written, without its comment ("Disallow: /private/"); zero and empty
+	// otherwise (SPEC §12).
+	RobotsLine int    `json:"robots_line,omitempty" yaml:"robots_line,omitempty"`
+	RobotsRule string `json:"robots_rule,omitempty" yaml:"robots_rule,omitempty"`
 }

@@ -36,5 +36,9 @@ func (c *siteCheck) checkRobots() {
 			detail = "disallowed by robots.txt"
 		}
 		c.add(KindRobots, h, detail)
+		if d.Line > 0 {
+			v := &c.out[len(c.out)-1]
+			v.RobotsLine, v.RobotsRule = d.Line, d.Rule
+		}
 	}
 }

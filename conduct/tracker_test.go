@@ -55,21 +55,29 @@ func TestTrackerReportsAtTheProvingRequest(t *testing.T) {
 	if len(v) != 1 || v[0].Kind != conduct.KindPause || v[0].Line != 2 || v[0].Site != "b.example" {
 		t.Fatalf("second request in the same second: %+v, want a pause violation on line 2", v)
 	}
+
+	// A disallowed page names the deciding robots.txt line as data.
+	tr = conduct.NewTracker(trackCfg(robots.Parse([]byte("User-agent: *\nAllow: /\n\nUser-agent: LohiSoftBot\nDisallow: /private # staff\n"))))
+	v = add(tr, hitAt("c.log", 1, "c.example", 0, "/private/x"))
+	if len(v) != 1 || v[0].Kind != conduct.KindRobots || v[0].RobotsLine != 5 || v[0].RobotsRule != "Disallow: /private" {
+		t.Fatalf("disallowed page: %+v, want a robots violation naming line 5 \"Disallow: /private\"", v)
+	}
 }
 
 // violationKey is what must agree between the tracker and the batch
 // checks: everything, but for the count in a budget violation's detail.
 type violationKey struct {
-	Kind, Site, IP, File, Path, Detail string
-	Line                               int64
-	Time                               time.Time
+	Kind, Site, IP, File, Path, Detail, RobotsRule string
+	Line                                           int64
+	RobotsLine                                     int
+	Time                                           time.Time
 }
 
 func keys(vs []conduct.Violation, kinds map[string]bool) []violationKey {
 	var out []violationKey
 	for _, v := range vs {
 		if kinds[v.Kind] {
-			k := violationKey{v.Kind, v.Site, v.IP, v.File, v.Path, v.Detail, v.Line, v.Time}
+			k := violationKey{v.Kind, v.Site, v.IP, v.File, v.Path, v.Detail, v.RobotsRule, v.Line, v.RobotsLine, v.Time}
 			if v.Kind == conduct.KindBudget {
 				// Check counts the whole window; the tracker the pages so far.
 				k.Detail = ""

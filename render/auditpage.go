@@ -41,7 +41,8 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 	}
 	for _, v := range r.Violations {
 		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Site: v.Site, IP: v.IP, Time: v.Time,
-			File: v.File, Line: v.Line, Path: v.Path, Detail: v.Detail})
+			File: v.File, Line: v.Line, Path: v.Path, Detail: v.Detail,
+			RobotsLine: v.RobotsLine, RobotsRule: v.RobotsRule})
 	}
 	for _, m := range r.MalformedExamples {
 		p.Malformed = append(p.Malformed, Malformed{File: m.File, Line: m.Line, Text: m.Text, Reason: m.Reason})

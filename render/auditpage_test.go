@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,12 @@ func TestHTMLOfReport(t *testing.T) {
 	if len(p.Sites) != len(r.Sites) || len(p.Violations) != len(r.Violations) || len(p.Malformed) != len(r.MalformedExamples) {
 		t.Errorf("%d sites, %d violations, %d malformed from %d, %d, %d",
 			len(p.Sites), len(p.Violations), len(p.Malformed), len(r.Sites), len(r.Violations), len(r.MalformedExamples))
+	}
+	for i, v := range r.Violations {
+		if i < len(p.Violations) && (p.Violations[i].RobotsLine != v.RobotsLine || p.Violations[i].RobotsRule != v.RobotsRule) {
+			t.Errorf("violation %d: robots.txt line %d %q on the page, %d %q in the report",
+				i, p.Violations[i].RobotsLine, p.Violations[i].RobotsRule, v.RobotsLine, v.RobotsRule)
+		}
 	}
 	var tl Timelines
 	for _, ip := range r.IPList() {
@@ -54,10 +61,24 @@ func TestHTMLOfReport(t *testing.T) {
 				t.Errorf("%s: address %s is not on the page", tc.name, ip.IP)
 			}
 		}
+		rules := 0
 		for _, v := range r.Violations {
+			if v.RobotsRule != "" {
+				// The deciding line stands in its own column, and the
+				// detail, which only quotes it, is not repeated.
+				rules++
+				cell := fmt.Sprintf(`<td class="rule"><span class="n">%d</span> <code>%s</code></td><td></td>`, v.RobotsLine, v.RobotsRule)
+				if !strings.Contains(s, v.Kind) || !strings.Contains(s, cell) {
+					t.Errorf("%s: violation %s with robots.txt line %d %q is not on the page as %s", tc.name, v.Kind, v.RobotsLine, v.RobotsRule, cell)
+				}
+				continue
+			}
 			if !strings.Contains(s, v.Kind) || !strings.Contains(s, strings.ReplaceAll(v.Detail, `"`, "&#34;")) {
 				t.Errorf("%s: violation %s %q is not on the page", tc.name, v.Kind, v.Detail)
 			}
+		}
+		if rules != 3 {
+			t.Errorf("%s: %d robots violations with their deciding line in the sample report, want 3", tc.name, rules)
 		}
 	}
 	if _, ok := LookupDocument("html"); ok {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/miekg/dns"
 )
 
@@ -319,32 +321,14 @@ func cacheReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// cacheWriteFile writes data to path through a temporary file in the same
-// directory and a rename, so that readers (other runs) see either the old
-// file or the new one, never a part.
+// cacheWriteFile writes data to path atomically, as a file only its owner
+// can read (the cache tells which addresses were looked up).
 func cacheWriteFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("cannot create cache directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot write cache: %w", err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(name, path)
-	}
-	if werr != nil {
-		os.Remove(name)
-		return fmt.Errorf("cannot write cache file %s: %w", path, werr)
+	if _, err := atomicfile.Write(context.Background(), path, data, 0o600, nil); err != nil {
+		return fmt.Errorf("cannot write cache file %s: %w", path, err)
 	}
 	return nil
 }

@@ -226,9 +226,15 @@ func TestDNSCacheConcurrentRuns(t *testing.T) {
 	if c.Len() < 50 {
 		t.Fatalf("%d entries, want at least one run's 50", c.Len())
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
 	if len(left) != 0 {
 		t.Fatalf("temporary files left behind: %v", left)
+	}
+	// The cache says which addresses were looked up: only its owner reads it.
+	if fi, err := os.Stat(filepath.Join(dir, "dns.json")); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("dns.json has mode %v, want 0600", fi.Mode().Perm())
 	}
 }
 
