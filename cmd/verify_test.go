@@ -359,13 +359,7 @@ func identityListServer(t *testing.T, mux *http.ServeMux) (*httptest.Server, *En
 // never answers and the list's server cannot be reached. With the default
 // timeouts the run still ends in a few seconds, the list deciding.
 func TestVerifyCommandNoNetwork(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blackhole := dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {})}
-	go blackhole.ActivateAndServe()
-	defer blackhole.Shutdown()
+	blackhole := serveDNS(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) {}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -373,7 +367,7 @@ func TestVerifyCommandNoNetwork(t *testing.T) {
 	closed := l.Addr().String()
 	l.Close()
 
-	args := []string{"verify", "--format", "json", "--resolver", pc.LocalAddr().String(),
+	args := []string{"verify", "--format", "json", "--resolver", blackhole,
 		"--ip-list", "https://" + closed + "/bot/ips.json", "--cache-dir", t.TempDir()}
 	for i := range 200 {
 		args = append(args, "198.51.100."+strconv.Itoa(i+1))
