@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -362,7 +363,7 @@ func robotsPlural(n int, word string) string {
 // the robots.txt URL: robots.txt only speaks for its own scheme, host and
 // port (RFC 9309 §2.3).
 func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if !robots.IsURL(src.Name) || !robots.IsURL(target) {
+	if !urlarg.IsURL(src.Name) || !urlarg.IsURL(target) {
 		return
 	}
 	a, err1 := url.Parse(src.Name)

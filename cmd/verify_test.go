@@ -165,6 +165,10 @@ func TestVerifyCommand(t *testing.T) {
 		{name: "bad timeout", args: []string{"--dns-timeout", "0s", "79.139.58.98"}, wantCode: 2, stderr: "--dns-timeout 0s"},
 		{name: "bad retries", args: []string{"--dns-retries", "-1", "79.139.58.98"}, wantCode: 2, stderr: "--dns-retries -1"},
 		{name: "plain http list", args: []string{"--ip-list", "http://lohisoft.com/bot/ips.json", "79.139.58.98"}, wantCode: 2, stderr: "https only"},
+		{name: "ftp list", args: []string{"--ip-list", "FTP://lohisoft.com/bot/ips.json", "79.139.58.98"}, wantCode: 2,
+			stderr: `--ip-list "FTP://lohisoft.com/bot/ips.json": ftp:// is not a scheme this can fetch: use https://, or a file`},
+		// "://" after a "/" is part of a file name, not a scheme.
+		{name: "file name with ://", args: []string{"--ip-list", filepath.Join(t.TempDir(), "a://b.json"), "79.139.58.98"}, wantCode: 2, stderr: "cannot read --ip-list"},
 		{name: "missing list file", args: []string{"--ip-list", filepath.Join(t.TempDir(), "nope.json"), "79.139.58.98"}, wantCode: 2, stderr: "cannot read --ip-list"},
 	}
 	for _, tc := range tests {
