@@ -259,7 +259,7 @@ func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error
 	if strings.TrimSpace(userAgent) == "*" {
 		return "*", nil
 	}
-	tok := robots.ProductToken(userAgent)
+	tok := crawler.ProductToken(userAgent)
 	if tok == "" {
 		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
 	}
