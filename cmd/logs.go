@@ -94,7 +94,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	}
 	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
 	if fail {
-		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
+		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
 		return errFindings
 	}
 	return nil
