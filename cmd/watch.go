@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -179,7 +180,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	judge := watch.NewJudge(watch.JudgeOptions{Checker: checker, Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
 		OnVerdict: func(v watch.Verdict) { w.OnVerdict(ctx)(v) }})
 	guard := watch.NewGuard(id.List, never, judge.Genuine)
-	events := &watch.Events{W: env.Stdout, Terminal: env.StdoutTTY, OnError: func(err error) {
+	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
 		if err != nil {
 			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
 		} else {
@@ -258,6 +259,17 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			}
 		}
 	}
+}
+
+// watchEventWriter is where events go: standard output itself, not the
+// run's output writer, which remembers a failed write to end the run with
+// exit 3. For watch a full disk is said once and waited out (SPEC §11),
+// and SIGTERM ends it with 0 whatever writes failed before.
+func watchEventWriter(env *Env) io.Writer {
+	if ow, ok := env.Stdout.(*outputWriter); ok {
+		return ow.w
+	}
+	return env.Stdout
 }
 
 // watchVerifierFactory makes fresh verifiers set up as base (servers,
