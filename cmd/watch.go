@@ -49,6 +49,9 @@ var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
 // SIGUSR1.
 var watchSignals func() (hup, usr1 <-chan os.Signal, stop func())
 
+// watchTick, when set by a test, replaces watch.DefaultTick.
+var watchTick time.Duration
+
 func newWatchCmd(env *Env) *cobra.Command { return newWatchCmdWith(env, &watchOptions{}) }
 
 // newWatchCmdWith is newWatchCmd with its flags in o.
@@ -198,8 +201,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Events:   events,
 		Tracker: conduct.NewTracker(conduct.Config{Budget: o.Budget, BudgetWindow: o.BudgetWindow, MinPause: o.MinPause,
 			MinBackoff: o.MinBackoff, Robots: robotsFor}),
-		Say: say,
-		Now: env.Now,
+		Say:  say,
+		Now:  env.Now,
+		Tick: watchTick,
 	}
 	if o.NFTables {
 		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
@@ -254,8 +258,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 				robotsMu.Unlock()
 				guard.SetList(nid.List, nnever)
 				checker.SetNew(watchVerifierFactory(nid.Verifier))
+				judge.Stale()
 			}); err != nil {
 				say(fmt.Sprintf("reload failed: %v; going on as before", err))
+			} else {
+				say("reloaded: addresses are judged again as they are seen")
 			}
 		}
 	}

@@ -3,6 +3,9 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +173,124 @@ func TestWatchFullDiskForEventsIsNotFatal(t *testing.T) {
 	}
 	if _, s := out.state(); strings.Contains(s, "203.0.113.7") || strings.Contains(s, "203.0.113.8") {
 		t.Errorf("events written while the disk was full:\n%s", s)
+	}
+}
+
+// liveLine is a combined log line from addr for path at second sec of
+// 10:00 on 1 December 2026.
+func liveLine(addr, ua, path string, sec int) string {
+	ts := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
+	return addr + ` - - [` + ts.Format("02/Jan/2006:15:04:05 -0700") + `] "GET ` + path + ` HTTP/1.1" 200 12 "-" "` + ua + `"` + "\n"
+}
+
+// verdictsOf are the verdicts of ip in the JSON events, in order.
+func verdictsOf(t *testing.T, events, ip string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(events), "\n") {
+		var e struct{ Event, IP, Verdict, Method string }
+		if l == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		if e.Event == "verdict" && e.IP == ip {
+			out = append(out, e.Verdict+"/"+e.Method)
+		}
+	}
+	return out
+}
+
+// waitVerdict waits until ip has had n verdicts and returns the last.
+func (w *liveWatch) waitVerdict(ip string, n int) string {
+	w.t.Helper()
+	var got []string
+	waitFor(w.t, w.done, w.stderr, func() bool {
+		got = verdictsOf(w.t, w.stdout.String(), ip)
+		return len(got) >= n
+	})
+	return got[n-1]
+}
+
+// actedOn is an --exec command that appends its arguments to a file, and
+// that file.
+func actedOn(t *testing.T) (cmd, file string) {
+	t.Helper()
+	dir := t.TempDir()
+	file = filepath.Join(dir, "acted")
+	cmd = filepath.Join(dir, "act")
+	if err := os.WriteFile(cmd, []byte("#!/bin/sh\necho \"$1 $2 $3\" >> "+file+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, file
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func writeFile(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SIGHUP reloads the config file, the IP list file and the robots.txt
+// file: an address the new list holds is genuine when next seen (one that
+// was spoofed before too), a --never-block added to the config protects a
+// spoofer from the command, and the new robots.txt decides the next pages.
+func TestWatchReloadOnSIGHUP(t *testing.T) {
+	srv, list, log := watchFixture(t)
+	dir := filepath.Dir(list)
+	cfg := filepath.Join(dir, "config.yaml")
+	rob := filepath.Join(dir, "robots.txt")
+	writeFile(t, cfg, "dns-timeout: 2s\n")
+	writeFile(t, rob, "User-agent: *\nAllow: /\n")
+	act, acted := actedOn(t)
+	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--config", cfg, "--robots", rob, "--exec", act)
+
+	w.write(liveLine("203.0.113.50", claimUA, "/", 0), liveLine("203.0.113.71", claimUA, "/", 1),
+		liveLine("192.0.2.10", claimUA, "/page", 2))
+	if v := w.waitVerdict("203.0.113.50", 1); v != "spoofed/fcrdns" {
+		t.Fatalf("203.0.113.50 before the reload: %s", v)
+	}
+	w.waitVerdict("203.0.113.71", 1)
+	w.waitVerdict("192.0.2.10", 1)
+	waitFor(t, w.done, w.stderr, func() bool { return strings.Count(readFile(t, acted), "\n") == 2 })
+
+	writeFile(t, list, `{"ips":["79.139.58.98","203.0.113.50","203.0.113.51"]}`)
+	writeFile(t, cfg, "dns-timeout: 2s\nnever-block:\n  - 203.0.113.64/26\n")
+	writeFile(t, rob, "User-agent: LohiSoftBot\nDisallow: /page\n")
+	w.reload()
+
+	w.write(liveLine("203.0.113.51", claimUA, "/", 10), liveLine("203.0.113.50", claimUA, "/", 11),
+		liveLine("203.0.113.70", claimUA, "/", 12), liveLine("192.0.2.10", claimUA, "/page", 20))
+	if v := w.waitVerdict("203.0.113.51", 1); v != "genuine/ip-list" {
+		t.Errorf("203.0.113.51, listed by the reload: %s, want genuine/ip-list", v)
+	}
+	if v := w.waitVerdict("203.0.113.50", 2); v != "genuine/ip-list" {
+		t.Errorf("203.0.113.50, listed by the reload, seen again: %s, want genuine/ip-list", v)
+	}
+	w.waitErr("203.0.113.70 is spoofed but not blocked")
+	w.waitOut(`"kind":"robots"`)
+	if code := w.stop(); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, w.stderr.String())
+	}
+	got := readFile(t, acted)
+	if !strings.Contains(got, "203.0.113.71 lohisoftbot") || !strings.Contains(got, "203.0.113.50 lohisoftbot") {
+		t.Errorf("before the reload the spoofers were not acted on:\n%s", got)
+	}
+	if strings.Contains(got, "203.0.113.70") || strings.Contains(got, "203.0.113.51") {
+		t.Errorf("acted on an address the reload protects:\n%s", got)
+	}
+	if n := strings.Count(w.stdout.String(), `"kind":"robots"`); n != 1 {
+		t.Errorf("%d robots violations, want 1 (the page after the reload):\n%s", n, w.stdout.String())
 	}
 }
