@@ -108,6 +108,7 @@ type Watcher struct {
 
 	lines, claimed, records, malformed, blocked, blockFailed atomic.Int64
 	violations                                               atomic.Int64
+	dnsDown                                                  atomic.Bool // an outage was said
 	started                                                  time.Time
 	saidMu                                                   sync.Mutex
 	said                                                     map[string]bool
@@ -169,8 +170,17 @@ func (w *Watcher) sayOnce(msg string) {
 func (w *Watcher) OnVerdict(ctx context.Context) func(Verdict) {
 	return func(v Verdict) {
 		w.o.Events.Verdict(CrawlerName, v, w.o.Now())
-		if v.Verdict == verify.Unverified && v.DNSFailure != "" && v.Attempt == 1 {
-			w.sayOnce(fmt.Sprintf("dns: cannot verify addresses (%s): they are judged again as DNS comes back; nothing unverified is blocked", v.DNSFailure))
+		switch {
+		case v.Verdict == verify.Unverified && v.DNSFailure != "":
+			// An outage is said once, whatever ways DNS fails in it
+			// (timeouts, then the resolver taken for unreachable).
+			if w.dnsDown.CompareAndSwap(false, true) {
+				w.o.Say(fmt.Sprintf("dns: cannot verify addresses (%s): they are judged again as DNS comes back; nothing unverified is blocked", v.DNSFailure))
+			}
+		case v.DNSFailure == "" && v.Verdict != verify.Unverified:
+			if w.dnsDown.CompareAndSwap(true, false) {
+				w.o.Say("dns: answers again; unverified addresses are judged again as their backoff ends")
+			}
 		}
 		if v.Verdict == verify.Spoofed {
 			w.act(ctx, v)
