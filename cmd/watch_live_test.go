@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -392,5 +394,109 @@ func TestWatchResolverOutage(t *testing.T) {
 	}
 	if n := strings.Count(w.stderr.String(), "dns: cannot verify"); n != 1 {
 		t.Errorf("the outage was said %d times, want once; stderr:\n%s", n, w.stderr.String())
+	}
+}
+
+// liveEvent is what the tests read of an event.
+type liveEvent struct {
+	Event, Crawler, IP, Verdict, Reason, Kind, Path string
+}
+
+func liveEvents(t *testing.T, out string) []liveEvent {
+	t.Helper()
+	var evs []liveEvent
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var e liveEvent
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// noNetwork is an HTTP client that fails at once: the crawlers' published
+// lists cannot be fetched, and their built-in ones stand.
+var noNetwork = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+	return nil, errors.New("no network in this test")
+})}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// watch --crawler: each claimant is judged against the profile it claims
+// (a Googlebot whose crawl-….googlebot.com name does not resolve back to
+// it is a spoofer, acted on as googlebot; one whose name does is genuine,
+// as is the LohiSoftBot crawler by its own profile), events name the
+// crawler, and each crawler's conduct is held to its own promises.
+func TestWatchCrawlers(t *testing.T) {
+	z := dnstest.NewZone(t,
+		"10.2.0.192.in-addr.arpa. 300 IN PTR crawler-1.bot.lohisoft.com.",
+		"crawler-1.bot.lohisoft.com. 300 IN A 192.0.2.10",
+		"20.100.51.198.in-addr.arpa. 300 IN PTR crawl-198-51-100-20.googlebot.com.",
+		"crawl-198-51-100-20.googlebot.com. 300 IN A 198.51.100.20",
+		"66.113.0.203.in-addr.arpa. 300 IN PTR crawl-203-0-113-66.googlebot.com.",
+		// a googlebot.com name under the impostor's control elsewhere:
+		// its forward lookup does not give 203.0.113.66.
+		"crawl-203-0-113-66.googlebot.com. 300 IN A 198.51.100.99",
+	)
+	srv := dnstest.Serve(t, z)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	writeFile(t, log, "")
+	rob := filepath.Join(dir, "robots.txt")
+	writeFile(t, rob, "User-agent: Googlebot\nDisallow: /private\n")
+	act, acted := actedOn(t)
+	const gUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	w := startWatch(t, &Env{HTTPClient: noNetwork}, log, "--resolver", srv, "--robots", rob, "--exec", act,
+		"--crawler", "lohisoftbot", "--crawler", "googlebot")
+	w.write(
+		liveLine("203.0.113.66", gUA, "/", 0),
+		liveLine("198.51.100.20", gUA, "/private", 1),
+		liveLine("198.51.100.20", gUA, "/a", 1),
+		liveLine("192.0.2.10", claimUA, "/private", 2),
+		liveLine("192.0.2.10", claimUA, "/b", 2),
+	)
+	w.waitOut(`"kind":"pause"`)
+	w.waitOut(`"kind":"robots"`)
+	waitFor(t, w.done, w.stderr, func() bool { return strings.Contains(readFile(t, acted), "\n") })
+	for _, ip := range []string{"203.0.113.66", "198.51.100.20", "192.0.2.10"} {
+		w.waitVerdict(ip, 1)
+	}
+	if code := w.stop(); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, w.stderr.String())
+	}
+	want := map[string]liveEvent{
+		"203.0.113.66":  {Event: "verdict", Crawler: "googlebot", IP: "203.0.113.66", Verdict: "spoofed", Reason: "forward-mismatch"},
+		"198.51.100.20": {Event: "verdict", Crawler: "googlebot", IP: "198.51.100.20", Verdict: "genuine"},
+		"192.0.2.10":    {Event: "verdict", Crawler: "lohisoftbot", IP: "192.0.2.10", Verdict: "genuine"},
+	}
+	var violations []liveEvent
+	for _, e := range liveEvents(t, w.stdout.String()) {
+		switch e.Event {
+		case "verdict":
+			if e != want[e.IP] {
+				t.Errorf("verdict event %+v, want %+v", e, want[e.IP])
+			}
+		case "violation":
+			violations = append(violations, liveEvent{Event: e.Event, Crawler: e.Crawler, IP: e.IP, Kind: e.Kind, Path: e.Path})
+		}
+	}
+	// Googlebot promises robots.txt only: no pause for it; LohiSoftBot
+	// promises a pause, and robots.txt names no group for it.
+	wantV := []liveEvent{
+		{Event: "violation", Crawler: "googlebot", IP: "198.51.100.20", Kind: "robots", Path: "/private"},
+		{Event: "violation", Crawler: "lohisoftbot", IP: "192.0.2.10", Kind: "pause", Path: "/b"},
+	}
+	slices.SortFunc(violations, func(a, b liveEvent) int { return strings.Compare(a.Crawler, b.Crawler) })
+	if !slices.Equal(violations, wantV) {
+		t.Errorf("violations %+v, want %+v", violations, wantV)
+	}
+	if got := readFile(t, acted); got != "203.0.113.66 googlebot forward-mismatch\n" {
+		t.Errorf("acted on:\n%s", got)
 	}
 }
