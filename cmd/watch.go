@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ type watchOptions struct {
 	ExecConcurrency int
 	VerdictTTL      time.Duration
 	NFTNetNS        string
+	CPUProfile      string
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
@@ -115,6 +117,8 @@ once and waited out.`,
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
+	f.StringVar(&o.CPUProfile, "cpu-profile", "", "write a pprof CPU profile of the run to `FILE` when it stops (scripts/bench-watch)")
+	f.MarkHidden("cpu-profile")
 	return c
 }
 
@@ -264,6 +268,17 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 	w = watch.New(opts)
 
+	if o.CPUProfile != "" {
+		pf, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return usageError("--cpu-profile: %v", unwrapPathError(err))
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return usageError("--cpu-profile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	hup, usr1, stopSignals := watchSignalChannels()
 	defer stopSignals()
 	runCtx, cancel := context.WithCancel(ctx)
