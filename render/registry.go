@@ -129,7 +129,7 @@ type csvFormat struct{}
 func (csvFormat) Name() string { return "csv" }
 
 func (csvFormat) WriteReport(w io.Writer, r *audit.Report, _ Options) error {
-	return WriteIPsCSV(w, r.AllIPs())
+	return writeReportCSV(w, r)
 }
 
 func (csvFormat) WriteDocument(w io.Writer, d Document, _ Options) error {
