@@ -105,11 +105,11 @@ type jsonFormat struct{}
 func (jsonFormat) Name() string { return "json" }
 
 func (jsonFormat) WriteReport(w io.Writer, r *audit.Report, o Options) error {
-	return writeJSON(w, r, o.Terminal)
+	return WriteJSON(w, r, o.Terminal)
 }
 
 func (jsonFormat) WriteDocument(w io.Writer, d Document, o Options) error {
-	return writeJSON(w, d.Data(), o.Terminal)
+	return WriteJSON(w, d.Data(), o.Terminal)
 }
 
 type yamlFormat struct{}
