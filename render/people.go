@@ -93,9 +93,12 @@ func (t *Text) Printf(format string, a ...any) {
 		if len(indent) > width/2 {
 			indent = ""
 		}
-		lines := wrap(line, width)
-		b.WriteString(lines[0])
-		rest := strings.Join(lines[1:], " ")
+		// The first line is a prefix of line (wrap keeps the text but
+		// for the space at each break): the rest is wrapped again,
+		// narrower, its words as they were.
+		first := wrap(line, width)[0]
+		b.WriteString(first)
+		rest := strings.TrimPrefix(line[len(first):], " ")
 		for _, l := range wrap(rest, width-len(indent)) {
 			if rest == "" {
 				break
@@ -201,7 +204,14 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	if s.UnclaimedHit > 0 {
 		t.Printf("%d requests from %s\n", s.UnclaimedHit, listed)
 	}
-	t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
+	if lists, ok := listsByCrawler(s.IPListSource, s.Crawlers); ok {
+		t.Printf("IP lists:\n")
+		for i, c := range s.Crawlers {
+			t.Printf("- %s: %s\n", t.Esc(c.Name), t.Esc(OrDash(lists[i])))
+		}
+	} else {
+		t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
+	}
 
 	if len(s.Crawlers) > 0 {
 		t.Heading("Crawlers")
@@ -400,4 +410,31 @@ func namesCrawlers(r *audit.Report, ips iter.Seq[audit.IPReport]) bool {
 		}
 	}
 	return false
+}
+
+// listsByCrawler splits a report's ip_list_source of several crawlers,
+// "lohisoftbot: URL; googlebot: URL, URL", into each crawler's, in the
+// order of crawlers; false when it is not of that shape.
+func listsByCrawler(source string, crawlers []audit.CrawlerSummary) ([]string, bool) {
+	if len(crawlers) < 2 {
+		return nil, false
+	}
+	lists := make([]string, len(crawlers))
+	rest, ok := strings.CutPrefix(source, crawlers[0].Name+": ")
+	if !ok {
+		return nil, false
+	}
+	for i := range crawlers {
+		if i == len(crawlers)-1 {
+			lists[i] = rest
+			break
+		}
+		sep := "; " + crawlers[i+1].Name + ": "
+		at := strings.Index(rest, sep)
+		if at < 0 {
+			return nil, false
+		}
+		lists[i], rest = rest[:at], rest[at+len(sep):]
+	}
+	return lists, true
 }
