@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,7 +292,8 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			server, z := tc.server(t)
-			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4, after: z.after}
+			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4}
+			v.after = probeFirst(z, v)
 			var addrs []netip.Addr
 			for i := range 200 {
 				addrs = append(addrs, netip.AddrFrom4([4]byte{198, 51, byte(i / 250), byte(i%250 + 1)}))
@@ -321,6 +324,50 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 			if p := v.Progress(); p.RetryTotal != 0 {
 				t.Errorf("progress %+v: a second pass against a dead resolver", p)
 			}
+		})
+	}
+}
+
+// probeFirst is z's timer for v's queries with the order a real clock
+// gives queries and the probe: the probe, sent at the first failure with
+// half the query timeout, has failed before any query sent after that
+// failure times out. A query asked after the first query timed out waits
+// until the server has recorded the probe's failure (or been marked
+// down); without that, a busy machine could run dozens of dropped queries
+// through before the probe's goroutine is scheduled, which a real clock
+// never allows.
+func probeFirst(z *dnsTestZone, v *Verifier) dnsAfterFunc {
+	var (
+		mu      sync.Mutex
+		failing bool
+	)
+	// probeDone reports whether the server has recorded the probe's
+	// failure, or was marked down.
+	probeDone := func() bool {
+		s := v.res.servers[0]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.probeFailed || s.down.Load()
+	}
+	return func(name string, d time.Duration, f func()) func() bool {
+		if name == "." {
+			return z.after(name, d, f)
+		}
+		mu.Lock()
+		gated := failing
+		mu.Unlock()
+		return z.after(name, d, func() {
+			if gated {
+				// The probe's goroutine sets the flag under the
+				// server's lock; yield to it until it has.
+				for guard := time.Now().Add(d); !probeDone() && time.Now().Before(guard); {
+					runtime.Gosched()
+				}
+			}
+			mu.Lock()
+			failing = true
+			mu.Unlock()
+			f()
 		})
 	}
 }
