@@ -203,13 +203,17 @@ func runRealistic(bin, ns string, d time.Duration, profile string) error {
 		}
 	}()
 	w := bufio.NewWriter(f)
-	// Following has begun once a line written is counted.
+	// Following has begun (and SIGUSR1 is handled) once a claim written
+	// has its verdict event.
 	start := time.Now()
-	for p.linesRead() < 1 {
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil && st.Size() > 0 {
+			break
+		}
 		if time.Since(start) > 30*time.Second {
 			return fmt.Errorf("watch never read its log")
 		}
-		w.WriteString(line("198.51.100.23", time.Now(), false))
+		w.WriteString(line("203.0.113.250", time.Now(), true))
 		w.Flush()
 		time.Sleep(50 * time.Millisecond)
 	}
