@@ -214,7 +214,7 @@ func TestIPsCrawler(t *testing.T) {
 	cache := t.TempDir()
 	env.Now = func() time.Time { return fixedNow }
 	code, stdout, stderr := identityRun(t, env, "ips", "update", "--crawler", profile, "--cache-dir", cache)
-	if code != 0 || stdout != "listbot: 200: "+srv.URL+"/bot/ranges.json, 2 prefix(es); cached\n" {
+	if code != 0 || stdout != "listbot: 200: "+srv.URL+"/bot/ranges.json, 2 prefixes; cached\n" {
 		t.Fatalf("update: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "iplist-*.json")); len(files) != 1 {

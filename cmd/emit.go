@@ -15,6 +15,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/spf13/cobra"
 )
 
@@ -511,9 +512,9 @@ func emitShortList(items []string) string {
 func emitCount(p *emit.Plan) string {
 	switch p.Mode {
 	case emit.AllowBot:
-		return fmt.Sprintf("%d addresses allowed", len(p.Allow))
+		return nouns.Count(len(p.Allow), "address", "addresses") + " allowed"
 	case emit.BlockSpoofed:
-		return fmt.Sprintf("%d addresses blocked, %d spared from the token rule", len(p.Block), len(p.Exempt))
+		return fmt.Sprintf("%s blocked, %d spared from the token rule", nouns.Count(len(p.Block), "address", "addresses"), len(p.Exempt))
 	}
-	return fmt.Sprintf("%d addresses blocked", len(p.Block))
+	return nouns.Count(len(p.Block), "address", "addresses") + " blocked"
 }

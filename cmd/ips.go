@@ -9,6 +9,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -358,9 +359,9 @@ func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists,
 		}
 		switch ld.Status {
 		case 304:
-			fmt.Fprintf(env.Stdout, "%s304 not modified: %s, %d prefix(es), is current; %s\n", prefix, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+			fmt.Fprintf(env.Stdout, "%s304 not modified: %s, %s, is current; %s\n", prefix, sanitize(ld.List.Source), nouns.Count(len(ld.List.Prefixes), "prefix", "prefixes"), kept)
 		default:
-			fmt.Fprintf(env.Stdout, "%s%d: %s, %d prefix(es); %s\n", prefix, ld.Status, sanitize(ld.List.Source), len(ld.List.Prefixes), kept)
+			fmt.Fprintf(env.Stdout, "%s%d: %s, %s; %s\n", prefix, ld.Status, sanitize(ld.List.Source), nouns.Count(len(ld.List.Prefixes), "prefix", "prefixes"), kept)
 		}
 	}
 	return failed

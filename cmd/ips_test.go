@@ -91,11 +91,11 @@ func TestIPsUpdateAndShow(t *testing.T) {
 	}{
 		{name: "show before any fetch", args: []string{"ips", "show"},
 			stdout: []string{"source:   built-in (no cached copy of " + url, "prefixes: 2", "  79.139.58.98\n", "created:  2026-08-23T00:00:00Z"}},
-		{name: "update fetches", args: []string{"ips", "update"}, stdout: []string{"200: " + url + ", 3 prefix(es); cached"}},
+		{name: "update fetches", args: []string{"ips", "update"}, stdout: []string{"200: " + url + ", 3 prefixes; cached"}},
 		{name: "show the cached list", args: []string{"ips", "show"}, advance: 90 * time.Minute,
 			stdout: []string{"source:   " + url + " (cached)", "fetched:  2026-09-01T12:00:00Z (1h ago)", "created:  2026-08-30T00:00:00Z", "prefixes: 3", "  198.51.100.0/24\n"}},
 		{name: "bare ips shows too", args: []string{"ips"}, stdout: []string{"prefixes: 3"}},
-		{name: "update revalidates", args: []string{"ips", "update"}, stdout: []string{"304 not modified: " + url + ", 3 prefix(es), is current; cached"}},
+		{name: "update revalidates", args: []string{"ips", "update"}, stdout: []string{"304 not modified: " + url + ", 3 prefixes, is current; cached"}},
 		{name: "show after 304", args: []string{"ips", "show"}, stdout: []string{"fetched:  2026-09-01T13:30:00Z (0s ago)"}},
 		{name: "invalid list rejected", args: []string{"ips", "update"}, setBody: `{"prefixes": [`, wantCode: 3,
 			stderr: []string{"error: rejected: ip list " + url + ": ip list is not valid", "the cached list stays in force"}},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -149,12 +150,7 @@ func failOnMatched(env *Env, failOn string, spoofed int64, spoofedOne, spoofedMa
 }
 
 // plural gives n with the noun in the number it calls for.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int64, one, many string) string { return nouns.Count(n, one, many) }
 
 // loadConfig applies the YAML config file to every flag of c that was not
 // set on the command line: flags win over the file. Keys are flag names;

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -372,7 +373,7 @@ func ipListDescribe(l *verify.IPList, now time.Time) string {
 	if l == nil {
 		return "-"
 	}
-	s := fmt.Sprintf("%s, %d prefix(es)", l.Source, len(l.Prefixes))
+	s := l.Source + ", " + nouns.Count(len(l.Prefixes), "prefix", "prefixes")
 	if !l.Fetched.IsZero() {
 		s += ", fetched " + ipAge(now.Sub(l.Fetched)) + " ago"
 	}

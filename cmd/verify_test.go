@@ -244,7 +244,7 @@ func TestVerifyCommandFormats(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{"table", []string{"│ 79.139.58.98 │ genuine │ fcrdns", "crawler1.bot.lohisoft.com", "│ 203.0.113.7  │ spoofed │ fcrdns: ptr-mismatch", "IP list: " + list + ", 2 prefix(es)"}},
+		{"table", []string{"│ 79.139.58.98 │ genuine │ fcrdns", "crawler1.bot.lohisoft.com", "│ 203.0.113.7  │ spoofed │ fcrdns: ptr-mismatch", "IP list: " + list + ", 2 prefixes"}},
 		{"markdown", []string{"| 79.139.58.98 | genuine | fcrdns", "|:---"}},
 		{"csv", []string{"ip,verdict,method,reason", "79.139.58.98,genuine,fcrdns,,true,0"}},
 		{"yaml", []string{"ips:\n  - ip: 79.139.58.98\n    verdict: genuine\n    method: fcrdns\n"}},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
@@ -191,18 +192,18 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	if t.md {
 		t.Printf("# lohibot-audit report\n\n")
 	}
-	t.Printf("%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	t.Printf("%s, %s (%d malformed), log format %s\n", nouns.Count(s.Files, "file", "files"), nouns.Count(s.Lines, "line", "lines"), s.Malformed, t.Esc(OrDash(s.LogFormat)))
 	claimed, listed := "LohiSoftBot", "the crawler's listed addresses did not carry its User-Agent"
 	if named {
 		claimed, listed = "crawler", "the crawlers' listed addresses did not carry their User-Agent"
 	}
-	t.Printf("%d claimed %s hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
-		s.ClaimedHits, claimed, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
+	t.Printf("%d claimed %s %s: %d genuine, %d spoofed, %d unverified; %s\n",
+		s.ClaimedHits, claimed, nouns.Of(s.ClaimedHits, "hit", "hits"), s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, nouns.Count(s.Violations, "violation", "violations"))
 	if s.FilteredOut > 0 {
-		t.Printf("%d claimed hits outside --since/--until left out\n", s.FilteredOut)
+		t.Printf("%s outside --since/--until left out\n", nouns.Count(s.FilteredOut, "claimed hit", "claimed hits"))
 	}
 	if s.UnclaimedHit > 0 {
-		t.Printf("%d requests from %s\n", s.UnclaimedHit, listed)
+		t.Printf("%s from %s\n", nouns.Count(s.UnclaimedHit, "request", "requests"), listed)
 	}
 	if lists, ok := listsByCrawler(s.IPListSource, s.Crawlers); ok {
 		t.Printf("IP lists:\n")
@@ -244,7 +245,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		}
 		t.Table(tab)
 		if len(ips) < n {
-			t.Printf("%d more addresses with fewer hits are left out\n", n-len(ips))
+			t.Printf("%s with fewer hits %s left out\n", nouns.Count(n-len(ips), "more address", "more addresses"), nouns.Of(n-len(ips), "is", "are"))
 		}
 	}
 

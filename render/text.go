@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
@@ -91,13 +92,8 @@ func num(n int64) string {
 	return b.String()
 }
 
-// plural returns "1 page" or "2 pages".
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return num(n) + " " + many
-}
+// plural returns "1 page" or "2 pages", n with thousands separators.
+func plural(n int64, one, many string) string { return num(n) + " " + nouns.Of(n, one, many) }
 
 // dur formats d for people: "7s", "3m 35s", "24h", "28h 1m", "2d 4h",
 // "450ms".

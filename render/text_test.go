@@ -1,10 +1,14 @@
 package render
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot-audit/audit"
 )
 
 func TestVisible(t *testing.T) {
@@ -101,5 +105,40 @@ func TestAxisTicks(t *testing.T) {
 	}
 	if axisTicks(t0, t0, 9) != nil {
 		t.Error("ticks for an empty span")
+	}
+}
+
+// TestSummaryNounsAgree: the summary lines of the table and the Markdown
+// say "1 file", "1 claimed LohiSoftBot hit", "1 violation" in the
+// singular and every other count in the plural.
+func TestSummaryNounsAgree(t *testing.T) {
+	report := func(n int64) *audit.Report {
+		r := &audit.Report{Summary: audit.Summary{Files: int(n), Lines: n, ClaimedHits: n, GenuineHits: n, Violations: int(n), FilteredOut: n, UnclaimedHit: n, LogFormat: "combined"}}
+		for i := range n + 1 {
+			r.IPs = append(r.IPs, audit.IPReport{IP: fmt.Sprintf("192.0.2.%d", i+1), Verdict: "genuine", Method: "fcrdns", Hits: 1})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		n    int64
+		want []string
+	}{
+		{1, []string{"1 file, 1 line (0 malformed)", "1 claimed LohiSoftBot hit: 1 genuine, 0 spoofed, 0 unverified; 1 violation\n",
+			"1 claimed hit outside --since/--until left out", "1 request from the crawler's", "1 more address with fewer hits is left out"}},
+		{2, []string{"2 files, 2 lines (0 malformed)", "2 claimed LohiSoftBot hits: 2 genuine, 0 spoofed, 0 unverified; 2 violations\n",
+			"2 claimed hits outside --since/--until left out", "2 requests from the crawler's", "1 more address with fewer hits is left out"}},
+	} {
+		for _, md := range []bool{false, true} {
+			var out bytes.Buffer
+			if err := writeReportText(NewText(&out, md, 0), report(tc.n), int(tc.n)); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("count %d, markdown %v: no %q in\n%s", tc.n, md, s, out.String())
+				}
+			}
+
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -587,9 +588,9 @@ func (w *Watcher) drain(c *watched) {
 // Summary is one line on what the watcher did so far, for SIGUSR1.
 func (w *Watcher) Summary() string {
 	s := w.judgeStats()
-	msg := fmt.Sprintf("watch: %s up; %d lines, %d claimed, %d malformed claims; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%d judgements, %d forgotten); %d violations; %d blocked",
-		w.o.Now().Sub(w.started).Round(time.Second), w.lines.Load(), w.claimed.Load(), w.malformed.Load(),
-		s.Genuine, s.Spoofed, s.Unverified, s.Pending, s.Checks, s.Forgotten, w.violations.Load(), w.blocked.Load())
+	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %d forgotten); %s; %d blocked",
+		w.o.Now().Sub(w.started).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
+		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, nouns.Count(w.violations.Load(), "violation", "violations"), w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
 	}
@@ -598,7 +599,7 @@ func (w *Watcher) Summary() string {
 		msg += fmt.Sprintf("; exec %d ok, %d failed, %d dropped", x.OK, x.Failed, x.Dropped)
 	}
 	if written, lost := w.o.Events.Counts(); lost > 0 {
-		msg += fmt.Sprintf("; %d events written, %d lost", written, lost)
+		msg += fmt.Sprintf("; %s written, %d lost", nouns.Count(written, "event", "events"), lost)
 	}
 	return msg
 }
