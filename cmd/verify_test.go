@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -456,5 +458,40 @@ func TestIdentityServers(t *testing.T) {
 		if (err == nil) != tc.ok || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("identityServers(%q) = %q, %v; want %q (ok %v)", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestVerifyCSVSeveralCrawlers: with two crawlers judged, each CSV row
+// begins with its crawler, so that an address's two rows differ; with
+// none named the columns are those of SPEC §5.
+func TestVerifyCSVSeveralCrawlers(t *testing.T) {
+	read := func(args ...string) [][]string {
+		t.Helper()
+		code, stdout, stderr := identityRun(t, &Env{}, append([]string{"verify", "--format", "csv", "--offline", "--cache-dir", t.TempDir()}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		records, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+		if err != nil {
+			t.Fatalf("%v: %v:\n%s", args, err, stdout)
+		}
+		return records
+	}
+	got := read("--crawler", "lohisoftbot", "--crawler", "googlebot", "79.139.58.98")
+	want := [][]string{
+		{"crawler", "ip", "verdict", "method", "reason"},
+		{"lohisoftbot", "79.139.58.98", "genuine", "ip-list", ""},
+		{"googlebot", "79.139.58.98", "unverified", "ip-list", "no-ip-list"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d records, want %d: %q", len(got), len(want), got)
+	}
+	for i := range want {
+		if !slices.Equal(got[i][:len(want[i])], want[i]) {
+			t.Errorf("record %d = %q, want it to begin %q", i, got[i], want[i])
+		}
+	}
+	if plain := read("79.139.58.98"); plain[0][0] != "ip" || len(plain[0]) != len(got[0])-1 || plain[1][0] != "79.139.58.98" {
+		t.Errorf("without --crawler: %q", plain)
 	}
 }
