@@ -37,7 +37,10 @@ type ViolationEvent struct {
 }
 
 // Events writes events, one per line: JSON, or on a terminal a line for
-// people with every string from a log escaped. It is safe for concurrent
+// people with every string from a log escaped, which begins with the time
+// of the log line the event is about, in UTC with its date
+// ("2015-05-17 10:05:40Z"): for a verdict the latest request it covers,
+// for a violation the request that broke the promise. It is safe for concurrent
 // use. A write that fails (a full disk, a closed pipe) is said once through
 // OnError and writing goes on with the next event; OnError hears of the
 // recovery too (a nil error).
@@ -61,7 +64,11 @@ func (e *Events) Verdict(crawler string, v Verdict, at time.Time) {
 	}
 	if e.Terminal {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s %-10s %s %s", at.Local().Format("15:04:05"), rep.Verdict, rep.IP, crawler)
+		when := v.LastSeen
+		if when.IsZero() {
+			when = at
+		}
+		fmt.Fprintf(&b, "%s %-10s %s %s", terminalTime(when), rep.Verdict, rep.IP, crawler)
 		switch {
 		case rep.Reason != "":
 			fmt.Fprintf(&b, " (%s)", rep.Reason)
@@ -86,12 +93,16 @@ func (e *Events) Verdict(crawler string, v Verdict, at time.Time) {
 // Violation writes the event of v.
 func (e *Events) Violation(crawler string, v conduct.Violation) {
 	if e.Terminal {
-		s := fmt.Sprintf("%s violation  %s %s %s %s %s:%d %s: %s", v.Time.Local().Format("15:04:05"), v.Kind, v.Site, v.IP, crawler, v.File, v.Line, v.Path, v.Detail)
+		s := fmt.Sprintf("%s violation  %s %s %s %s %s:%d %s: %s", terminalTime(v.Time), v.Kind, v.Site, v.IP, crawler, v.File, v.Line, v.Path, v.Detail)
 		e.line(parse.EscapeControl(s))
 		return
 	}
 	e.json(ViolationEvent{Event: EventViolation, Crawler: crawler, Violation: v})
 }
+
+// terminalTime is the time column of a terminal line: the log's time in
+// UTC, with the date, as the report's tables write it.
+func terminalTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 func (e *Events) json(v any) {
 	b, err := json.Marshal(v)
