@@ -361,7 +361,7 @@ func (d *verifyDoc) WriteText(t *render.Text) error {
 // verifyWhy is the method and reason for people, with the warnings and
 // the DNS error, if any.
 func verifyWhy(r verify.Result) string {
-	why := render.Why(r.Method, r.Reason, r.Warnings)
+	why := render.Why(r.Method, r.Reason, r.DNSFailure, r.Warnings)
 	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
 		why += " [" + r.DNSError + "]"
 	}

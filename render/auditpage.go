@@ -26,7 +26,7 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 		Addresses: func(yield func(Address) bool) {
 			for ip := range r.AllIPs() {
 				a := Address{
-					IP: ip.IP, Crawler: ip.Crawler, Verdict: string(ip.Verdict), Method: ip.Method, Reason: ip.Reason,
+					IP: ip.IP, Crawler: ip.Crawler, Verdict: string(ip.Verdict), Method: ip.Method, Reason: ip.Reason, DNSFailure: ip.DNSFailure,
 					PTR: ip.PTR, Forward: ip.Forward, InIPList: ip.InIPList, Hits: ip.Hits,
 					FirstSeen: ip.FirstSeen, LastSeen: ip.LastSeen, UserAgents: ip.UserAgents, Warnings: ip.Warnings,
 				}

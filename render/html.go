@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 //go:embed report.html.tmpl
@@ -144,6 +146,9 @@ type addrView struct {
 	RestLabel  string
 	RestNote   string
 	VerdictMix string
+	// unverifiedWhy says why the unverified hits are so, "" when no
+	// address is unverified.
+	unverifiedWhy string
 }
 
 type addrRow struct {
@@ -237,6 +242,13 @@ func buildView(p *Page) *view {
 
 	v.Sections = buildSections(p, lim, v)
 	v.Addr = buildAddresses(p.Addresses, lim, v.Multi)
+	if v.Addr.unverifiedWhy != "" {
+		for i := range v.Cards {
+			if v.Cards[i].Class == "u" {
+				v.Cards[i].Note = v.Addr.unverifiedWhy
+			}
+		}
+	}
 
 	for i, m := range p.Malformed {
 		if i == 100 {
@@ -659,12 +671,19 @@ func buildAddresses(seq func(func(Address) bool), lim Limits, multi bool) addrVi
 	var counts []int64
 	var rest []restEntry
 	verdicts := map[string]int64{}
+	unverified := map[string]int64{} // hits by why they are unverified
 	n := 0
 	for a := range seq {
 		verdicts[a.Verdict]++
 		why := a.Reason
 		if why == "" {
 			why = a.Method
+		}
+		if a.Verdict == string(verify.Unverified) {
+			unverified[unverifiedText(a.Reason, a.DNSFailure)] += a.Hits
+			if a.Reason == verify.ReasonDNSError && a.DNSFailure != "" {
+				why += " (" + a.DNSFailure + ")"
+			}
 		}
 		k := groupKey{a.Crawler, a.Verdict, why}
 		gi, ok := groups[k]
@@ -698,6 +717,7 @@ func buildAddresses(seq func(func(Address) bool), lim Limits, multi bool) addrVi
 		mix = append(mix, num(verdicts[vd])+" "+cut(vd, 40))
 	}
 	av.VerdictMix = strings.Join(mix, ", ")
+	av.unverifiedWhy = mostHits(unverified, 2, "reason", "reasons")
 
 	top := []topEntry(*h)
 	slices.SortFunc(top, func(a, b topEntry) int {
@@ -775,6 +795,20 @@ func buildAddresses(seq func(func(Address) bool), lim Limits, multi bool) addrVi
 	return av
 }
 
+// mostHits names the keys of hits with the most hits first (ties in
+// alphabetical order), at most shown of them and then how many more:
+// "a; b; and 2 more reasons". "" when hits is empty.
+func mostHits(hits map[string]int64, shown int, one, many string) string {
+	keys := slices.SortedFunc(maps.Keys(hits), func(a, b string) int {
+		return cmp.Or(-cmp.Compare(hits[a], hits[b]), strings.Compare(a, b))
+	})
+	if len(keys) > shown {
+		more := len(keys) - shown
+		keys = append(keys[:shown], "and "+plural(int64(more), "more "+one, "more "+many))
+	}
+	return strings.Join(keys, "; ")
+}
+
 func verdictClass(vd string) string {
 	switch vd {
 	case "genuine":
@@ -785,19 +819,6 @@ func verdictClass(vd string) string {
 		return "u"
 	}
 	return "x"
-}
-
-// reasonText explains the verdict reasons of SPEC §3 in words.
-var reasonText = map[string]string{
-	"fcrdns":           "its PTR name is the crawler's and resolves back to it",
-	"ip-list":          "in the crawler's published IP list",
-	"ipv6":             "an IPv6 address the IP list does not cover",
-	"no-ptr":           "no PTR record",
-	"ptr-mismatch":     "its PTR name is not the crawler's",
-	"forward-mismatch": "its PTR name does not resolve back to it",
-	"not-in-ip-list":   "not in the IP list (decided without DNS)",
-	"dns-error":        "DNS could not answer and it is not in the IP list",
-	"not-an-address":   "the log has a host name, not an address",
 }
 
 func addressRow(a Address) addrRow {
@@ -811,11 +832,7 @@ func addressRow(a Address) addrRow {
 	if a.InIPList {
 		r.InList = "yes"
 	}
-	why := a.Reason
-	if why == "" {
-		why = a.Method
-	}
-	r.ReasonText = reasonText[why]
+	r.ReasonText = addressReasonText(a)
 	for i, p := range a.PTR {
 		if i == 10 {
 			r.PTR = append(r.PTR, "… "+num(int64(len(a.PTR)-i))+" more")

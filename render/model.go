@@ -122,13 +122,16 @@ type Address struct {
 	Crawler string
 	// Verdict is "genuine", "spoofed" or "unverified"; anything else is
 	// shown as given.
-	Verdict  string
-	Method   string
-	Reason   string
-	PTR      []string
-	Forward  []string
-	InIPList bool
-	Hits     int64
+	Verdict string
+	Method  string
+	Reason  string
+	// DNSFailure says why DNS could not answer (SPEC §5 dns_failure:
+	// timeout, servfail, …), "" when it answered or was not asked.
+	DNSFailure string
+	PTR        []string
+	Forward    []string
+	InIPList   bool
+	Hits       int64
 	// FirstSeen and LastSeen are zero when no log was read.
 	FirstSeen, LastSeen time.Time
 	UserAgents          []string

@@ -147,19 +147,6 @@ var mdEscaper = strings.NewReplacer(
 	`<`, `\<`, `>`, `\>`, `#`, `\#`, `!`, `\!`, `|`, `\|`,
 )
 
-// Why is a verdict's method and reason for people, with its warnings:
-// "fcrdns: ptr-mismatch", "ip-list (fcrdns-failed)".
-func Why(method, reason string, warnings []string) string {
-	why := method
-	if reason != "" {
-		why = strings.TrimPrefix(why+": "+reason, ": ")
-	}
-	if len(warnings) > 0 {
-		why += " (" + strings.Join(warnings, ", ") + ")"
-	}
-	return why
-}
-
 // OrDash returns s, or "-" when s is empty.
 func OrDash(s string) string {
 	if s == "" {
@@ -237,7 +224,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
 			TitleColumns: 2}
 		for _, ip := range ips {
-			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.Warnings), 60),
+			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.DNSFailure, ip.Warnings), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
 		}
 		if named {

@@ -1,0 +1,97 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// Why is a verdict's method and reason for people, with why DNS could not
+// answer and the warnings: "fcrdns: ptr-mismatch", "ip-list
+// (fcrdns-failed)", "fcrdns: dns-error (dns timeout)".
+func Why(method, reason, dnsFailure string, warnings []string) string {
+	why := method
+	if reason != "" {
+		why = strings.TrimPrefix(why+": "+reason, ": ")
+	}
+	var notes []string
+	if dnsFailure != "" {
+		notes = append(notes, "dns "+dnsFailure)
+	}
+	notes = append(notes, warnings...)
+	if len(notes) > 0 {
+		why = strings.TrimPrefix(why+" ("+strings.Join(notes, ", ")+")", " ")
+	}
+	return why
+}
+
+// dnsFailureText says in words why DNS could not answer, from a
+// dns_failure value (verify's DNSFailure constants); "DNS could not
+// answer" for any other value.
+func dnsFailureText(failure string) string {
+	switch failure {
+	case verify.DNSFailureTimeout:
+		return "DNS did not answer in time"
+	case verify.DNSFailureServFail:
+		return "DNS answered SERVFAIL"
+	case verify.DNSFailureRefused:
+		return "DNS refused to answer"
+	case verify.DNSFailureForged:
+		return "DNS answers did not match the question"
+	case verify.DNSFailureUnreachable:
+		return "the DNS server could not be reached"
+	case verify.DNSFailureNoResolver:
+		return "no DNS server was configured"
+	case verify.DNSFailureTooManyNames:
+		return "too many PTR names to check"
+	case verify.DNSFailureCanceled:
+		return "the run stopped before DNS answered"
+	}
+	return "DNS could not answer"
+}
+
+// unverifiedText says in a few words why an address stayed unverified:
+// its reason, and for dns-error its dns_failure. An unknown reason is
+// given as it is.
+func unverifiedText(reason, dnsFailure string) string {
+	switch reason {
+	case verify.ReasonDNSError, "":
+		return dnsFailureText(dnsFailure)
+	case verify.ReasonNoIPList:
+		return "no IP list and no DNS check"
+	case verify.ReasonNotChecked:
+		return "not checked in this run"
+	case verify.ReasonNotAnAddress:
+		return "a host name, not an address"
+	}
+	return cut(reason, 60)
+}
+
+// reasonText explains the verdict reasons of SPEC §3 in words, for an
+// address's row.
+var reasonText = map[string]string{
+	verify.MethodFCrDNS:          "its PTR name is the crawler's and resolves back to it",
+	verify.MethodIPList:          "in the crawler's published IP list",
+	verify.ReasonIPv6:            "an IPv6 address the IP list does not cover",
+	verify.ReasonNoPTR:           "no PTR record",
+	verify.ReasonPTRMismatch:     "its PTR name is not the crawler's",
+	verify.ReasonForwardMismatch: "its PTR name does not resolve back to it",
+	verify.ReasonNotInIPList:     "not in the IP list (decided without DNS)",
+	verify.ReasonNoIPList:        "the crawler has no IP list and DNS was not asked (offline, or the crawler has no PTR names to check)",
+	verify.ReasonNotChecked:      "not checked in this run",
+	verify.ReasonNotAnAddress:    "the log has a host name, not an address",
+}
+
+// addressReasonText explains an address's verdict in words: its reason
+// (its method when it has none), with why DNS could not answer.
+func addressReasonText(a Address) string {
+	switch {
+	case a.Reason == verify.ReasonDNSError:
+		return dnsFailureText(a.DNSFailure) + " and it is not in the IP list"
+	case a.Reason != "":
+		return reasonText[a.Reason]
+	case a.Method == verify.MethodIPList && a.DNSFailure != "":
+		return "in the crawler's published IP list (" + dnsFailureText(a.DNSFailure) + ")"
+	}
+	return reasonText[a.Method]
+}
