@@ -73,3 +73,35 @@ func TestLogsInputWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsTableNamesCrawlers checks that the report for people names the
+// crawlers --crawler audited, not LohiSoftBot.
+func TestLogsTableNamesCrawlers(t *testing.T) {
+	log := identityWriteFile(t, "g.log",
+		`66.249.66.1 - - [01/Dec/2026:06:25:01 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"`+"\n")
+	for _, tc := range []struct {
+		crawlers []string
+		want     []string
+	}{
+		{nil, []string{"0 claimed LohiSoftBot hits:"}},
+		{[]string{"googlebot"}, []string{"1 claimed googlebot hits:", "\nADDRESSES CLAIMING TO BE GOOGLEBOT\n"}},
+		{[]string{"googlebot", "bingbot"}, []string{"1 claimed googlebot or bingbot hits:", "\nADDRESSES CLAIMING TO BE GOOGLEBOT OR BINGBOT\n"}},
+	} {
+		args := []string{"logs", "--offline", "--no-cache", "--format", "table"}
+		for _, c := range tc.crawlers {
+			args = append(args, "--crawler", c)
+		}
+		code, out, errOut := runInMemory(t, "", append(args, log)...)
+		if code != ExitOK {
+			t.Fatalf("%q: exit %d; stderr:\n%s", tc.crawlers, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: report lacks %q:\n%s", tc.crawlers, w, out)
+			}
+		}
+		if tc.crawlers != nil && strings.Contains(out, "LohiSoftBot") {
+			t.Errorf("%q: report names LohiSoftBot:\n%s", tc.crawlers, out)
+		}
+	}
+}

@@ -186,8 +186,16 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	} else {
 		t.Printf("%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
 	}
-	t.Printf("%d claimed LohiSoftBot hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
-		s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
+	who := "LohiSoftBot"
+	if len(s.Crawlers) > 0 {
+		names := make([]string, len(s.Crawlers))
+		for i, c := range s.Crawlers {
+			names[i] = c.Name
+		}
+		who = t.Esc(strings.Join(names, " or "))
+	}
+	t.Printf("%d claimed %s hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
+		s.ClaimedHits, who, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
 	if s.FilteredOut > 0 {
 		t.Printf("%d claimed hits outside --since/--until left out\n", s.FilteredOut)
 	}
@@ -199,9 +207,9 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	if n := r.NumIPs(); n > 0 {
 		ips := topByHits(r.AllIPs(), top)
 		if len(ips) < n {
-			t.Heading(fmt.Sprintf("Addresses claiming to be LohiSoftBot (the %d with the most hits of %d)", len(ips), n))
+			t.Heading(fmt.Sprintf("Addresses claiming to be %s (the %d with the most hits of %d)", who, len(ips), n))
 		} else {
-			t.Heading("Addresses claiming to be LohiSoftBot")
+			t.Heading("Addresses claiming to be " + who)
 		}
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
 			TitleColumns: 2}
