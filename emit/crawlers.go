@@ -94,12 +94,20 @@ func plainToken(t string) bool {
 	return true
 }
 
-// lowerTokens is tokens in lower case, without duplicates, in order.
+// lowerTokens is tokens in lower case, in order, without duplicates and
+// without those that hold another (a User-Agent that contains
+// "examplebot-image" contains "examplebot").
 func lowerTokens(tokens []string) []string {
-	var out []string
+	var lower []string
 	for _, t := range tokens {
-		if l := strings.ToLower(t); !slices.Contains(out, l) {
-			out = append(out, l)
+		if l := strings.ToLower(t); !slices.Contains(lower, l) {
+			lower = append(lower, l)
+		}
+	}
+	var out []string
+	for _, t := range lower {
+		if !slices.ContainsFunc(lower, func(u string) bool { return u != t && strings.Contains(t, u) }) {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -160,4 +168,13 @@ func (p *Plan) who(and string) string {
 		return Token
 	}
 	return crawlerNames(p.Crawlers, and)
+}
+
+// whose names the crawlers whose addresses the rules are about:
+// "LohiSoftBot crawler's", "googlebot crawler's", "a and b crawlers'".
+func (p *Plan) whose() string {
+	if len(p.Crawlers) > 1 {
+		return p.who("and") + " crawlers'"
+	}
+	return p.who("and") + " crawler's"
 }
