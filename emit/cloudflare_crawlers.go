@@ -130,6 +130,11 @@ func cloudflareCrawlers(w io.Writer, in Input, o CloudflareOptions, out Cloudfla
 		prefix = DefaultCloudflareListPrefix
 	}
 	listed := o.ListName != "" || out == CloudflareList
+	if p.Mode == BlockSpoofed {
+		if err := needTokens(p.Crawlers); err != nil {
+			return err
+		}
+	}
 	rules := make([]cfCrawlerRule, len(p.Crawlers))
 	empty := 0
 	for i := range p.Crawlers {

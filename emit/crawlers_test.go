@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -367,7 +368,6 @@ func TestCrawlersErrors(t *testing.T) {
 		{Name: "a b", Tokens: []string{"x"}},
 		{Name: "ok", Tokens: []string{"two words"}},
 		{Name: "ok", Tokens: []string{`q"uote`}},
-		{Name: "ok"},
 	} {
 		in := Input{Crawlers: []Crawler{c}}
 		if _, err := NFTables(&bytes.Buffer{}, in, NFTOptions{}); err == nil || !strings.Contains(err.Error(), "invalid option") {
@@ -382,6 +382,23 @@ func TestCrawlersErrors(t *testing.T) {
 		if err := f(); err == nil || !strings.Contains(err.Error(), "b has no genuine address") {
 			t.Errorf("err %v, want b named", err)
 		}
+	}
+	// A crawler known by name only: its addresses are blocked, but a
+	// token rule cannot be written.
+	named := Input{Crawlers: []Crawler{{Name: "examplebot", Spoofed: addrs("203.0.113.66"), Genuine: addrs("198.51.100.77")}}}
+	var nft bytes.Buffer
+	if _, err := NFTables(&nft, named, NFTOptions{}); err != nil || !strings.Contains(nft.String(), "203.0.113.66") {
+		t.Errorf("nftables without tokens: %v\n%s", err, nft.String())
+	}
+	if _, err := ModSecurity(&bytes.Buffer{}, named, ModSecOptions{}); !errors.Is(err, ErrNoTokens) {
+		t.Errorf("modsecurity without tokens: %v", err)
+	}
+	if _, err := Cloudflare(&bytes.Buffer{}, named, CloudflareOptions{}); !errors.Is(err, ErrNoTokens) {
+		t.Errorf("cloudflare without tokens: %v", err)
+	}
+	named.Mode = BlockBot
+	if _, err := Cloudflare(&bytes.Buffer{}, named, CloudflareOptions{}); err != nil {
+		t.Errorf("cloudflare block-bot without tokens: %v", err)
 	}
 	long := in
 	long.Crawlers = []Crawler{{Name: strings.Repeat("a", 32), Tokens: []string{"A"}, Listed: prefixes("192.0.2.0/24")}}

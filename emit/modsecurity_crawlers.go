@@ -20,6 +20,11 @@ func modSecurityCrawlers(w io.Writer, in Input, base int, p *Plan) error {
 		c      *CrawlerPlan
 		chunks [][]netip.Prefix
 	}
+	if p.Mode == BlockSpoofed {
+		if err := needTokens(p.Crawlers); err != nil {
+			return err
+		}
+	}
 	parts := make([]part, len(p.Crawlers))
 	n := 0
 	for i := range p.Crawlers {
