@@ -88,6 +88,16 @@ Targets:
                (Apache) and libmodsecurity 3 (nginx); include the file after
                SecRuleEngine On (allow-bot: before your other rules).
 
+Several crawlers (--crawler NAME|FILE, repeatable; or a --report of
+'logs --crawler', whose crawlers it covers unless --crawler chooses among
+them): block-spoofed blocks each crawler's tokens from any address but
+that crawler's own, and no block set holds an address of any of them.
+Cloudflare writes one rule per crawler, its sets moving to the lists
+lohibot_NAME_spoofed (or _crawler) and lohibot_NAME_exempt when they do
+not fit (--cloudflare-list-name sets the prefix; the list output is an
+object from list name to items); ModSecurity gives crawler i's token rule
+the ID --modsec-id-base+i, its address rules after all token rules.
+
 Safety: no rule ever blocks loopback, private, link-local, multicast,
 unspecified, carrier-grade NAT or reserved addresses, IPv6 addresses that
 carry one (NAT64, 6to4), nor anything in --never-block; block-spoofed never
