@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -93,7 +94,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	}
 	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
 	if fail {
-		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
+		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
 		return errFindings
 	}
 	return nil
@@ -143,7 +144,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robots.SplitValue(v); robots.IsURL(src) {
+			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
 				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}

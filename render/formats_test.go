@@ -222,7 +222,7 @@ func allReports(t *testing.T) map[string]*audit.Report {
 func TestWriteReportJSON(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeJSON(&got, r, false); err != nil {
+		if err := WriteJSON(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantJSON(t, materialized(r)); got.String() != want {
@@ -260,7 +260,7 @@ func TestWriteJSONOtherValues(t *testing.T) {
 	}
 	for name, v := range values {
 		var got bytes.Buffer
-		if err := writeJSON(&got, v, false); err != nil {
+		if err := WriteJSON(&got, v, false); err != nil {
 			t.Fatal(err)
 		}
 		if want := wantJSON(t, v); got.String() != want {
