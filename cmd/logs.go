@@ -19,6 +19,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -94,7 +95,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	}
 	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
 	if fail {
-		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
+		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
 		return errFindings
 	}
 	return nil
@@ -235,7 +236,7 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
-			if _, src := robots.SplitValue(v); robots.IsURL(src) {
+			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
 				return nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}

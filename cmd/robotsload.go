@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/robots"
 )
 
@@ -39,7 +40,11 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt from stdin: %w", err)}
 		}
 		return robots.ParseSource("stdin", "", data), nil
-	case robots.IsURL(src):
+	case urlarg.IsURL(src):
+		if err := urlarg.Check(src, "http", "https"); err != nil {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("robots.txt %q: %w", src, err),
+				"give the robots.txt URL with http:// or https://, or download it and give the file")}
+		}
 		return fetchRobots(ctx, env, src, onError)
 	}
 	f, err := openInput(ctx, src)

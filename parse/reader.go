@@ -428,8 +428,11 @@ func (r *Reader) produce() {
 	// The first lines tell the format, or whether a given format comes
 	// after syslog headers. Large reads bypass this buffer, so it costs
 	// nothing after the sample has been looked at.
-	sb := bufio.NewReaderSize(src, detectSample)
-	sample, perr := sb.Peek(detectSample)
+	// A reader given small chunks (live mode parses a few lines at a
+	// time) gets a sample buffer no larger than a chunk.
+	sampleSize := min(detectSample, max(r.opts.ChunkSize, 4096))
+	sb := bufio.NewReaderSize(src, sampleSize)
+	sample, perr := sb.Peek(sampleSize)
 	if r.isStopped() {
 		return
 	}
