@@ -84,8 +84,8 @@ func TestLogsTableNamesCrawlers(t *testing.T) {
 		want     []string
 	}{
 		{nil, []string{"0 claimed LohiSoftBot hits:"}},
-		{[]string{"googlebot"}, []string{"1 claimed googlebot hits:", "\nADDRESSES CLAIMING TO BE GOOGLEBOT\n"}},
-		{[]string{"googlebot", "bingbot"}, []string{"1 claimed googlebot or bingbot hits:", "\nADDRESSES CLAIMING TO BE GOOGLEBOT OR BINGBOT\n"}},
+		{[]string{"googlebot"}, []string{"1 claimed crawler hits:", "\nCRAWLERS\n", "│ googlebot ", "\nADDRESSES CLAIMING TO BE A CRAWLER\n"}},
+		{[]string{"googlebot", "bingbot"}, []string{"1 claimed crawler hits:", "│ googlebot ", "│ bingbot "}},
 	} {
 		args := []string{"logs", "--offline", "--no-cache", "--format", "table"}
 		for _, c := range tc.crawlers {
