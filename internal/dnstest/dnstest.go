@@ -47,18 +47,22 @@ func Serve(t testing.TB, h dns.Handler) string {
 // Zone answers from zone-file lines as a recursive resolver would: the
 // records of the name asked, CNAMEs followed within the zone, NXDOMAIN with
 // an SOA for a name without records, and SERVFAIL for the names given to
-// ServFail. It counts the queries it gets.
+// ServFail. Like any working resolver it knows the root zone's NS records.
+// It counts the queries it gets.
 type Zone struct {
 	mu       sync.Mutex
 	records  map[string][]dns.RR // by lower-case owner
 	servfail map[string]bool
 	queries  map[string]int // "TYPE name."
+	// nxAll answers NXDOMAIN to everything (NewNXDomain).
+	nxAll bool
 }
 
 // NewZone parses zone lines ("owner TTL IN TYPE data").
 func NewZone(t testing.TB, lines ...string) *Zone {
 	t.Helper()
 	z := &Zone{records: map[string][]dns.RR{}, servfail: map[string]bool{}, queries: map[string]int{}}
+	z.Add(t, ". 518400 IN NS a.root-servers.net.")
 	for _, l := range lines {
 		z.Add(t, l)
 	}
@@ -115,6 +119,12 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	m.RecursionAvailable = true
 	z.mu.Lock()
 	z.queries[dns.TypeToString[q.Qtype]+" "+name]++
+	if z.nxAll {
+		z.mu.Unlock()
+		m.Rcode = dns.RcodeNameError
+		w.WriteMsg(m)
+		return
+	}
 	if z.servfail[name] {
 		z.mu.Unlock()
 		m.Rcode = dns.RcodeServerFailure
@@ -151,4 +161,28 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	z.mu.Unlock()
 	w.WriteMsg(m)
+}
+
+// NewNXDomain returns a server that answers NXDOMAIN to every query, the
+// root zone's NS included, as a resolver that lies (a sandbox's, a captive
+// portal's) does. It counts the queries it gets.
+func NewNXDomain() *Zone {
+	return &Zone{records: map[string][]dns.RR{}, servfail: map[string]bool{}, queries: map[string]int{}, nxAll: true}
+}
+
+// AnswerRoot answers a query for the root zone's NS records as every
+// working resolver does, and reports whether r was one: a handler of
+// made-up answers calls it first, so that its NXDOMAIN answers are
+// trusted (a resolver that answers NXDOMAIN even for the root zone is
+// taken for broken).
+func AnswerRoot(w dns.ResponseWriter, r *dns.Msg) bool {
+	if len(r.Question) != 1 || r.Question[0].Name != "." || r.Question[0].Qtype != dns.TypeNS {
+		return false
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.RecursionAvailable = true
+	m.Answer = append(m.Answer, &dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 518400}, Ns: "a.root-servers.net."})
+	w.WriteMsg(m)
+	return true
 }
