@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -173,10 +174,10 @@ func identityCheckFlags(o *auditOptions) error {
 	if strings.TrimSpace(o.IPList) == "" {
 		return usageError("--ip-list is empty: give an https:// URL or a file")
 	}
-	if ipListIsURL(o.IPList) && !strings.HasPrefix(strings.ToLower(o.IPList), "https://") {
+	if err := urlarg.Check(o.IPList, "https"); err != nil {
 		return &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("--ip-list %q: the list is fetched over https only", o.IPList),
-			"use an https:// URL, or download the list and give the file")}
+			fmt.Errorf("--ip-list %q: %w", o.IPList, err),
+			"the list is fetched over https only: give its https:// URL, or download it and give the file")}
 	}
 	return nil
 }
@@ -241,7 +242,7 @@ func identityCacheDir(env *Env, o *auditOptions) (dir, warning string) {
 
 // ipListIsURL reports whether an --ip-list value names a URL rather than a
 // file.
-func ipListIsURL(s string) bool { return verify.IsListURL(s) }
+func ipListIsURL(s string) bool { return urlarg.IsURL(s) }
 
 // The IP list modes, as the commands name them.
 const (

@@ -137,10 +137,10 @@ func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
 
 // failOnMatched says on stderr what --fail-on matched, as the run exits 1
 // for it: the report may have gone to a file or a pipe.
-func failOnMatched(env *Env, failOn string, spoofed int64, violations int) {
+func failOnMatched(env *Env, failOn string, spoofed int64, spoofedOne, spoofedMany string, violations int) {
 	var what []string
 	if failOn != "violations" && spoofed > 0 {
-		what = append(what, plural(spoofed, "spoofed hit", "spoofed hits"))
+		what = append(what, plural(spoofed, spoofedOne, spoofedMany))
 	}
 	if failOn != "spoofed" && violations > 0 {
 		what = append(what, plural(int64(violations), "conduct violation", "conduct violations"))

@@ -124,10 +124,28 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 }
 
 // htmlTimelines returns the timelines that the HTML report draws of an
-// audit, with the page budget of the budget flags.
+// audit: with --crawler, one per crawler and site, each crawler's under
+// its name with its own page budget (crawlerConduct: its promise, or the
+// budget flags); else the budget flags' for the one crawler. A --crawler
+// that does not resolve is left to the audit, which says why.
 func htmlTimelines(o *auditOptions) *render.Timelines {
 	b := render.Budget{Pages: o.Budget, Window: o.BudgetWindow}
-	return &render.Timelines{Budget: func(string) render.Budget { return b }}
+	tl := &render.Timelines{Budget: func(string) render.Budget { return b }}
+	if len(o.Crawlers) == 0 {
+		return tl
+	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return tl
+	}
+	budgets := make(map[string]render.Budget, len(profiles))
+	for _, p := range profiles {
+		c := crawlerConduct(p, o)
+		tl.Crawlers = append(tl.Crawlers, p.Name)
+		budgets[p.Name] = render.Budget{Pages: c.Budget, Window: c.BudgetWindow}
+	}
+	tl.Budget = func(name string) render.Budget { return budgets[name] }
+	return tl
 }
 
 // refuseTerminal returns a usage error for a format that is not for a

@@ -1,18 +1,16 @@
 package cmd
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
@@ -100,7 +98,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				return errInterrupted
 			}
 			if format == "json" {
-				if err := robotsWriteJSON(env, results); err != nil {
+				if err := render.WriteJSON(env.Stdout, results, true); err != nil {
 					return writeFailed("the results", err)
 				}
 				return nil
@@ -261,7 +259,7 @@ func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error
 	if strings.TrimSpace(userAgent) == "*" {
 		return "*", nil
 	}
-	tok := robots.ProductToken(userAgent)
+	tok := crawler.ProductToken(userAgent)
 	if tok == "" {
 		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
 	}
@@ -362,7 +360,7 @@ func robotsPlural(n int, word string) string {
 // the robots.txt URL: robots.txt only speaks for its own scheme, host and
 // port (RFC 9309 §2.3).
 func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if !robots.IsURL(src.Name) || !robots.IsURL(target) {
+	if !urlarg.IsURL(src.Name) || !urlarg.IsURL(target) {
 		return
 	}
 	a, err1 := url.Parse(src.Name)
@@ -373,50 +371,6 @@ func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
 	if !strings.EqualFold(a.Scheme, b.Scheme) || !strings.EqualFold(a.Host, b.Host) {
 		warnf(env, "%s is not on %s://%s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, a.Scheme, a.Host)
 	}
-}
-
-// robotsWriteJSON writes v as indented JSON with every character a
-// terminal could act on escaped as \uXXXX, so the output is both exact and
-// safe to print.
-func robotsWriteJSON(env *Env, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := env.Stdout.Write(robotsJSONEscape(buf.Bytes()))
-	return err
-}
-
-// robotsJSONEscape escapes DEL, C1 controls, line separators and bidi
-// controls inside JSON text; encoding/json already escapes the C0 controls
-// and replaces invalid UTF-8.
-func robotsJSONEscape(b []byte) []byte {
-	need := false
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if parse.IsTerminalUnsafe(r) {
-			need = true
-			break
-		}
-		i += n
-	}
-	if !need {
-		return b
-	}
-	out := make([]byte, 0, len(b)+32)
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if parse.IsTerminalUnsafe(r) {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else {
-			out = append(out, b[i:i+n]...)
-		}
-		i += n
-	}
-	return out
 }
 
 // ghaCommand formats a GitHub Actions workflow command such as

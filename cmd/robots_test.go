@@ -132,6 +132,8 @@ func TestRobotsTestOptions(t *testing.T) {
 		{name: "no URL", args: []string{blocked}, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs at least one URL or path to test against " + blocked + "\nlohibot-audit: hint: name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/\n", stdoutNone: true},
 		{name: "no ROBOTS", args: nil, code: ExitUsage, stderr: "lohibot-audit: error: robots test needs a robots.txt (ROBOTS) and at least one URL or path to test\nlohibot-audit: hint: ", stdoutNone: true},
 		{name: "missing file", args: []string{robotsFixture("no-such-file.txt"), "/"}, code: ExitUsage, stderr: "no such file or directory\nlohibot-audit: hint: check the path", stdoutNone: true},
+		{name: "URL of another scheme", args: []string{"ftp://example.com/robots.txt", "/"}, code: ExitUsage,
+			stderr: "lohibot-audit: error: robots.txt \"ftp://example.com/robots.txt\": ftp:// is not a scheme this can fetch: use http:// or https://, or a file\nlohibot-audit: hint: ", stdoutNone: true},
 		{name: "warnings on stderr", args: []string{robotsFixture("lenient.txt"), "/typo-one"}, stdout: "disallowed  /typo-one  line 3: Dissallow: /typo-one", stderr: `lohibot-audit: warning: robots.txt ../testdata/robots/lenient.txt: line 3: "Dissallow" is a misspelling of disallow`},
 	}
 	for _, tc := range tests {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/robots"
 )
 
@@ -39,7 +40,11 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt from stdin: %w", err)}
 		}
 		return robots.ParseSource("stdin", "", data), nil
-	case robots.IsURL(src):
+	case urlarg.IsURL(src):
+		if err := urlarg.Check(src, "http", "https"); err != nil {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("robots.txt %q: %w", src, err),
+				"give the robots.txt URL with http:// or https://, or download it and give the file")}
+		}
 		return fetchRobots(ctx, env, src, onError)
 	}
 	f, err := openInput(ctx, src)
@@ -102,9 +107,24 @@ func fetchRobots(ctx context.Context, env *Env, src string, onError robots.OnFet
 // Giving two sources for every site, or two for one site, is a usage
 // error.
 func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set, error) {
-	s, err := robots.LoadSet(values, func(src string) (*robots.Source, error) {
+	return robotsSetOf(values, func(src string) (*robots.Source, error) {
 		return loadRobots(ctx, env, src, robots.FetchSkip)
 	})
+}
+
+// checkRobotsValues says what is wrong with the --robots values, as
+// loadRobotsSet would, without reading or fetching anything.
+func checkRobotsValues(values []string) error {
+	_, err := robotsSetOf(values, func(src string) (*robots.Source, error) {
+		return &robots.Source{Name: src}, nil
+	})
+	return err
+}
+
+// robotsSetOf builds the set of --robots values with load, and words its
+// errors for the command line.
+func robotsSetOf(values []string, load func(src string) (*robots.Source, error)) (*robots.Set, error) {
+	s, err := robots.LoadSet(values, load)
 	var dup *robots.DuplicateError
 	var empty *robots.EmptySourceError
 	switch {

@@ -163,6 +163,7 @@ skipped).`,
 			// verify sees no conduct, so violations never match here; the
 			// values are those of logs, so one config file serves both.
 			if fail, _ := failOnMatch(o.FailOn, spoofed, 0); fail {
+				failOnMatched(env, o.FailOn, spoofed, "spoofed verdict", "spoofed verdicts", 0)
 				return errFindings
 			}
 			return nil

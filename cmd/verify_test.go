@@ -149,15 +149,16 @@ func TestVerifyCommand(t *testing.T) {
 				{IP: "79.139.58.98", Verdict: "genuine", Method: "ip-list", PTR: []string{}, Forward: []string{}, InIPList: true},
 				{IP: "203.0.113.7", Verdict: "spoofed", Method: "ip-list", Reason: "not-in-ip-list", PTR: []string{}, Forward: []string{}},
 			}},
-		{name: "fail on spoofed", args: []string{"--fail-on", "spoofed", "203.0.113.7"}, wantCode: 1,
+		{name: "fail on spoofed", args: []string{"--fail-on", "spoofed", "203.0.113.7"}, wantCode: 1, stderr: "lohibot-audit: --fail-on spoofed matched: 1 spoofed verdict\n",
 			want: []verifyTestIP{{IP: "203.0.113.7", Verdict: "spoofed", Method: "fcrdns", Reason: "ptr-mismatch", PTR: []string{"crawler1.bot.lohisoft.com.evil.example"}, Forward: []string{}}}},
 		{name: "fail on spoofed, unverified only", args: []string{"--fail-on", "spoofed", "203.0.113.9"},
 			want: []verifyTestIP{{IP: "203.0.113.9", Verdict: "unverified", Method: "fcrdns", Reason: "dns-error", PTR: []string{}, Forward: []string{}}}},
 		// any is spoofed or violations, as for logs: a DNS outage is no finding
 		{name: "fail on any, unverified only", args: []string{"--fail-on", "any", "203.0.113.9"},
 			want: []verifyTestIP{{IP: "203.0.113.9", Verdict: "unverified", Method: "fcrdns", Reason: "dns-error", PTR: []string{}, Forward: []string{}}}},
-		{name: "fail on any, spoofed", args: []string{"--fail-on", "any", "203.0.113.7"}, wantCode: 1,
-			want: []verifyTestIP{{IP: "203.0.113.7", Verdict: "spoofed", Method: "fcrdns", Reason: "ptr-mismatch", PTR: []string{"crawler1.bot.lohisoft.com.evil.example"}, Forward: []string{}}}},
+		{name: "fail on any, spoofed", args: []string{"--fail-on", "any", "203.0.113.7", "2001:db8::1"}, wantCode: 1, stderr: "lohibot-audit: --fail-on any matched: 2 spoofed verdicts\n",
+			want: []verifyTestIP{{IP: "203.0.113.7", Verdict: "spoofed", Method: "fcrdns", Reason: "ptr-mismatch", PTR: []string{"crawler1.bot.lohisoft.com.evil.example"}, Forward: []string{}},
+				{IP: "2001:db8::1", Verdict: "spoofed", Method: "ip-list", Reason: "ipv6", PTR: []string{}, Forward: []string{}}}},
 		{name: "fail on violations never matches", args: []string{"--fail-on", "violations", "203.0.113.7"},
 			want: []verifyTestIP{{IP: "203.0.113.7", Verdict: "spoofed", Method: "fcrdns", Reason: "ptr-mismatch", PTR: []string{"crawler1.bot.lohisoft.com.evil.example"}, Forward: []string{}}}},
 		{name: "bad fail-on", args: []string{"--fail-on", "sometimes", "79.139.58.98"}, wantCode: 2, stderr: `unknown --fail-on "sometimes"`},
@@ -169,6 +170,10 @@ func TestVerifyCommand(t *testing.T) {
 		{name: "bad timeout", args: []string{"--dns-timeout", "0s", "79.139.58.98"}, wantCode: 2, stderr: "--dns-timeout 0s"},
 		{name: "bad retries", args: []string{"--dns-retries", "-1", "79.139.58.98"}, wantCode: 2, stderr: "--dns-retries -1"},
 		{name: "plain http list", args: []string{"--ip-list", "http://lohisoft.com/bot/ips.json", "79.139.58.98"}, wantCode: 2, stderr: "https only"},
+		{name: "ftp list", args: []string{"--ip-list", "FTP://lohisoft.com/bot/ips.json", "79.139.58.98"}, wantCode: 2,
+			stderr: `--ip-list "FTP://lohisoft.com/bot/ips.json": ftp:// is not a scheme this can fetch: use https://, or a file`},
+		// "://" after a "/" is part of a file name, not a scheme.
+		{name: "file name with ://", args: []string{"--ip-list", filepath.Join(t.TempDir(), "a://b.json"), "79.139.58.98"}, wantCode: 2, stderr: "cannot read --ip-list"},
 		{name: "missing list file", args: []string{"--ip-list", filepath.Join(t.TempDir(), "nope.json"), "79.139.58.98"}, wantCode: 2, stderr: "cannot read --ip-list"},
 	}
 	for _, tc := range tests {
@@ -181,6 +186,9 @@ func TestVerifyCommand(t *testing.T) {
 			}
 			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
 				t.Errorf("stderr %q does not say %q", stderr, tc.stderr)
+			}
+			if tc.wantCode != 1 && strings.Contains(stderr, "--fail-on") && strings.Contains(stderr, "matched") {
+				t.Errorf("stderr %q says --fail-on matched, but the run does not fail for it", stderr)
 			}
 			if strings.ContainsAny(stderr, "\x1b\x00") {
 				t.Errorf("stderr carries control characters: %q", stderr)

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/nftset"
@@ -38,6 +42,7 @@ type watchOptions struct {
 	ExecConcurrency int
 	VerdictTTL      time.Duration
 	NFTNetNS        string
+	CPUProfile      string
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
@@ -47,6 +52,9 @@ var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1.
 var watchSignals func() (hup, usr1 <-chan os.Signal, stop func())
+
+// watchTick, when set by a test, replaces watch.DefaultTick.
+var watchTick time.Duration
 
 func newWatchCmd(env *Env) *cobra.Command { return newWatchCmdWith(env, &watchOptions{}) }
 
@@ -64,7 +72,10 @@ first seen (again after --verdict-ttl; unverified ones again with backoff),
 without holding up reading. Each verdict and each conduct violation is one
 event on stdout: a JSON line ({"event":"verdict",...} with the report's
 address fields, {"event":"violation",...} with its violation fields), or a
-readable line on a terminal.
+readable line on a terminal. --crawler NAME|FILE (repeatable) watches
+several crawlers at once: each claimant is judged against the profile it
+claims, its events name that crawler, and each crawler's conduct is held
+to its own profile's promises.
 
 --nftables adds each new spoofer to the sets 'emit nftables' writes (same
 table and set names, --nft-table, --set-only), through netlink, each element
@@ -92,6 +103,7 @@ once and waited out.`,
 		f.MarkHidden(name)
 	}
 	addIdentityFlags(f, &o.auditOptions)
+	addCrawlerFlag(f, &o.Crawlers)
 	addConfigFlag(f, &o.auditOptions)
 	f.BoolVar(&o.FromStart, "from-start", false, "read what the files hold first, instead of starting at their end")
 	f.BoolVar(&o.NFTables, "nftables", false, "add each new spoofer to the nftables sets of 'emit nftables', through netlink (needs CAP_NET_ADMIN)")
@@ -105,6 +117,8 @@ once and waited out.`,
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
+	f.StringVar(&o.CPUProfile, "cpu-profile", "", "write a pprof CPU profile of the run to `FILE` when it stops (scripts/bench-watch)")
+	f.MarkHidden("cpu-profile")
 	return c
 }
 
@@ -160,7 +174,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	id, err := newIdentity(ctx, env, &o.auditOptions)
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return err
+	}
+	id, err := newIdentityFor(ctx, env, &o.auditOptions, profiles)
 	if err != nil {
 		return err
 	}
@@ -174,12 +192,33 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		defer robotsMu.Unlock()
 		return rs.For(site)
 	}
-	checker := &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifier)}
+	// One judge per crawler: an address is judged against each profile
+	// it claims, with that crawler's DNS names and IP lists.
 	var w *watch.Watcher
-	judge := watch.NewJudge(watch.JudgeOptions{Checker: checker, Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
-		OnVerdict: func(v watch.Verdict) { w.OnVerdict(ctx)(v) }})
-	guard := watch.NewGuard(id.List, never, judge.Genuine)
-	events := &watch.Events{W: env.Stdout, Terminal: env.StdoutTTY, OnError: func(err error) {
+	crawlers := make([]watch.Crawler, len(profiles))
+	checkers := make([]*watch.VerifierChecker, len(profiles))
+	for i, p := range profiles {
+		checkers[i] = &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifiers[i])}
+		name := p.Name
+		judge := watch.NewJudge(watch.JudgeOptions{Checker: checkers[i], Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
+			OnVerdict: func(v watch.Verdict) { w.OnVerdictOf(ctx, name)(v) }})
+		cfg := crawlerConduct(p, &o.auditOptions)
+		if p.Conduct.Robots {
+			cfg.Robots = robotsFor
+		}
+		crawlers[i] = watch.Crawler{Name: name, Judge: judge, Tracker: conduct.NewTracker(cfg)}
+	}
+	// An address genuine for any crawler, or in any one's list, is never
+	// blocked.
+	guard := watch.NewGuard(nil, never, func() []netip.Addr {
+		var out []netip.Addr
+		for _, c := range crawlers {
+			out = append(out, c.Judge.Genuine()...)
+		}
+		return out
+	})
+	guard.SetLists(id.Lists, never)
+	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
 		if err != nil {
 			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
 		} else {
@@ -192,13 +231,13 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
-		Judge:    judge,
+		Claims:   crawlerClaims(profiles, len(o.Crawlers) > 0),
+		Crawlers: crawlers,
 		Guard:    guard,
 		Events:   events,
-		Tracker: conduct.NewTracker(conduct.Config{Budget: o.Budget, BudgetWindow: o.BudgetWindow, MinPause: o.MinPause,
-			MinBackoff: o.MinBackoff, Robots: robotsFor}),
-		Say: say,
-		Now: env.Now,
+		Say:      say,
+		Now:      env.Now,
+		Tick:     watchTick,
 	}
 	if o.NFTables {
 		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
@@ -229,6 +268,17 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 	w = watch.New(opts)
 
+	if o.CPUProfile != "" {
+		pf, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return usageError("--cpu-profile: %v", unwrapPathError(err))
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return usageError("--cpu-profile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	hup, usr1, stopSignals := watchSignalChannels()
 	defer stopSignals()
 	runCtx, cancel := context.WithCancel(ctx)
@@ -247,17 +297,33 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			say(w.Summary())
 		case <-hup:
 			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
+			if err := watchReload(ctx, c, env, o, profiles, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
 				robotsMu.Lock()
 				rs = nrs
 				robotsMu.Unlock()
-				guard.SetList(nid.List, nnever)
-				checker.SetNew(watchVerifierFactory(nid.Verifier))
+				guard.SetLists(nid.Lists, nnever)
+				for i, ch := range checkers {
+					ch.SetNew(watchVerifierFactory(nid.Verifiers[i]))
+					crawlers[i].Judge.Stale()
+				}
 			}); err != nil {
 				say(fmt.Sprintf("reload failed: %v; going on as before", err))
+			} else {
+				say("reloaded: addresses are judged again as they are seen")
 			}
 		}
 	}
+}
+
+// watchEventWriter is where events go: standard output itself, not the
+// run's output writer, which remembers a failed write to end the run with
+// exit 3. For watch a full disk is said once and waited out (SPEC §11),
+// and SIGTERM ends it with 0 whatever writes failed before.
+func watchEventWriter(env *Env) io.Writer {
+	if ow, ok := env.Stdout.(*outputWriter); ok {
+		return ow.w
+	}
+	return env.Stdout
 }
 
 // watchVerifierFactory makes fresh verifiers set up as base (servers,
@@ -283,8 +349,9 @@ func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 }
 
 // watchReload reads the config file again over the command line's flags,
-// and loads the IP list and robots.txt anew; apply takes them.
-func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, apply func(*identity, *robots.Set, []netip.Prefix)) error {
+// and loads the crawler profiles, their IP lists and robots.txt anew; apply
+// takes them. The crawlers watched (running) stay those of the start.
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*identity, *robots.Set, []netip.Prefix)) error {
 	no := &watchOptions{}
 	fresh := newWatchCmdWith(env, no)
 	fresh.SetContext(ctx)
@@ -315,7 +382,14 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err != nil {
 		return err
 	}
-	id, err := newIdentity(ctx, env, &no.auditOptions)
+	profiles, err := resolveCrawlers(no.Crawlers)
+	if err != nil {
+		return err
+	}
+	if !slices.EqualFunc(profiles, running, func(a, b *crawler.Profile) bool { return a.Name == b.Name }) {
+		return errors.New("the crawlers to watch changed: restart watch to watch others")
+	}
+	id, err := newIdentityFor(ctx, env, &no.auditOptions, profiles)
 	if err != nil {
 		return err
 	}

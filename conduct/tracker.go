@@ -2,6 +2,7 @@ package conduct
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -18,7 +19,8 @@ import (
 // order (nginx logs a request when it ends) may differ from Check where
 // two requests overlap. A file's time units are those of its hits so far.
 //
-// robots-not-fetched, robots-unavailable, backoff and the 401-then-2xx
+// Backoff is checked at the first request surely sent after a 429 or 5xx
+// answer. robots-not-fetched, robots-unavailable and the 401-then-2xx
 // part of auth need the day before a crawl or what follows a request;
 // they are left to Check.
 //
@@ -42,6 +44,16 @@ type trackSite struct {
 	pages            []*hit
 	closing          bool
 	closeLo, closeHi time.Time
+
+	// backoff: the 429 and 5xx answers whose next request is not known
+	// yet, with how many hits came since each.
+	waits []pendingWait
+}
+
+type pendingWait struct {
+	x     *hit
+	w     wait
+	since int
 }
 
 // NewTracker returns a Tracker that holds hits to cfg (LogStart and
@@ -79,6 +91,7 @@ func (t *Tracker) Add(in Hit) []Violation {
 			s.lastEnd = h.eHi
 		}
 		s.overlapAndPause(h)
+		s.backoff(h)
 		if h.page {
 			s.budget(h)
 		}
@@ -126,6 +139,43 @@ func (s *trackSite) overlapAndPause(b *hit) {
 	}
 	if s.latest == nil || b.eLo.After(s.latest.eLo) {
 		s.latest = b
+	}
+}
+
+// backoff is checkBackoff for one more hit: the first request after a 429
+// or 5xx answer that surely came after the answer is checked against the
+// wait it asked for; then the answer is done with.
+func (s *trackSite) backoff(y *hit) {
+	c := &s.check
+	reported := false
+	n := 0
+	for _, p := range s.waits {
+		p.since++
+		if p.since > scanLimit {
+			continue
+		}
+		if y.sLo.Before(p.x.eHi) {
+			s.waits[n] = p
+			n++
+			continue // may have been sent before the answer came
+		}
+		var early bool
+		if p.w.hasAt {
+			early = !y.sHi.After(p.w.at)
+		} else {
+			early = y.sHi.Sub(p.x.eLo) <= p.w.delta
+		}
+		if early && !reported {
+			reported = true
+			c.add(KindBackoff, y, c.backoffDetail(p.x, y, p.w))
+		}
+	}
+	clear(s.waits[n:])
+	s.waits = s.waits[:n]
+	if st := y.Status; st == http.StatusTooManyRequests || (st >= 500 && st <= 599) {
+		if w, ok := c.waitFor(y); ok {
+			s.waits = append(s.waits, pendingWait{x: y, w: w})
+		}
 	}
 }
 
@@ -191,7 +241,7 @@ func bounds(pages []*hit) (lo, hi time.Time) {
 // window (budget window, pause) before t: no later request can make a
 // violation with theirs.
 func (t *Tracker) Prune(before time.Time) {
-	keep := max(t.c.cfg.BudgetWindow, t.c.cfg.MinPause)
+	keep := max(t.c.cfg.BudgetWindow, t.c.cfg.MinPause, t.c.cfg.MinBackoff)
 	for site, s := range t.sites {
 		if s.lastEnd.Add(keep).Before(before) {
 			delete(t.sites, site)

@@ -3,8 +3,10 @@ package conduct_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,6 +66,30 @@ func TestTrackerReportsAtTheProvingRequest(t *testing.T) {
 	}
 }
 
+// A request sooner after a 429 than its Retry-After asks is a backoff
+// violation at that request; one after the wait is not.
+func TestTrackerBackoffAtTheRequest(t *testing.T) {
+	tr := conduct.NewTracker(trackCfg(nil))
+	first := hitAt("b.log", 1, "b.example", 0, "/a")
+	first.Status, first.RetryAfter = 429, "120"
+	if v := add(tr, first); len(v) != 0 {
+		t.Fatalf("the 429 itself: %+v", v)
+	}
+	v := add(tr, hitAt("b.log", 2, "b.example", 60, "/b"))
+	if len(v) != 1 || v[0].Kind != conduct.KindBackoff || v[0].Line != 2 {
+		t.Fatalf("60 s after a 429 asking for 120 s: %+v, want one backoff violation on line 2", v)
+	}
+	if v := add(tr, hitAt("b.log", 3, "b.example", 70, "/c")); len(v) != 0 {
+		t.Fatalf("the request after the first one: %+v, want none (the first one settles the wait)", v)
+	}
+	slow := hitAt("b.log", 4, "b.example", 100, "/d")
+	slow.Status = 503
+	add(tr, slow)
+	if v := add(tr, hitAt("b.log", 5, "b.example", 140, "/e")); len(v) != 0 {
+		t.Fatalf("40 s after a 503 without Retry-After, min backoff 30 s: %+v, want none", v)
+	}
+}
+
 // violationKey is what must agree between the tracker and the batch
 // checks: everything, but for the count in a budget violation's detail.
 type violationKey struct {
@@ -110,13 +136,14 @@ func keys(vs []conduct.Violation, kinds map[string]bool) []violationKey {
 func TestTrackerAgreesWithCheck(t *testing.T) {
 	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /private\n"))
 	kinds := map[string]bool{conduct.KindBudget: true, conduct.KindPause: true, conduct.KindConcurrency: true,
-		conduct.KindRobots: true, conduct.KindAuth: true}
+		conduct.KindRobots: true, conduct.KindAuth: true, conduct.KindBackoff: true}
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		cfg := trackCfg(rb)
 		cfg.Budget = 1 + rng.IntN(25)
 		cfg.BudgetWindow = time.Duration(1+rng.IntN(120)) * time.Minute
 		cfg.MinPause = time.Duration(rng.IntN(3000)) * time.Millisecond
+		cfg.MinBackoff = time.Duration(rng.IntN(90)) * time.Second
 		durations := rng.IntN(2) == 0
 		var hits []*parse.Record
 		sec := 0.0
@@ -142,6 +169,20 @@ func TestTrackerAgreesWithCheck(t *testing.T) {
 			h := hitAt("f.log", int64(i+1), site, sec, path)
 			if rng.IntN(30) == 0 {
 				h.RemoteUser = "alice"
+			}
+			switch rng.IntN(12) {
+			case 0:
+				h.Status = 429
+			case 1:
+				h.Status = 503
+				switch rng.IntN(4) {
+				case 0:
+					h.RetryAfter = strconv.Itoa(rng.IntN(120))
+				case 1:
+					h.RetryAfter = h.Start.Add(time.Duration(rng.IntN(120)) * time.Second).UTC().Format(http.TimeFormat)
+				case 2:
+					h.RetryAfter = "soon"
+				}
 			}
 			if durations {
 				// Apache %t with %D: the start logged, the end derived.

@@ -144,7 +144,7 @@ func (p *Profile) validate() error {
 		}
 	}
 	if p.RobotsToken == "" {
-		p.RobotsToken = robotsToken(p.Tokens[0])
+		p.RobotsToken = ProductToken(p.Tokens[0])
 	}
 	if err := checkRobotsToken(p.RobotsToken); err != nil {
 		return &fieldError{"robots_token", err}
@@ -225,14 +225,18 @@ func checkToken(t string) error {
 	return nil
 }
 
-// robotsToken is the robots.txt product token at the start of a User-Agent
-// token: letters, '_' and '-' (RFC 9309 §2.2.1).
-func robotsToken(t string) string {
+// ProductToken returns the robots.txt product token at the start of s
+// (RFC 9309 §2.2.1): its leading run of ASCII letters, "_" and "-", after
+// leading white space. "LohiSoftBot/1.0 (+https://lohisoft.com/bot)" gives
+// "LohiSoftBot"; a string that does not start with such a character gives
+// "". robots.txt groups and the crawler asking about them are matched by it.
+func ProductToken(s string) string {
+	s = strings.TrimLeft(s, " \t")
 	i := 0
-	for i < len(t) && isRobotsByte(t[i]) {
+	for i < len(s) && isRobotsByte(s[i]) {
 		i++
 	}
-	return t[:i]
+	return s[:i]
 }
 
 func isRobotsByte(c byte) bool {

@@ -115,6 +115,11 @@ type Input struct {
 	Generated time.Time
 	// Version is the program version, for the header.
 	Version string
+	// Crawlers, when set, make the rules cover each of these crawlers
+	// (SPEC §10): block-spoofed blocks each one's tokens from any address
+	// but its own, and no block set holds an address that is any one's.
+	// Spoofed, Genuine and Listed above are then ignored.
+	Crawlers []Crawler
 }
 
 // generatedPrefix starts the one line (or JSON phrase) of every output that

@@ -31,12 +31,18 @@ type Plan struct {
 	// Notes are things the user should know about the output (such as a
 	// Cloudflare list the expression refers to); the emitter fills them.
 	Notes []string
+	// Crawlers are each crawler's part, when the Input names several
+	// (Input.Crawlers); Block, Exempt and Allow are then their unions.
+	Crawlers []CrawlerPlan
 }
 
 // Skipped is an address kept out of a rule, and why.
 type Skipped struct {
 	Prefix netip.Prefix
 	Reason SkipReason
+	// Crawler names the crawler whose rule left it out, when the rules
+	// cover several (Input.Crawlers).
+	Crawler string
 }
 
 // SkipReason says why an address was kept out of a rule.
@@ -208,25 +214,64 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(in.Crawlers) > 0 {
+		return newCrawlersPlan(mode, in, lim)
+	}
 	p := &Plan{Mode: mode}
-	listed := normPrefixes(in.Listed)
-	genuine := make([]netip.Prefix, 0, len(in.Genuine))
-	for _, a := range in.Genuine {
+	s := newShare(in.Genuine, in.Listed)
+	var skipped []Skipped
+	p.Block, p.Exempt, p.Allow = s.plan(mode, in.Spoofed, s, normPrefixes(in.NeverBlock), lim, func(q netip.Prefix, r SkipReason) {
+		skipped = append(skipped, Skipped{Prefix: q, Reason: r})
+	})
+	p.Skipped = sortSkipped(skipped)
+	return p, nil
+}
+
+// sortSkipped sorts skips by prefix, reason and crawler and drops
+// duplicates.
+func sortSkipped(skipped []Skipped) []Skipped {
+	slices.SortFunc(skipped, func(a, b Skipped) int {
+		if c := comparePrefix(a.Prefix, b.Prefix); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Reason, b.Reason); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Crawler, b.Crawler)
+	})
+	return slices.Compact(skipped)
+}
+
+// share is one crawler's addresses, normalised: its IP list, its genuine
+// addresses, and both together.
+type share struct {
+	listed, genuine []netip.Prefix
+	// crawler is every prefix as given: each is checked on its own before
+	// the survivors are collapsed, so that one bad prefix cannot swallow
+	// good ones it happens to hold.
+	crawler []netip.Prefix
+}
+
+func newShare(genuineAddrs []netip.Addr, listedPrefixes []netip.Prefix) share {
+	listed := normPrefixes(listedPrefixes)
+	genuine := make([]netip.Prefix, 0, len(genuineAddrs))
+	for _, a := range genuineAddrs {
 		if a = normAddr(a); a.IsValid() {
 			genuine = append(genuine, netip.PrefixFrom(a, a.BitLen()))
 		}
 	}
 	genuine = collapse(genuine)
-	never := normPrefixes(in.NeverBlock)
-	// crawler is every prefix as given: each is checked on its own before
-	// the survivors are collapsed, so that one bad prefix cannot swallow
-	// good ones it happens to hold.
 	crawler := append(slices.Clone(listed), genuine...)
 	slices.SortFunc(crawler, comparePrefix)
 	crawler = slices.Compact(crawler)
+	return share{listed: listed, genuine: genuine, crawler: crawler}
+}
 
-	var skipped []Skipped
-	skip := func(q netip.Prefix, r SkipReason) { skipped = append(skipped, Skipped{q, r}) }
+// plan applies the safety rules to one crawler's share in mode: spoofed
+// are its spoofing addresses, protect the addresses no block set may hold
+// (its own share, or with several crawlers every crawler's), never the
+// --never-block prefixes. skip is told of every address kept out.
+func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
 	blockable := func(q netip.Prefix) bool {
 		if r := specialReason(q); r != "" {
 			skip(q, r)
@@ -245,35 +290,33 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 
 	switch mode {
 	case BlockSpoofed:
-		p.Exempt = collapse(crawler)
-		block := make([]netip.Prefix, 0, len(in.Spoofed))
-		for _, a := range in.Spoofed {
+		exempt = collapse(s.crawler)
+		block = make([]netip.Prefix, 0, len(spoofed))
+		for _, a := range spoofed {
 			a = normAddr(a)
 			if !a.IsValid() {
 				continue
 			}
 			q := widen(netip.PrefixFrom(a, a.BitLen()), lim.v6Bits)
 			switch {
-			case overlapsAny(q, listed):
+			case overlapsAny(q, protect.listed):
 				skip(q, SkipListed)
-			case overlapsAny(q, genuine):
+			case overlapsAny(q, protect.genuine):
 				skip(q, SkipGenuine)
 			case blockable(q):
 				block = append(block, q)
 			}
 		}
-		p.Block = collapseOwned(block)
+		block = collapseOwned(block)
 	case BlockBot:
-		var block []netip.Prefix
-		for _, q := range crawler {
+		for _, q := range s.crawler {
 			if q = widen(q, lim.v6Bits); blockable(q) {
 				block = append(block, q)
 			}
 		}
-		p.Block = collapseOwned(block)
+		block = collapseOwned(block)
 	case AllowBot:
-		var allow []netip.Prefix
-		for _, q := range crawler {
+		for _, q := range s.crawler {
 			if r := specialReason(q); r != "" {
 				skip(q, r)
 				continue
@@ -284,16 +327,9 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 			}
 			allow = append(allow, q)
 		}
-		p.Allow = collapseOwned(allow)
+		allow = collapseOwned(allow)
 	}
-	slices.SortFunc(skipped, func(a, b Skipped) int {
-		if c := comparePrefix(a.Prefix, b.Prefix); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Reason, b.Reason)
-	})
-	p.Skipped = slices.Compact(skipped)
-	return p, nil
+	return block, exempt, allow
 }
 
 // crawlerSet is the set the mode's rules match on the address alone: Block,

@@ -370,11 +370,11 @@ func TestQuoting(t *testing.T) {
 
 func TestSkippedString(t *testing.T) {
 	for _, s := range []Skipped{
-		{netip.MustParsePrefix("10.0.0.1/32"), SkipPrivate},
-		{netip.MustParsePrefix("79.139.58.98/32"), SkipListed},
-		{netip.MustParsePrefix("198.51.100.0/24"), SkipNeverBlock},
-		{netip.MustParsePrefix("198.51.100.200/32"), SkipGenuine},
-		{netip.MustParsePrefix("32.0.0.0/7"), SkipTooWide},
+		{Prefix: netip.MustParsePrefix("10.0.0.1/32"), Reason: SkipPrivate},
+		{Prefix: netip.MustParsePrefix("79.139.58.98/32"), Reason: SkipListed},
+		{Prefix: netip.MustParsePrefix("198.51.100.0/24"), Reason: SkipNeverBlock},
+		{Prefix: netip.MustParsePrefix("198.51.100.200/32"), Reason: SkipGenuine},
+		{Prefix: netip.MustParsePrefix("32.0.0.0/7"), Reason: SkipTooWide},
 	} {
 		msg := s.String()
 		if !strings.HasPrefix(msg, ipfmt.Prefix(s.Prefix)+" ") || strings.ContainsAny(msg, "\n") {

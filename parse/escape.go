@@ -9,7 +9,13 @@ import (
 // visible: ASCII control characters, DEL, C1 controls and invalid UTF-8
 // become \xHH (or \u00HH for C1), and a backslash stays as it is. Text from
 // logs, DNS or robots.txt goes through it before it is printed.
-func EscapeControl(s string) string {
+func EscapeControl(s string) string { return EscapeFunc(s, IsTerminalUnsafe) }
+
+// EscapeFunc returns s with the ASCII control characters and DEL written
+// as \xHH, each byte of invalid UTF-8 as \xHH, and the runes beyond ASCII
+// for which escape is true as \uHHHH; a backslash stays as it is. It is
+// EscapeControl with another choice of the runes beyond ASCII to show.
+func EscapeFunc(s string, escape func(rune) bool) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
@@ -42,8 +48,7 @@ func EscapeControl(s string) string {
 			b.WriteString(`\x`)
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&15])
-		case r >= 0x80 && IsTerminalUnsafe(r):
-			// C1 controls, line separators and bidi overrides
+		case escape(r):
 			b.WriteString(`\u`)
 			for shift := 12; shift >= 0; shift -= 4 {
 				b.WriteByte(hex[(r>>uint(shift))&15])

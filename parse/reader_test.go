@@ -558,6 +558,17 @@ func TestEscapeControl(t *testing.T) {
 			t.Errorf("EscapeControl(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// EscapeFunc chooses the runes beyond ASCII; the ASCII controls and
+	// invalid UTF-8 are escaped whatever it chooses.
+	zeroWidth := func(r rune) bool { return r == 0x200b }
+	for in, want := range map[string]string{
+		"zero\u200bwidth\x1b": `zero\u200bwidth\x1b`,
+		"bidi\u202e\xff":      "bidi\u202e\\xff",
+	} {
+		if got := EscapeFunc(in, zeroWidth); got != want {
+			t.Errorf("EscapeFunc(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 var _ io.Reader = (*failingReader)(nil)

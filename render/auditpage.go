@@ -9,7 +9,9 @@ import (
 // PageOf returns the HTML page of an audit's report: its facts as they
 // are, the addresses read from r one at a time when the page is written,
 // and the timelines of tl (nil: the sites are listed without drawings).
-// The report names no crawler, so the page names none either.
+// The crawlers the report names (summary.crawlers, and each address's,
+// site's and violation's) are the page's; tl must name them alike
+// (Timelines.Crawlers).
 func PageOf(r *audit.Report, tl *Timelines) *Page {
 	s := r.Summary
 	p := &Page{
@@ -24,7 +26,7 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 		Addresses: func(yield func(Address) bool) {
 			for ip := range r.AllIPs() {
 				a := Address{
-					IP: ip.IP, Verdict: string(ip.Verdict), Method: ip.Method, Reason: ip.Reason,
+					IP: ip.IP, Crawler: ip.Crawler, Verdict: string(ip.Verdict), Method: ip.Method, Reason: ip.Reason,
 					PTR: ip.PTR, Forward: ip.Forward, InIPList: ip.InIPList, Hits: ip.Hits,
 					FirstSeen: ip.FirstSeen, LastSeen: ip.LastSeen, UserAgents: ip.UserAgents, Warnings: ip.Warnings,
 				}
@@ -35,12 +37,15 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 		},
 		Warnings: r.Warnings,
 	}
+	for _, c := range s.Crawlers {
+		p.Crawlers = append(p.Crawlers, CrawlerSummary(c))
+	}
 	for _, site := range r.Sites {
-		p.Sites = append(p.Sites, Site{Site: site.Site, Pages: site.Pages, RobotsFetches: site.RobotsFetches,
+		p.Sites = append(p.Sites, Site{Site: site.Site, Crawler: site.Crawler, Pages: site.Pages, RobotsFetches: site.RobotsFetches,
 			ChecksSkipped: site.ChecksSkipped, ClaimedHits: site.ClaimedHits, Violations: site.Violations})
 	}
 	for _, v := range r.Violations {
-		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Site: v.Site, IP: v.IP, Time: v.Time,
+		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Crawler: v.Crawler, Site: v.Site, IP: v.IP, Time: v.Time,
 			File: v.File, Line: v.Line, Path: v.Path, Detail: v.Detail,
 			RobotsLine: v.RobotsLine, RobotsRule: v.RobotsRule})
 	}

@@ -85,3 +85,70 @@ func TestHTMLOfReport(t *testing.T) {
 		t.Error("html offers itself for documents other than reports")
 	}
 }
+
+// TestHTMLOfCrawlersReport: the page of a report of several crawlers
+// carries each one's totals and the crawler of every address, site and
+// violation, and draws a timeline per crawler and site.
+func TestHTMLOfCrawlersReport(t *testing.T) {
+	r := goldenReport(t, "crawlers.json")
+	tl := &Timelines{Crawlers: []string{"lohisoftbot", "googlebot", "bingbot", "examplebot"}}
+	for _, ip := range r.IPList() {
+		c := Spoofed
+		if ip.Verdict == "genuine" {
+			c = Genuine
+		}
+		tl.Add("example.org", ip.Crawler, Request{Time: ip.FirstSeen, Class: c, Status: 200})
+	}
+	p := PageOf(r, tl)
+	if len(p.Crawlers) != 4 || p.Crawlers[3] != (CrawlerSummary{Name: "examplebot", ClaimedHits: 9, GenuineHits: 8, SpoofedHits: 1, Violations: 1}) {
+		t.Errorf("crawlers %+v", p.Crawlers)
+	}
+	if len(p.Violations) != 1 || p.Violations[0].Crawler != "examplebot" || len(p.Sites) != 4 || p.Sites[1].Crawler != "googlebot" {
+		t.Errorf("violations %+v, sites %+v", p.Violations, p.Sites)
+	}
+	for a := range p.Addresses {
+		if a.Crawler == "" {
+			t.Errorf("address %s without its crawler", a.IP)
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteHTML(&out, PageOf(r, tl)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range structureProblems(out.Bytes()) {
+		t.Error(p)
+	}
+	s := out.String()
+	if n := strings.Count(s, `<svg class="tl"`); n < 4 {
+		t.Errorf("%d drawings, want one per crawler and site at least", n)
+	}
+	for _, name := range []string{"lohisoftbot", "googlebot", "bingbot", "examplebot"} {
+		if n := strings.Count(s, ">"+name+"<"); n < 3 {
+			t.Errorf("%s is named %d times, want in the crawlers, sites and addresses tables", name, n)
+		}
+	}
+}
+
+// TestTextOfCrawlersReport: the table of a report of several crawlers
+// fits every width and names every crawler; in Markdown too.
+func TestTextOfCrawlersReport(t *testing.T) {
+	r := goldenReport(t, "crawlers.json")
+	for width := MinWidth; width <= 200; width++ {
+		var out bytes.Buffer
+		if err := writeReportText(NewText(&out, false, width), r, 0); err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(out.String(), "\n") {
+			if w := textWidth(line); w > width {
+				t.Fatalf("at width %d line %d is %d wide:\n%s", width, n+1, w, out.String())
+			}
+		}
+		if width == 80 || width == 200 {
+			for _, s := range []string{"CRAWLERS", "CLAIMING TO BE A CRAWLER", "lohisoftbot", "googlebot", "bingbot", "examplebot", "example.org (examplebot): budget 1"} {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("at width %d the table lacks %q:\n%s", width, s, out.String())
+				}
+			}
+		}
+	}
+}

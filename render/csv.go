@@ -19,24 +19,52 @@ var csvHeader = []string{"ip", "verdict", "method", "reason", "in_ip_list", "hit
 // Cells that a spreadsheet would take for a formula are prefixed with a
 // quote: user agents and PTR names are written by strangers.
 func WriteIPsCSV(w io.Writer, ips iter.Seq[audit.IPReport]) error {
+	return writeIPsCSV(w, ips, false)
+}
+
+// writeIPsCSV is WriteIPsCSV, with a first column naming each address's
+// crawler when crawlers is set.
+func writeIPsCSV(w io.Writer, ips iter.Seq[audit.IPReport], crawlers bool) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	header := csvHeader
+	if crawlers {
+		header = append([]string{"crawler"}, csvHeader...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for ip := range ips {
-		row := []string{
+		row := make([]string, 0, len(header))
+		if crawlers {
+			row = append(row, ip.Crawler)
+		}
+		row = append(row,
 			ip.IP, string(ip.Verdict), ip.Method, ip.Reason,
 			strconv.FormatBool(ip.InIPList), strconv.FormatInt(ip.Hits, 10),
 			csvTime(ip.FirstSeen), csvTime(ip.LastSeen),
 			strings.Join(ip.PTR, " "), strings.Join(ip.Forward, " "),
 			strings.Join(ip.UserAgents, " | "), strings.Join(ip.Warnings, " "),
-		}
+		)
 		if err := writeCSVRow(cw, row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeReportCSV writes the report's addresses, with a crawler column
+// when the report names its crawlers: in its totals, sites or
+// violations, or on its first address (the addresses of a report name
+// their crawlers all or none).
+func writeReportCSV(w io.Writer, r *audit.Report) error {
+	var first iter.Seq[audit.IPReport] = func(yield func(audit.IPReport) bool) {
+		for ip := range r.AllIPs() {
+			yield(ip)
+			return
+		}
+	}
+	return writeIPsCSV(w, r.AllIPs(), namesCrawlers(r, first))
 }
 
 // WriteCSV prints a header and rows, each cell made safe as WriteIPsCSV

@@ -193,19 +193,24 @@ func wantYAML(t *testing.T, v any) string {
 	return buf.String()
 }
 
-func allReports(t *testing.T) map[string]*audit.Report {
+// goldenReport reads a JSON report of testdata/golden, made at fixedNow.
+func goldenReport(t *testing.T, name string) *audit.Report {
 	t.Helper()
-	reports := map[string]*audit.Report{}
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "sample.json"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	data = bytes.Replace(data, []byte(`"GENERATED_AT"`), []byte(`"2026-12-02T12:00:00Z"`), 1)
-	var sample audit.Report
-	if err := json.Unmarshal(data, &sample); err != nil {
+	var r audit.Report
+	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	reports["sample"] = &sample
+	return &r
+}
+
+func allReports(t *testing.T) map[string]*audit.Report {
+	t.Helper()
+	reports := map[string]*audit.Report{"sample": goldenReport(t, "sample.json"), "crawlers": goldenReport(t, "crawlers.json")}
 	for i, r := range randomReports(300) {
 		reports[fmt.Sprintf("random %d", i)] = r
 	}
@@ -222,7 +227,7 @@ func allReports(t *testing.T) map[string]*audit.Report {
 func TestWriteReportJSON(t *testing.T) {
 	for name, r := range allReports(t) {
 		var got bytes.Buffer
-		if err := writeJSON(&got, r, false); err != nil {
+		if err := WriteJSON(&got, r, false); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := wantJSON(t, materialized(r)); got.String() != want {
@@ -260,7 +265,7 @@ func TestWriteJSONOtherValues(t *testing.T) {
 	}
 	for name, v := range values {
 		var got bytes.Buffer
-		if err := writeJSON(&got, v, false); err != nil {
+		if err := WriteJSON(&got, v, false); err != nil {
 			t.Fatal(err)
 		}
 		if want := wantJSON(t, v); got.String() != want {

@@ -207,7 +207,7 @@ func buildView(p *Page) *view {
 		{"files", num(int64(s.Files))},
 		{"lines", num(s.Lines)},
 		{"log format", cut(s.LogFormat, 200)},
-		{"IP list", cut(s.IPListSource, 300)},
+		{"IP list", cut(s.IPListSource, 300*max(1, len(p.Crawlers)))}, // each crawler's lists, when several
 	}
 
 	names := map[string]bool{}

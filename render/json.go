@@ -23,11 +23,12 @@ import (
 // values nor as text; the pieces are encoding/json's own output, and the
 // tests compare the result with json.Encoder's byte for byte.
 
-// writeJSON prints v as indented JSON. A *audit.Report is streamed. To a
+// WriteJSON prints v as indented JSON. A *audit.Report is streamed. To a
 // terminal (tty), the runes a terminal could act on that JSON leaves as
 // they are (DEL, the C1 controls, the bidi overrides and isolates) are
-// written as \u escapes: the same data, shown safely.
-func writeJSON(w io.Writer, v any, tty bool) error {
+// written as \u escapes: the same data, shown safely. Commands whose JSON
+// is not a report or a Document (robots test and check) write it here.
+func WriteJSON(w io.Writer, v any, tty bool) error {
 	if r, ok := v.(*audit.Report); ok {
 		return writeReportJSON(w, r, tty)
 	}

@@ -7,14 +7,20 @@ import (
 )
 
 // Observer returns a function for audit.Options.Observe that adds each
-// claimed hit, with its final verdict, to the timeline of its site, under
-// no crawler name (the page of a report, PageOf, names none). A hit whose
-// time the log did not record is not drawn: it has no place on a time
-// axis. The function is not safe for concurrent use, as s is not.
+// claimed hit, with its final verdict, to the timeline of its site and
+// crawler: the crawler named Crawlers[i] for the audit's crawler i, or
+// none ("") when Crawlers does not name it (one crawler, and a report
+// that names none). A hit whose time the log did not record is not
+// drawn: it has no place on a time axis. The function is not safe for
+// concurrent use, as s is not.
 func (s *Timelines) Observer() func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
-	return func(site string, _ int, h conduct.Hit, v verify.Verdict) {
+	return func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
+		name := ""
+		if crawler >= 0 && crawler < len(s.Crawlers) {
+			name = s.Crawlers[crawler]
+		}
 		if r, ok := RequestOf(h, v); ok {
-			s.Add(site, "", r)
+			s.Add(site, name, r)
 		}
 	}
 }

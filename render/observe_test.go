@@ -1,6 +1,8 @@
 package render
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +46,28 @@ func TestObserver(t *testing.T) {
 	}
 	if _, ok := RequestOf(hit("/", 200, false), verify.Genuine); ok {
 		t.Error("an untimed hit gave a request")
+	}
+}
+
+// TestObserverCrawlers: with Crawlers set, each hit goes to the timeline
+// of its site and its crawler's name, with that crawler's budget; a
+// crawler index beyond the names is filed under none.
+func TestObserverCrawlers(t *testing.T) {
+	at := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	hit := conduct.Hit{Site: "a.example", Target: "/", Status: 200, Time: at, Resolution: time.Second}
+	budgets := map[string]Budget{"examplebot": {Pages: 5, Window: time.Hour}}
+	s := &Timelines{Crawlers: []string{"googlebot", "examplebot"}, Budget: func(name string) Budget { return budgets[name] }}
+	observe := s.Observer()
+	observe("a.example", 0, hit, verify.Genuine)
+	observe("a.example", 1, hit, verify.Genuine)
+	observe("a.example", 1, hit, verify.Spoofed)
+	observe("a.example", 2, hit, verify.Genuine)
+	var got []string
+	for _, tl := range s.All() {
+		got = append(got, fmt.Sprintf("%s %q %d/%d %d", tl.Site, tl.Crawler, tl.Total(Genuine).Requests, tl.Total(Spoofed).Requests, tl.Budget.Pages))
+	}
+	want := []string{`a.example "" 1/0 0`, `a.example "examplebot" 1/1 5`, `a.example "googlebot" 1/0 0`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("timelines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"io"
@@ -92,9 +93,12 @@ func (t *Text) Printf(format string, a ...any) {
 		if len(indent) > width/2 {
 			indent = ""
 		}
-		lines := wrap(line, width)
-		b.WriteString(lines[0])
-		rest := strings.Join(lines[1:], " ")
+		// The first line is a prefix of line (wrap keeps the text but
+		// for the space at each break): the rest is wrapped again,
+		// narrower, its words as they were.
+		first := wrap(line, width)[0]
+		b.WriteString(first)
+		rest := strings.TrimPrefix(line[len(first):], " ")
 		for _, l := range wrap(rest, width-len(indent)) {
 			if rest == "" {
 				break
@@ -173,35 +177,76 @@ func tableTime(t time.Time) string {
 // writeReportText prints the report for people, as terminal text or as
 // Markdown: the addresses by hits, the top of them only when top > 0.
 // Text from logs, DNS and files is escaped for the terminal and, in
-// Markdown, for Markdown.
+// Markdown, for Markdown. A report that names its crawlers (--crawler)
+// gets each crawler's totals and a crawler column in every table; one
+// that names none is written as it always was.
 func writeReportText(t *Text, r *audit.Report, top int) error {
 	s := r.Summary
+	n := r.NumIPs()
+	var ips []audit.IPReport
+	if n > 0 {
+		ips = topByHits(r.AllIPs(), top)
+	}
+	named := namesCrawlers(r, slices.Values(ips))
 	if t.md {
 		t.Printf("# lohibot-audit report\n\n")
 	}
-	t.Printf("%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
-	t.Printf("%d claimed LohiSoftBot hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
-		s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
+	if unread := r.Unread(); len(unread) > 0 && len(unread) == s.Files {
+		t.Printf("%d file(s), none read: %s (see the warnings)\n", s.Files, t.Esc(strings.Join(unread, ", ")))
+	} else if len(unread) > 0 {
+		t.Printf("%d file(s) (not read: %s), %d lines (%d malformed), log format %s\n", s.Files, t.Esc(strings.Join(unread, ", ")), s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	} else {
+		t.Printf("%d file(s), %d lines (%d malformed), log format %s\n", s.Files, s.Lines, s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	}
+	claimed, listed := "LohiSoftBot", "the crawler's listed addresses did not carry its User-Agent"
+	if named {
+		claimed, listed = "crawler", "the crawlers' listed addresses did not carry their User-Agent"
+	}
+	t.Printf("%d claimed %s hits: %d genuine, %d spoofed, %d unverified; %d violations\n",
+		s.ClaimedHits, claimed, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations)
 	if s.FilteredOut > 0 {
 		t.Printf("%d claimed hits outside --since/--until left out\n", s.FilteredOut)
 	}
 	if s.UnclaimedHit > 0 {
-		t.Printf("%d requests from the crawler's listed addresses did not carry its User-Agent\n", s.UnclaimedHit)
+		t.Printf("%d requests from %s\n", s.UnclaimedHit, listed)
 	}
-	t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
+	if lists, ok := listsByCrawler(s.IPListSource, s.Crawlers); ok {
+		t.Printf("IP lists:\n")
+		for i, c := range s.Crawlers {
+			t.Printf("- %s: %s\n", t.Esc(c.Name), t.Esc(OrDash(lists[i])))
+		}
+	} else {
+		t.Printf("IP list: %s\n", t.Esc(OrDash(s.IPListSource)))
+	}
 
-	if n := r.NumIPs(); n > 0 {
-		ips := topByHits(r.AllIPs(), top)
+	if len(s.Crawlers) > 0 {
+		t.Heading("Crawlers")
+		tab := &Table{Header: []string{"CRAWLER", "CLAIMED HITS", "GENUINE", "SPOOFED", "UNVERIFIED", "VIOLATIONS"}, TitleColumns: 1}
+		for _, c := range s.Crawlers {
+			tab.Rows = append(tab.Rows, []string{t.Cell(c.Name, 80), strconv.FormatInt(c.ClaimedHits, 10), strconv.FormatInt(c.GenuineHits, 10),
+				strconv.FormatInt(c.SpoofedHits, 10), strconv.FormatInt(c.UnverifiedHits, 10), strconv.Itoa(c.Violations)})
+		}
+		t.Table(tab)
+	}
+
+	if n > 0 {
+		who := "LohiSoftBot"
+		if named {
+			who = "a crawler"
+		}
 		if len(ips) < n {
-			t.Heading(fmt.Sprintf("Addresses claiming to be LohiSoftBot (the %d with the most hits of %d)", len(ips), n))
+			t.Heading(fmt.Sprintf("Addresses claiming to be %s (the %d with the most hits of %d)", who, len(ips), n))
 		} else {
-			t.Heading("Addresses claiming to be LohiSoftBot")
+			t.Heading("Addresses claiming to be " + who)
 		}
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
 			TitleColumns: 2}
 		for _, ip := range ips {
 			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.Warnings), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
+		}
+		if named {
+			tab.withCrawler(1, func(i int) string { return t.Cell(ips[i].Crawler, 80) })
 		}
 		t.Table(tab)
 		if len(ips) < n {
@@ -216,22 +261,36 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 			tab.Rows = append(tab.Rows, []string{t.Cell(site.Site, 60), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
 				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), t.Cell(OrDash(strings.Join(site.ChecksSkipped, ", ")), 0)})
 		}
+		if named {
+			tab.withCrawler(1, func(i int) string { return t.Cell(r.Sites[i].Crawler, 80) })
+		}
 		t.Table(tab)
 	}
 
 	if len(r.Violations) > 0 {
-		t.Heading("Violations by the genuine crawler")
-		bySite := map[string][]audit.Violation{}
-		var sites []string
-		for _, v := range r.Violations {
-			if _, ok := bySite[v.Site]; !ok {
-				sites = append(sites, v.Site)
-			}
-			bySite[v.Site] = append(bySite[v.Site], v)
+		title := "Violations by the genuine crawler"
+		if named {
+			title += "s"
 		}
-		sort.Strings(sites)
-		for _, site := range sites {
-			vs := bySite[site]
+		t.Heading(title)
+		type group struct{ site, crawler string }
+		byGroup := map[group][]audit.Violation{}
+		var groups []group
+		for _, v := range r.Violations {
+			g := group{site: v.Site}
+			if named {
+				g.crawler = v.Crawler
+			}
+			if _, ok := byGroup[g]; !ok {
+				groups = append(groups, g)
+			}
+			byGroup[g] = append(byGroup[g], v)
+		}
+		slices.SortFunc(groups, func(a, b group) int {
+			return cmp.Or(strings.Compare(a.site, b.site), strings.Compare(a.crawler, b.crawler))
+		})
+		for _, g := range groups {
+			vs := byGroup[g]
 			kinds := map[string]int{}
 			for _, v := range vs {
 				kinds[v.Kind]++
@@ -241,7 +300,11 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 				counts = append(counts, fmt.Sprintf("%s %d", k, n))
 			}
 			sort.Strings(counts)
-			title := t.Cell(site, 80) + ": " + t.Esc(strings.Join(counts, ", "))
+			title := t.Cell(g.site, 80)
+			if named {
+				title += " (" + t.Cell(OrDash(g.crawler), 80) + ")"
+			}
+			title += ": " + t.Esc(strings.Join(counts, ", "))
 			if t.md {
 				t.Printf("### %s\n\n", title)
 			} else {
@@ -262,7 +325,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		t.Heading("Malformed lines (first examples)")
 		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, Break: []bool{false, true, true}, TitleColumns: 1}
 		for _, m := range r.MalformedExamples {
-			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 60), t.Cell(m.Text, 100)})
+			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 200), t.Cell(m.Text, 100)})
 		}
 		t.Table(tab)
 	}
@@ -328,4 +391,56 @@ func (h *hitHeap) Pop() any {
 	x := h.e[len(h.e)-1]
 	h.e = h.e[:len(h.e)-1]
 	return x
+}
+
+// namesCrawlers reports whether the report names its crawlers (SPEC §10):
+// it has per-crawler totals, or a site, violation or one of ips names its
+// crawler.
+func namesCrawlers(r *audit.Report, ips iter.Seq[audit.IPReport]) bool {
+	if len(r.Summary.Crawlers) > 0 {
+		return true
+	}
+	for _, s := range r.Sites {
+		if s.Crawler != "" {
+			return true
+		}
+	}
+	for _, v := range r.Violations {
+		if v.Crawler != "" {
+			return true
+		}
+	}
+	for ip := range ips {
+		if ip.Crawler != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// listsByCrawler splits a report's ip_list_source of several crawlers,
+// "lohisoftbot: URL; googlebot: URL, URL", into each crawler's, in the
+// order of crawlers; false when it is not of that shape.
+func listsByCrawler(source string, crawlers []audit.CrawlerSummary) ([]string, bool) {
+	if len(crawlers) < 2 {
+		return nil, false
+	}
+	lists := make([]string, len(crawlers))
+	rest, ok := strings.CutPrefix(source, crawlers[0].Name+": ")
+	if !ok {
+		return nil, false
+	}
+	for i := range crawlers {
+		if i == len(crawlers)-1 {
+			lists[i] = rest
+			break
+		}
+		sep := "; " + crawlers[i+1].Name + ": "
+		at := strings.Index(rest, sep)
+		if at < 0 {
+			return nil, false
+		}
+		lists[i], rest = rest[:at], rest[at+len(sep):]
+	}
+	return lists, true
 }

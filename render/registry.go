@@ -105,11 +105,11 @@ type jsonFormat struct{}
 func (jsonFormat) Name() string { return "json" }
 
 func (jsonFormat) WriteReport(w io.Writer, r *audit.Report, o Options) error {
-	return writeJSON(w, r, o.Terminal)
+	return WriteJSON(w, r, o.Terminal)
 }
 
 func (jsonFormat) WriteDocument(w io.Writer, d Document, o Options) error {
-	return writeJSON(w, d.Data(), o.Terminal)
+	return WriteJSON(w, d.Data(), o.Terminal)
 }
 
 type yamlFormat struct{}
@@ -129,7 +129,7 @@ type csvFormat struct{}
 func (csvFormat) Name() string { return "csv" }
 
 func (csvFormat) WriteReport(w io.Writer, r *audit.Report, _ Options) error {
-	return WriteIPsCSV(w, r.AllIPs())
+	return writeReportCSV(w, r)
 }
 
 func (csvFormat) WriteDocument(w io.Writer, d Document, _ Options) error {

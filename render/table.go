@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clipperhouse/displaywidth"
@@ -42,6 +43,22 @@ type Table struct {
 	// than the width, without narrowing columns first: for rows whose
 	// long text reads better whole than wrapped in a narrow column.
 	Blocks bool
+}
+
+// withCrawler inserts a CRAWLER column at column i, the cell of row r
+// being cell(r), and counts it among the title columns when it falls
+// among them: a row's crawler belongs with its address or site.
+func (t *Table) withCrawler(i int, cell func(r int) string) {
+	t.Header = slices.Insert(slices.Clone(t.Header), i, "CRAWLER")
+	for r, row := range t.Rows {
+		t.Rows[r] = slices.Insert(row, i, cell(r))
+	}
+	if i < len(t.Break) {
+		t.Break = slices.Insert(slices.Clone(t.Break), i, false)
+	}
+	if i <= t.TitleColumns {
+		t.TitleColumns++
+	}
 }
 
 // leastBreak is the narrowest a Break column is made (or its longest

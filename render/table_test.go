@@ -242,3 +242,31 @@ func TestSitesTableAtWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintfKeepsText: a line wrapped by Printf reads as it was once its
+// breaks are joined: the words broken to fit are not split by a space.
+func TestPrintfKeepsText(t *testing.T) {
+	line := "- googlebot: https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers-google.json, https://www.bing.com/toolbox/bingbot.json and more"
+	for width := MinWidth; width <= 100; width++ {
+		var out bytes.Buffer
+		NewText(&out, false, width).Printf("%s\n", line)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		var words []string
+		for i, l := range lines {
+			if textWidth(l) > width {
+				t.Errorf("at %d: line %q is wider", width, l)
+			}
+			if i > 0 && !strings.HasPrefix(l, "  ") {
+				t.Errorf("at %d: line %q is not indented under the item", width, l)
+			}
+			l = strings.TrimPrefix(l, "  ")
+			if !strings.Contains(line, l) {
+				t.Errorf("at %d: line %q is not of the text", width, l)
+			}
+			words = append(words, l)
+		}
+		if got := strings.Join(words, ""); strings.ReplaceAll(got, " ", "") != strings.ReplaceAll(line, " ", "") {
+			t.Errorf("at %d the text became %q", width, got)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // visible returns s with everything that could hide or rearrange text made
@@ -12,51 +14,7 @@ import (
 // paragraph separators, bidi embeddings, overrides and isolates, and
 // zero-width characters as \uHHHH, and each byte of invalid UTF-8 as \xHH.
 // A backslash stays as it is. HTML escaping is html/template's job.
-func visible(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	const hex = "0123456789abcdef"
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			if c < 0x20 || c == 0x7f {
-				b.WriteString(`\x`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&15])
-			} else {
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		case hidden(r):
-			b.WriteString(`\u`)
-			for shift := 12; shift >= 0; shift -= 4 {
-				b.WriteByte(hex[(r>>uint(shift))&15])
-			}
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
+func visible(s string) string { return parse.EscapeFunc(s, hidden) }
 
 // hidden reports whether r is a character beyond ASCII that a reader would
 // not see, or that changes how the text around it is shown: C1 controls,

@@ -357,6 +357,10 @@ type Timelines struct {
 	// Budget, when set, gives the budget of each new timeline from its
 	// crawler's name.
 	Budget func(crawler string) Budget
+	// Crawlers name the crawlers of an audit by their index, as the
+	// Observer is told them: the names of the report's summary.crawlers,
+	// in their order. Empty: one crawler, named none.
+	Crawlers []string
 
 	m       map[timelineKey]*Timeline
 	omitted int64

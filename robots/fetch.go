@@ -8,8 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 )
 
 // FetchTimeout bounds one robots.txt fetch, redirects included.
@@ -86,12 +87,6 @@ const (
 	FetchSkip
 )
 
-// IsURL reports whether src names an http(s) URL rather than a file.
-func IsURL(src string) bool {
-	l := strings.ToLower(src)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
-}
-
 // Fetcher fetches robots.txt URLs and applies RFC 9309 §2.3.1 to the
 // answer. The zero value uses a default client and [FetchFail].
 type Fetcher struct {
@@ -115,7 +110,7 @@ type Fetcher struct {
 // ctx ends first.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Source, error) {
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" || !IsURL(rawURL) {
+	if s := urlarg.Scheme(rawURL); err != nil || u.Host == "" || s != "http" && s != "https" {
 		return nil, fmt.Errorf("robots.txt URL %q is %w", rawURL, ErrBadURL)
 	}
 	var client http.Client

@@ -142,18 +142,3 @@ func TestFetchErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestIsURL(t *testing.T) {
-	for in, want := range map[string]bool{
-		"https://example.com/robots.txt": true,
-		"HTTP://example.com/":            true,
-		"robots.txt":                     false,
-		"-":                              false,
-		"ftp://example.com/robots.txt":   false,
-		"/srv/http://x":                  false,
-	} {
-		if got := IsURL(in); got != want {
-			t.Errorf("IsURL(%q) = %v, want %v", in, got, want)
-		}
-	}
-}

@@ -8,6 +8,8 @@ package robots
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // MaxBytes is how much of a robots.txt file Parse reads: the
@@ -120,23 +122,6 @@ func DisallowAll(why string) *Robots {
 	return &Robots{fixed: disallowAll, why: why}
 }
 
-// ProductToken returns the product token at the start of s: its
-// leading run of ASCII letters, "-" and "_", after leading white space.
-// "LohiSoftBot/1.0 (+https://lohisoft.com/bot)" gives "LohiSoftBot"; a
-// string that does not start with such a character gives "".
-func ProductToken(s string) string {
-	s = strings.TrimLeft(s, " \t")
-	i := 0
-	for i < len(s) && tokenByte(s[i]) {
-		i++
-	}
-	return s[:i]
-}
-
-func tokenByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_'
-}
-
 // Parse parses a robots.txt file. It never fails: it reads at most
 // [MaxBytes] of data and uses every rule it can make sense of; what
 // it could not use is said by [Robots.Warnings].
@@ -206,7 +191,7 @@ func Parse(data []byte) *Robots {
 				}
 				continue
 			}
-			tok := strings.ToLower(ProductToken(value))
+			tok := strings.ToLower(crawler.ProductToken(value))
 			if tok == "" {
 				r.warn(fmt.Sprintf("line %d: user-agent %q names no product token (letters, '-' and '_'), so it applies to no crawler", lineNo, short(value)))
 				continue
@@ -378,7 +363,7 @@ func keyKind(key string) (kind keyword, typo bool) {
 // target.
 //
 // token may be a whole product ("LohiSoftBot/1.0"); it is cut with
-// [ProductToken] and matched without regard to case against the
+// [crawler.ProductToken] and matched without regard to case against the
 // file's user-agent lines. All groups naming it are merged; the "*" group
 // applies only when none does. A token of "*" or one without a product
 // token gets the "*" group.
@@ -415,7 +400,7 @@ func (r *Robots) Decide(token, target string) Decision {
 		return Decision{Allowed: false, Why: r.why}
 	}
 
-	tok := ProductToken(token)
+	tok := crawler.ProductToken(token)
 	if strings.TrimSpace(token) == "*" {
 		tok = ""
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
@@ -40,12 +41,12 @@ func (e *EmptySourceError) Error() string {
 
 // SplitValue splits a robots.txt value into its site ("" for every site)
 // and source. A value is FILE or URL for every site, or SITE=FILE|URL for
-// one site. A value that starts with http:// or https:// is always a URL;
+// one site. A value with a scheme (x://, see [urlarg.Scheme]) is always a URL;
 // otherwise text before the first "=" is a site when it is not empty and
 // has no "/" (write ./a=b.txt for a file whose name has "=" in it). The
 // site is put in the form log records use (see [parse.NormalizeSite]).
 func SplitValue(v string) (site, src string) {
-	if IsURL(v) {
+	if urlarg.IsURL(v) {
 		return "", v
 	}
 	i := strings.IndexByte(v, '=')

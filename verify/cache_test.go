@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
@@ -41,7 +42,7 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 		"121.58.139.79.in-addr.arpa. 0 IN PTR crawler2.bot.lohisoft.com.",
 		"crawler2.bot.lohisoft.com. 3600 IN A 79.139.58.121",
 	)
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	dir := t.TempDir()
 	clock := &cacheTestClock{t: time.Now()}
 	a := netip.MustParseAddr("79.139.58.98")
@@ -87,15 +88,13 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 		if res[0].Verdict != Genuine || res[1].Verdict != Genuine || res[2].Verdict != Spoofed || res[2].Reason != ReasonNoPTR {
 			t.Fatalf("%s: verdicts %+v", st.name, res)
 		}
-		z.mu.Lock()
 		got := map[string]int{}
-		for k, n := range z.queries {
+		for k, n := range z.Queries() {
 			if d := n - before[k]; d > 0 {
 				got[k[:len(k)-1]] = d // without the trailing dot
 			}
 			before[k] = n
 		}
-		z.mu.Unlock()
 		if !mapsEqual(got, st.want) {
 			t.Errorf("%s: queries %v, want %v", st.name, got, st.want)
 		}
@@ -106,8 +105,8 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 // SOA (so without a TTL) is kept for the floor, no longer.
 func TestDNSCacheNegativeWithoutSOA(t *testing.T) {
 	z := newDNSTestZone(t)
-	z.noSOA = true
-	addr := startDNSServer(t, z)
+	z.NoSOA(true)
+	addr := dnstest.Serve(t, z)
 	dir := t.TempDir()
 	clock := &cacheTestClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	a := netip.MustParseAddr("203.0.113.1")
@@ -127,7 +126,7 @@ func TestDNSCacheNegativeWithoutSOA(t *testing.T) {
 		if err := c.Save(); err != nil {
 			t.Fatal(err)
 		}
-		if n := z.count(dns.TypePTR, "1.113.0.203.in-addr.arpa"); n != step.asked {
+		if n := z.Count(dns.TypePTR, "1.113.0.203.in-addr.arpa"); n != step.asked {
 			t.Errorf("after %s: asked %d times, want %d", step.advance, n, step.asked)
 		}
 	}

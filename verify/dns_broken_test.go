@@ -15,7 +15,8 @@ import (
 // negative answer has it checked once against the root zone; it fails,
 // is asked no more, and is said once.
 func TestVerifyBrokenResolver(t *testing.T) {
-	liar := dnstest.NewNXDomain()
+	liar := dnstest.NewZone(t)
+	liar.Lie(true)
 	server := dnstest.Serve(t, liar)
 	profiles := mustProfiles(t, "lohisoftbot", "googlebot")
 	id := NewIdentity(&Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 8}, profiles, nil)
@@ -78,7 +79,8 @@ func TestVerifyTrustedNegativeAnswer(t *testing.T) {
 // working one second, the broken one is set aside and the working one's
 // answers decide.
 func TestVerifyBrokenResolverThenWorking(t *testing.T) {
-	liar := dnstest.NewNXDomain()
+	liar := dnstest.NewZone(t)
+	liar.Lie(true)
 	z := dnstest.NewZone(t, "crawler1.bot.lohisoft.com. 3600 IN A 192.0.2.98")
 	z.PTR(t, "192.0.2.98", "crawler1.bot.lohisoft.com")
 	bad, good := dnstest.Serve(t, liar), dnstest.Serve(t, z)

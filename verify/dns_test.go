@@ -86,163 +86,19 @@ func (tt *dnsTestTimeouts) timeouts() []time.Duration {
 	return slices.Clone(tt.asked)
 }
 
-// dnsTestZone is a small authoritative-and-recursive server for tests: it
-// answers from zone-file lines, follows CNAMEs within them, and misbehaves
-// on purpose for the names listed in its behaviour sets.
+// dnsTestZone is dnstest's zone whose dropped queries time out at once
+// for the resolvers of the test (see dnsTestTimeouts).
 type dnsTestZone struct {
+	*dnstest.Zone
 	dnsTestTimeouts
-	records map[string][]dns.RR // by lower-case owner
-	// Names (lower case, with the trailing dot) that get special answers.
-	servfail, refused, drop, truncate, noChase map[string]bool
-	// dropOnce holds names whose first query (each) is dropped.
-	dropOnce map[string]bool
-	// noSOA leaves the SOA out of negative answers.
-	noSOA   bool
-	mu      sync.Mutex
-	dropAll bool
-	queries map[string]int // "TYPE name" -> count, over UDP and TCP
-	tcp     int
 }
 
 // newDNSTestZone parses zone lines ("owner TTL IN TYPE data").
 func newDNSTestZone(t testing.TB, lines ...string) *dnsTestZone {
 	t.Helper()
-	z := &dnsTestZone{
-		records:  map[string][]dns.RR{},
-		servfail: map[string]bool{}, refused: map[string]bool{}, drop: map[string]bool{},
-		truncate: map[string]bool{}, noChase: map[string]bool{}, dropOnce: map[string]bool{},
-		queries: map[string]int{},
-	}
-	for _, l := range lines {
-		rr, err := dns.NewRR(l)
-		if err != nil {
-			t.Fatalf("bad zone line %q: %v", l, err)
-		}
-		owner := strings.ToLower(rr.Header().Name)
-		z.records[owner] = append(z.records[owner], rr)
-	}
+	z := &dnsTestZone{Zone: dnstest.NewZone(t, lines...)}
+	z.OnDrop = z.dnsTestTimeouts.drop
 	return z
-}
-
-func (z *dnsTestZone) count(qtype uint16, name string) int {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.queries[dns.TypeToString[qtype]+" "+strings.ToLower(dns.Fqdn(name))]
-}
-
-// silence makes the server drop every query from now on (or answer again).
-func (z *dnsTestZone) silence(on bool) {
-	z.mu.Lock()
-	z.dropAll = on
-	z.mu.Unlock()
-}
-
-func (z *dnsTestZone) tcpCount() int {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.tcp
-}
-
-func (z *dnsTestZone) total() int {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	n := 0
-	for _, c := range z.queries {
-		n += c
-	}
-	return n
-}
-
-func (z *dnsTestZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	if len(r.Question) != 1 {
-		dns.HandleFailed(w, r)
-		return
-	}
-	q := r.Question[0]
-	name := strings.ToLower(q.Name)
-	isTCP := w.RemoteAddr().Network() == "tcp"
-	z.mu.Lock()
-	key := dns.TypeToString[q.Qtype] + " " + name
-	z.queries[key]++
-	if isTCP {
-		z.tcp++
-	}
-	drop := z.dropAll || z.drop[name] || z.dropOnce[name] && z.queries[key] == 1
-	z.mu.Unlock()
-
-	m := new(dns.Msg)
-	m.SetReply(r)
-	m.RecursionAvailable = true
-	m.Compress = true
-	switch {
-	case drop:
-		z.dnsTestTimeouts.drop(name)
-		return
-	case z.servfail[name]:
-		m.Rcode = dns.RcodeServerFailure
-		w.WriteMsg(m)
-		return
-	case z.refused[name]:
-		m.Rcode = dns.RcodeRefused
-		w.WriteMsg(m)
-		return
-	case z.truncate[name] && !isTCP:
-		m.Truncated = true
-		w.WriteMsg(m)
-		return
-	}
-	cur := name
-	for range 10 {
-		rrs := z.records[cur]
-		var cname *dns.CNAME
-		found := false
-		for _, rr := range rrs {
-			if rr.Header().Rrtype == q.Qtype {
-				m.Answer = append(m.Answer, rr)
-				found = true
-			}
-			if c, ok := rr.(*dns.CNAME); ok {
-				cname = c
-			}
-		}
-		if found || cname == nil || q.Qtype == dns.TypeCNAME {
-			break
-		}
-		m.Answer = append(m.Answer, cname)
-		cur = strings.ToLower(cname.Target)
-		if z.noChase[name] {
-			break
-		}
-	}
-	if q.Qtype == dns.TypeNS && name == "." {
-		m.Answer = append(m.Answer, &dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 518400}, Ns: "a.root-servers.net."})
-	}
-	if len(m.Answer) == 0 || m.Answer[len(m.Answer)-1].Header().Rrtype == dns.TypeCNAME && !z.noChase[name] {
-		if len(z.records[cur]) == 0 {
-			m.Rcode = dns.RcodeNameError
-		}
-		if !z.noSOA {
-			m.Ns = append(m.Ns, &dns.SOA{
-				Hdr: dns.RR_Header{Name: "example.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 600},
-				Ns:  "ns.example.", Mbox: "hostmaster.example.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 300,
-			})
-		}
-	}
-	if !isTCP {
-		size := dns.MinMsgSize
-		if opt := r.IsEdns0(); opt != nil {
-			size = int(opt.UDPSize())
-		}
-		m.Truncate(size)
-	}
-	w.WriteMsg(m)
-}
-
-// startDNSServer serves h on 127.0.0.1, UDP and TCP on one port, until the
-// test ends, and returns "127.0.0.1:PORT".
-func startDNSServer(t testing.TB, h dns.Handler) string {
-	t.Helper()
-	return dnstest.Serve(t, h)
 }
 
 // closedUDPAddr returns a loopback address where nothing listens: queries
@@ -282,19 +138,19 @@ func TestDNSLookup(t *testing.T) {
 	bigWant := []string{"192.0.2.9"}
 	for i := range 100 {
 		// Enough records that the UDP answer to big.example does not fit.
-		z.records["big.example."] = append(z.records["big.example."], &dns.A{
+		z.AddRR(&dns.A{
 			Hdr: dns.RR_Header{Name: "big.example.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 100},
 			A:   net.IPv4(198, 51, 100, byte(i)),
 		})
 		bigWant = append(bigWant, fmt.Sprintf("198.51.100.%d", i))
 	}
-	z.noChase["far.example."] = true
-	z.servfail["fail.example."] = true
-	z.refused["refused.example."] = true
-	z.drop["drop.example."] = true
-	z.truncate["trunc.example."] = true
-	z.records["trunc.example."] = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "trunc.example.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 30}, A: net.IPv4(192, 0, 2, 7)}}
-	addr := startDNSServer(t, z)
+	z.NoChase("far.example.")
+	z.ServFail("fail.example.")
+	z.Refuse("refused.example.")
+	z.Drop("drop.example.")
+	z.Truncate("trunc.example.")
+	z.AddRR(&dns.A{Hdr: dns.RR_Header{Name: "trunc.example.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 30}, A: net.IPv4(192, 0, 2, 7)})
+	addr := dnstest.Serve(t, z)
 
 	tests := []struct {
 		name     string
@@ -339,16 +195,16 @@ func TestDNSLookup(t *testing.T) {
 			})
 		}
 	})
-	if n := z.count(dns.TypeA, "big.example"); n != 2 {
+	if n := z.Count(dns.TypeA, "big.example"); n != 2 {
 		t.Errorf("big.example asked %d times, want 2 (udp truncated, then tcp)", n)
 	}
-	if z.count(dns.TypeA, "trunc.example") != 2 {
-		t.Errorf("trunc.example asked %d times, want 2 (udp then tcp)", z.count(dns.TypeA, "trunc.example"))
+	if z.Count(dns.TypeA, "trunc.example") != 2 {
+		t.Errorf("trunc.example asked %d times, want 2 (udp then tcp)", z.Count(dns.TypeA, "trunc.example"))
 	}
-	if n := z.count(dns.TypeA, "fail.example"); n != 1 {
+	if n := z.Count(dns.TypeA, "fail.example"); n != 1 {
 		t.Errorf("servfail asked %d times, want 1 (an answer is not retried on the same server)", n)
 	}
-	if n := z.count(dns.TypeA, "drop.example"); n != 2 {
+	if n := z.Count(dns.TypeA, "drop.example"); n != 2 {
 		t.Errorf("timeout asked %d times, want 2 (one retry)", n)
 	}
 }
@@ -366,8 +222,8 @@ func TestDNSNegativeTTL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := newDNSTestZone(t, "txt.example. 300 IN TXT \"x\"")
-			z.noSOA = tc.noSOA
-			r := dnsTestResolver(z, 0, startDNSServer(t, z))
+			z.NoSOA(tc.noSOA)
+			r := dnsTestResolver(z, 0, dnstest.Serve(t, z))
 			for _, q := range []string{"nope.example", "txt.example"} {
 				got := r.lookup(context.Background(), q, dns.TypeA)
 				if got.Err != nil || len(got.Values) != 0 || got.TTL != tc.want {
@@ -381,9 +237,9 @@ func TestDNSNegativeTTL(t *testing.T) {
 func TestDNSServersInTurn(t *testing.T) {
 	good := newDNSTestZone(t, "a.example. 300 IN A 192.0.2.1")
 	bad := newDNSTestZone(t)
-	bad.refused["a.example."] = true
-	badAddr := startDNSServer(t, bad)
-	goodAddr := startDNSServer(t, good)
+	bad.Refuse("a.example.")
+	badAddr := dnstest.Serve(t, bad)
+	goodAddr := dnstest.Serve(t, good)
 	tests := []struct {
 		name    string
 		servers []string
@@ -445,7 +301,7 @@ func (f *dnsForger) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 // is waited for.
 func TestDNSForgedAnswersIgnored(t *testing.T) {
 	f := &dnsForger{}
-	addr := startDNSServer(t, f)
+	addr := dnstest.Serve(t, f)
 	r := newDNSResolver([]string{addr}, dnsTestHang, 0, nil)
 	r.after = f.after
 	got := r.lookup(context.Background(), "a.example", dns.TypeA)
@@ -461,7 +317,7 @@ func TestDNSBadAnswer(t *testing.T) {
 	// A server (or a spoofer ahead of a silent one) that only sends
 	// answers to other questions.
 	f := &dnsForger{onlyForged: true}
-	addr := startDNSServer(t, f)
+	addr := dnstest.Serve(t, f)
 	r := newDNSResolver([]string{addr}, dnsTestHang, 0, nil)
 	// The query times out once its four forged packets were read (and
 	// ignored).
@@ -511,8 +367,8 @@ func TestDNSUnreachable(t *testing.T) {
 
 	t.Run("never answered", func(t *testing.T) {
 		z := newDNSTestZone(t)
-		z.silence(true)
-		addr := startDNSServer(t, z)
+		z.Silence(true)
+		addr := dnstest.Serve(t, z)
 		var warnings []string
 		var mu sync.Mutex
 		r := dnsTestResolver(z, 2, addr)
@@ -531,10 +387,10 @@ func TestDNSUnreachable(t *testing.T) {
 		// Counted by name: a retry of the failed lookups may still reach
 		// the server after they returned, but none is for this name.
 		got := r.lookup(context.Background(), qnames[10], dns.TypeA)
-		if sent := z.count(dns.TypeA, qnames[10]); !errors.Is(got.Err, ErrDNSUnreachable) || dnsFailureKind(got.Err) != DNSFailureUnreachable || sent != 0 {
+		if sent := z.Count(dns.TypeA, qnames[10]); !errors.Is(got.Err, ErrDNSUnreachable) || dnsFailureKind(got.Err) != DNSFailureUnreachable || sent != 0 {
 			t.Fatalf("after: %v, %d queries for %s; want ErrDNSUnreachable at once", got.Err, sent, qnames[10])
 		}
-		if n := z.count(dns.TypeNS, "."); n != 1 {
+		if n := z.Count(dns.TypeNS, "."); n != 1 {
 			t.Errorf("the server was probed %d times, want once", n)
 		}
 		mu.Lock()
@@ -548,9 +404,9 @@ func TestDNSUnreachable(t *testing.T) {
 		z := newDNSTestZone(t, "a.example. 300 IN A 192.0.2.1")
 		slow := names("slow", 40)
 		for _, n := range slow {
-			z.drop[n] = true
+			z.Drop(n)
 		}
-		addr := startDNSServer(t, z)
+		addr := dnstest.Serve(t, z)
 		var warnings atomic.Int64
 		r := dnsTestResolver(z, 1, addr)
 		r.warn = func(string) { warnings.Add(1) }
@@ -566,7 +422,7 @@ func TestDNSUnreachable(t *testing.T) {
 			t.Fatalf("down %v, %d warnings: a working server was taken for dead", r.allDown(), warnings.Load())
 		}
 		// The probe runs on its own: wait for it to reach the server.
-		for deadline := time.Now().Add(30 * time.Second); z.count(dns.TypeNS, ".") == 0; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); z.Count(dns.TypeNS, ".") == 0; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("the server was never probed")
 			}
@@ -578,7 +434,7 @@ func TestDNSUnreachable(t *testing.T) {
 
 	t.Run("answered, then went silent", func(t *testing.T) {
 		z := newDNSTestZone(t, "a.example. 300 IN A 192.0.2.1")
-		addr := startDNSServer(t, z)
+		addr := dnstest.Serve(t, z)
 		var warnings []string
 		var mu sync.Mutex
 		r := dnsTestResolver(z, 0, addr)
@@ -586,7 +442,7 @@ func TestDNSUnreachable(t *testing.T) {
 		if got := r.lookup(context.Background(), "a.example", dns.TypeA); got.Err != nil {
 			t.Fatal(got.Err)
 		}
-		z.silence(true)
+		z.Silence(true)
 		// Sequentially: each failure comes after the one before, so the
 		// server is found dead after exactly dnsDownAfter failures and a
 		// failed probe.
@@ -603,8 +459,8 @@ func TestDNSUnreachable(t *testing.T) {
 				t.Fatal("the silent server was never marked down")
 			}
 		}
-		if z.count(dns.TypeNS, ".") != 1 {
-			t.Errorf("probed %d times, want once", z.count(dns.TypeNS, "."))
+		if z.Count(dns.TypeNS, ".") != 1 {
+			t.Errorf("probed %d times, want once", z.Count(dns.TypeNS, "."))
 		}
 		mu.Lock()
 		defer mu.Unlock()

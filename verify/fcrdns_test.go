@@ -6,12 +6,15 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
@@ -105,13 +108,13 @@ func fcrdnsTestZone(t testing.TB) *dnsTestZone {
 		// IPv6, listed, the forward answer is another address.
 		"2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa. 3600 IN PTR crawler6.bot.lohisoft.com.",
 	)
-	z.servfail["20.113.0.203.in-addr.arpa."] = true
-	z.refused["21.113.0.203.in-addr.arpa."] = true
-	z.drop["22.113.0.203.in-addr.arpa."] = true
-	z.servfail["99.58.139.80.in-addr.arpa."] = true
-	z.servfail["broken.bot.lohisoft.com."] = true
-	z.truncate["12.113.0.203.in-addr.arpa."] = true
-	z.truncate["crawler12.bot.lohisoft.com."] = true
+	z.ServFail("20.113.0.203.in-addr.arpa.")
+	z.Refuse("21.113.0.203.in-addr.arpa.")
+	z.Drop("22.113.0.203.in-addr.arpa.")
+	z.ServFail("99.58.139.80.in-addr.arpa.")
+	z.ServFail("broken.bot.lohisoft.com.")
+	z.Truncate("12.113.0.203.in-addr.arpa.")
+	z.Truncate("crawler12.bot.lohisoft.com.")
 	return z
 }
 
@@ -126,7 +129,7 @@ func fcrdnsTestList() *IPList {
 
 func TestVerify(t *testing.T) {
 	z := fcrdnsTestZone(t)
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	tests := []struct {
 		ip      string
 		offline bool
@@ -220,7 +223,7 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyDNSErrorIsExplained(t *testing.T) {
 	z := fcrdnsTestZone(t)
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("203.0.113.20")})[0]
 	if got.Verdict != Unverified || !strings.Contains(got.DNSError, "SERVFAIL") || got.DNSFailure != DNSFailureServFail {
@@ -230,19 +233,19 @@ func TestVerifyDNSErrorIsExplained(t *testing.T) {
 
 func TestVerifyNoDNSForIPv6OrOffline(t *testing.T) {
 	z := fcrdnsTestZone(t)
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	v := &Verifier{Servers: []string{addr}, List: fcrdnsTestList()}
 	v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("2001:db8:1::5"), netip.MustParseAddr("fe80::1")})
 	off := &Verifier{Servers: []string{addr}, Offline: true}
 	off.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("79.139.58.98"), netip.MustParseAddr("203.0.113.7")})
-	if n := z.total(); n != 0 {
+	if n := z.Total(); n != 0 {
 		t.Fatalf("the server was asked %d questions, want none", n)
 	}
 }
 
 func TestVerifyEachAddressOnce(t *testing.T) {
 	z := fcrdnsTestZone(t)
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	v := &Verifier{Servers: []string{addr}, Concurrency: 8, Timeout: dnsTestHang, after: z.after}
 	a := netip.MustParseAddr("79.139.58.98")
 	b := netip.MustParseAddr("203.0.113.5") // same forward name as a
@@ -269,7 +272,7 @@ func TestVerifyEachAddressOnce(t *testing.T) {
 		{dns.TypePTR, "5.113.0.203.in-addr.arpa"},
 		{dns.TypeA, "crawler1.bot.lohisoft.com"},
 	} {
-		if n := z.count(q.qtype, q.name); n != 1 {
+		if n := z.Count(q.qtype, q.name); n != 1 {
 			t.Errorf("%s %s asked %d times, want once", dns.TypeToString[q.qtype], q.name, n)
 		}
 	}
@@ -283,14 +286,15 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 		{name: "refused", server: func(t testing.TB) (string, *dnsTestZone) { return closedUDPAddr(t), newDNSTestZone(t) }},
 		{name: "blackhole", server: func(t testing.TB) (string, *dnsTestZone) {
 			z := newDNSTestZone(t)
-			z.silence(true)
-			return startDNSServer(t, z), z
+			z.Silence(true)
+			return dnstest.Serve(t, z), z
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			server, z := tc.server(t)
-			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4, after: z.after}
+			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4}
+			v.after = probeFirst(z, v)
 			var addrs []netip.Addr
 			for i := range 200 {
 				addrs = append(addrs, netip.AddrFrom4([4]byte{198, 51, byte(i / 250), byte(i%250 + 1)}))
@@ -300,7 +304,7 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 			// The run must notice the resolver is down and stop asking:
 			// without that, 201 addresses would send 603 queries, each
 			// waiting out its timeout.
-			if n := z.total(); n > 4*(dnsDownAfter+1) {
+			if n := z.Total(); n > 4*(dnsDownAfter+1) {
 				t.Errorf("the server got %d queries, want the run to stop asking after a few failures", n)
 			}
 			for _, r := range got[:200] {
@@ -325,6 +329,50 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 	}
 }
 
+// probeFirst is z's timer for v's queries with the order a real clock
+// gives queries and the probe: the probe, sent at the first failure with
+// half the query timeout, has failed before any query sent after that
+// failure times out. A query asked after the first query timed out waits
+// until the server has recorded the probe's failure (or been marked
+// down); without that, a busy machine could run dozens of dropped queries
+// through before the probe's goroutine is scheduled, which a real clock
+// never allows.
+func probeFirst(z *dnsTestZone, v *Verifier) dnsAfterFunc {
+	var (
+		mu      sync.Mutex
+		failing bool
+	)
+	// probeDone reports whether the server has recorded the probe's
+	// failure, or was marked down.
+	probeDone := func() bool {
+		s := v.res.servers[0]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.probeFailed || s.down.Load()
+	}
+	return func(name string, d time.Duration, f func()) func() bool {
+		if name == "." {
+			return z.after(name, d, f)
+		}
+		mu.Lock()
+		gated := failing
+		mu.Unlock()
+		return z.after(name, d, func() {
+			if gated {
+				// The probe's goroutine sets the flag under the
+				// server's lock; yield to it until it has.
+				for guard := time.Now().Add(d); !probeDone() && time.Now().Before(guard); {
+					runtime.Gosched()
+				}
+			}
+			mu.Lock()
+			failing = true
+			mu.Unlock()
+			f()
+		})
+	}
+}
+
 func TestVerifyNoResolver(t *testing.T) {
 	v := &Verifier{}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("79.139.58.98"), netip.MustParseAddr("192.0.2.1")})
@@ -341,7 +389,7 @@ func TestVerifyCanceled(t *testing.T) {
 	defer cancel()
 	// The run is canceled while the query waits on a server that never
 	// answers.
-	addr := startDNSServer(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) { cancel() }))
+	addr := dnstest.Serve(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) { cancel() }))
 	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 5}
 	done := make(chan Result)
 	go func() { done <- v.Verify(ctx, []netip.Addr{netip.MustParseAddr("192.0.2.1")})[0] }()
@@ -368,16 +416,16 @@ func TestVerifyLargeForwardAnswer(t *testing.T) {
 			a := netip.MustParseAddr("203.0.113.200")
 			z := newDNSTestZone(t, "200.113.0.203.in-addr.arpa. 3600 IN PTR many.bot.lohisoft.com.")
 			for i := range n - 1 {
-				z.records["many.bot.lohisoft.com."] = append(z.records["many.bot.lohisoft.com."], &dns.A{
+				z.AddRR(&dns.A{
 					Hdr: dns.RR_Header{Name: "many.bot.lohisoft.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600},
 					A:   net.IPv4(10, byte(i>>16), byte(i>>8), byte(i)),
 				})
 			}
-			z.records["many.bot.lohisoft.com."] = append(z.records["many.bot.lohisoft.com."], &dns.A{
+			z.AddRR(&dns.A{
 				Hdr: dns.RR_Header{Name: "many.bot.lohisoft.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600},
 				A:   a.AsSlice(),
 			})
-			addr := startDNSServer(t, z)
+			addr := dnstest.Serve(t, z)
 			dir := t.TempDir()
 			c, _ := OpenDNSCache(dir, nil)
 			v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after, Cache: c}
@@ -389,8 +437,8 @@ func TestVerifyLargeForwardAnswer(t *testing.T) {
 			if n > 70 { // 16 bytes a record: more than 1232 bytes
 				wantTCP = 1
 			}
-			if z.tcpCount() != wantTCP || z.count(dns.TypeA, "many.bot.lohisoft.com") != 1+wantTCP {
-				t.Errorf("%d tcp queries, %d A queries; want %d tcp after a truncated udp answer", z.tcpCount(), z.count(dns.TypeA, "many.bot.lohisoft.com"), wantTCP)
+			if z.TCPCount() != wantTCP || z.Count(dns.TypeA, "many.bot.lohisoft.com") != 1+wantTCP {
+				t.Errorf("%d tcp queries, %d A queries; want %d tcp after a truncated udp answer", z.TCPCount(), z.Count(dns.TypeA, "many.bot.lohisoft.com"), wantTCP)
 			}
 			// The cache keeps the whole set too.
 			if err := c.Save(); err != nil {
@@ -413,14 +461,7 @@ func TestVerifyLargeForwardAnswer(t *testing.T) {
 // an address whose names looked at all fail is not judged on them.
 func TestVerifyManyPTRNames(t *testing.T) {
 	z := newDNSTestZone(t)
-	add := func(line string) {
-		rr, err := dns.NewRR(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner := strings.ToLower(rr.Header().Name)
-		z.records[owner] = append(z.records[owner], rr)
-	}
+	add := func(line string) { z.Add(t, line) }
 	// .1: 2,500 names elsewhere, then the crawler's (last).
 	for i := range 2500 {
 		add(fmt.Sprintf("1.114.0.203.in-addr.arpa. 3600 IN PTR h%d.example.", i))
@@ -439,7 +480,7 @@ func TestVerifyManyPTRNames(t *testing.T) {
 	for i := range fcrdnsMaxNames {
 		add(fmt.Sprintf("4.114.0.203.in-addr.arpa. 3600 IN PTR fake%02d.bot.lohisoft.com.", i))
 	}
-	addr := startDNSServer(t, z)
+	addr := dnstest.Serve(t, z)
 	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
 	ips := []netip.Addr{netip.MustParseAddr("203.0.114.1"), netip.MustParseAddr("203.0.114.2"),
 		netip.MustParseAddr("203.0.114.3"), netip.MustParseAddr("203.0.114.4")}
@@ -463,7 +504,7 @@ func TestVerifyManyPTRNames(t *testing.T) {
 	if p := v.Progress(); p.RetryTotal != 0 {
 		t.Errorf("progress %+v: too many names is not worth asking again", p)
 	}
-	if n := z.count(dns.TypeA, "fake20.bot.lohisoft.com"); n != 0 {
+	if n := z.Count(dns.TypeA, "fake20.bot.lohisoft.com"); n != 0 {
 		t.Errorf("a name beyond the %d looked at was asked about", fcrdnsMaxNames)
 	}
 }
@@ -473,9 +514,9 @@ func TestVerifyManyPTRNames(t *testing.T) {
 // stay unverified.
 func TestVerifySecondPass(t *testing.T) {
 	z := fcrdnsTestZone(t)
-	z.dropOnce["98.58.139.79.in-addr.arpa."] = true // answers the second time
-	z.dropOnce["5.113.0.203.in-addr.arpa."] = true
-	addr := startDNSServer(t, z)
+	z.DropOnce("98.58.139.79.in-addr.arpa.") // answers the second time
+	z.DropOnce("5.113.0.203.in-addr.arpa.")
+	addr := dnstest.Serve(t, z)
 	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 0, after: z.after, List: &IPList{}}
 	ips := []netip.Addr{
 		netip.MustParseAddr("79.139.58.98"),  // dropped once: genuine after all
@@ -499,11 +540,11 @@ func TestVerifySecondPass(t *testing.T) {
 		t.Errorf("progress %+v, want 5 of 5 and 4 of 4 tried again", p)
 	}
 	for _, q := range []string{"98.58.139.79.in-addr.arpa", "22.113.0.203.in-addr.arpa", "20.113.0.203.in-addr.arpa"} {
-		if n := z.count(dns.TypePTR, q); n != 2 {
+		if n := z.Count(dns.TypePTR, q); n != 2 {
 			t.Errorf("PTR %s asked %d times, want twice (once per pass)", q, n)
 		}
 	}
-	if n := z.count(dns.TypePTR, "7.113.0.203.in-addr.arpa"); n != 1 {
+	if n := z.Count(dns.TypePTR, "7.113.0.203.in-addr.arpa"); n != 1 {
 		t.Errorf("an answered address was asked about %d times", n)
 	}
 	// The first pass asks with Timeout, the second with three times it.
@@ -522,10 +563,10 @@ func TestVerifySecondPass(t *testing.T) {
 		t.Errorf("%d queries with the first timeout, %d with the longer one", first, second)
 	}
 	// A later call does not ask again about what is settled.
-	before := z.total()
+	before := z.Total()
 	v.Verify(context.Background(), ips)
-	if z.total() != before {
-		t.Errorf("a second Verify of the same addresses asked %d questions", z.total()-before)
+	if z.Total() != before {
+		t.Errorf("a second Verify of the same addresses asked %d questions", z.Total()-before)
 	}
 }
 
@@ -567,7 +608,7 @@ func (h *fcrdnsSynthHandler) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 // DNS server and reports addresses per second.
 func BenchmarkVerify10k(b *testing.B) {
 	h := &fcrdnsSynthHandler{}
-	addr := startDNSServer(b, h)
+	addr := dnstest.Serve(b, h)
 	addrs := make([]netip.Addr, 10000)
 	for i := range addrs {
 		addrs[i] = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
@@ -590,7 +631,7 @@ func BenchmarkVerify10k(b *testing.B) {
 // concurrency, and reports addresses per second.
 func BenchmarkVerifyLatency50ms(b *testing.B) {
 	h := &fcrdnsSynthHandler{delay: 50 * time.Millisecond}
-	addr := startDNSServer(b, h)
+	addr := dnstest.Serve(b, h)
 	addrs := make([]netip.Addr, 4000)
 	for i := range addrs {
 		addrs[i] = netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 )
 
 // DefaultListFresh is how long a fetched IP list is used without asking its
@@ -142,10 +143,6 @@ func (ld *ListLoader) fresh() time.Duration {
 	return ld.Fresh
 }
 
-// IsListURL reports whether an IP list source names a URL rather than a
-// file.
-func IsListURL(s string) bool { return strings.Contains(s, "://") }
-
 // Load gets the list in force for p (nil: LohiSoftBot): p's IP list URLs,
 // or override (a URL or a file) instead when it is not "". Only a file
 // that cannot be read is an error (*ListFileError); every other trouble is
@@ -162,7 +159,7 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 	needBuiltin := len(sources) == 0
 	for _, src := range sources {
 		var l *ListLoad
-		if IsListURL(src) {
+		if urlarg.IsURL(src) {
 			l = ld.loadURL(ctx, p, src, out)
 		} else {
 			var err error

@@ -32,11 +32,19 @@ func NewGuard(list *verify.IPList, never []netip.Prefix, genuine func() []netip.
 
 // SetList replaces the IP list and the never-block prefixes (a reload).
 func (g *Guard) SetList(list *verify.IPList, never []netip.Prefix) {
+	g.SetLists([]*verify.IPList{list}, never)
+}
+
+// SetLists is SetList for several crawlers: an address in any one's list
+// is never blocked.
+func (g *Guard) SetLists(lists []*verify.IPList, never []netip.Prefix) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.list = nil
-	if list != nil {
-		g.list = append([]netip.Prefix(nil), list.Prefixes...)
+	for _, l := range lists {
+		if l != nil {
+			g.list = append(g.list, l.Prefixes...)
+		}
 	}
 	g.never = append([]netip.Prefix(nil), never...)
 }

@@ -166,6 +166,17 @@ func (j *Judge) Seen(a netip.Addr, h Hit) (verify.Result, bool) {
 	return e.res, e.judged
 }
 
+// Stale makes every standing verdict due: each address is judged again
+// the next time it is seen (after a reload of the IP lists, whose change
+// may turn a verdict). Verdicts stand until then.
+func (j *Judge) Stale() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, e := range j.m {
+		e.at = time.Time{}
+	}
+}
+
 // Result returns the verdict that stands for a, if any.
 func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	j.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -31,9 +32,18 @@ const (
 	maxBatch = 8 << 20
 )
 
-// CrawlerName is the crawler's name in events until crawler profiles
-// name it.
+// CrawlerName is the crawler's name in events when Options.Crawlers does
+// not name the crawlers.
 const CrawlerName = "lohisoftbot"
+
+// Crawler is one crawler watched: its name in events and for --exec, the
+// judge of the addresses that claim it, and the checks of its conduct.
+type Crawler struct {
+	Name  string
+	Judge *Judge
+	// Tracker, when set, checks the crawler's conduct.
+	Tracker Tracker
+}
 
 // Tracker checks the genuine crawler's conduct as its hits arrive;
 // *conduct.Tracker is one.
@@ -57,9 +67,13 @@ type Options struct {
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
 	TrustXFF bool
-	// Claims are the User-Agent tokens that claim a crawler; nil means
-	// parse.DefaultClaims.
+	// Claims are the User-Agent tokens that claim a crawler, one group per
+	// crawler of Crawlers; nil means parse.DefaultClaims.
 	Claims *parse.TokenSet
+	// Crawlers are the crawlers watched, in the order of Claims' groups:
+	// a claimed hit goes to the judge (and tracker) of each crawler it
+	// names. Empty means one, CrawlerName, with Judge and Tracker.
+	Crawlers []Crawler
 
 	Judge  *Judge
 	Guard  *Guard
@@ -102,17 +116,25 @@ type Watcher struct {
 	formats map[string]*parse.Format // parser goroutine only
 	undet   map[string]bool
 
-	cmu    sync.Mutex
-	cqueue []queued
-	cdrop  int64
+	crawlers []*watched
+	cmu      sync.Mutex // the crawlers' conduct queues and trackers
 
 	lines, claimed, records, malformed, blocked, blockFailed atomic.Int64
 	violations                                               atomic.Int64
+	dnsDown                                                  atomic.Bool // an outage was said
 	started                                                  time.Time
 	saidMu                                                   sync.Mutex
 	said                                                     map[string]bool
 	lastLogTime                                              atomic.Int64
 	started1                                                 startedCh
+}
+
+// watched is a crawler with the hits that wait for their verdict before
+// its conduct checks see them.
+type watched struct {
+	Crawler
+	cqueue []queued
+	cdrop  int64
 }
 
 type batch struct {
@@ -149,6 +171,13 @@ func New(o Options) *Watcher {
 		w.claims = parse.DefaultClaims
 	}
 	w.bspace = sync.NewCond(&w.bmu)
+	cs := o.Crawlers
+	if len(cs) == 0 {
+		cs = []Crawler{{Name: CrawlerName, Judge: o.Judge, Tracker: o.Tracker}}
+	}
+	for _, c := range cs {
+		w.crawlers = append(w.crawlers, &watched{Crawler: c})
+	}
 	return w
 }
 
@@ -163,24 +192,39 @@ func (w *Watcher) sayOnce(msg string) {
 	}
 }
 
-// OnVerdict is the judge's callback: give it to JudgeOptions.OnVerdict. It
-// writes the event, acts on a new spoofer and lets the conduct checks see
-// the hits that waited for the verdict.
+// OnVerdict is OnVerdictOf the crawler CrawlerName.
 func (w *Watcher) OnVerdict(ctx context.Context) func(Verdict) {
+	return w.OnVerdictOf(ctx, CrawlerName)
+}
+
+// OnVerdictOf is the callback of the judge of the crawler named crawler:
+// give it to JudgeOptions.OnVerdict. It writes the event, acts on a new
+// spoofer and lets the conduct checks see the hits that waited for the
+// verdict.
+func (w *Watcher) OnVerdictOf(ctx context.Context, crawler string) func(Verdict) {
 	return func(v Verdict) {
-		w.o.Events.Verdict(CrawlerName, v, w.o.Now())
-		if v.Verdict == verify.Unverified && v.DNSFailure != "" && v.Attempt == 1 {
-			w.sayOnce(fmt.Sprintf("dns: cannot verify addresses (%s): they are judged again as DNS comes back; nothing unverified is blocked", v.DNSFailure))
+		w.o.Events.Verdict(crawler, v, w.o.Now())
+		switch {
+		case v.Verdict == verify.Unverified && v.DNSFailure != "":
+			// An outage is said once, whatever ways DNS fails in it
+			// (timeouts, then the resolver taken for unreachable).
+			if w.dnsDown.CompareAndSwap(false, true) {
+				w.o.Say(fmt.Sprintf("dns: cannot verify addresses (%s): they are judged again as DNS comes back; nothing unverified is blocked", v.DNSFailure))
+			}
+		case v.DNSFailure == "" && v.Verdict != verify.Unverified:
+			if w.dnsDown.CompareAndSwap(true, false) {
+				w.o.Say("dns: answers again; unverified addresses are judged again as their backoff ends")
+			}
 		}
 		if v.Verdict == verify.Spoofed {
-			w.act(ctx, v)
+			w.act(ctx, crawler, v)
 		}
 		w.drainConduct()
 	}
 }
 
 // act blocks a spoofer, if the guard lets it.
-func (w *Watcher) act(ctx context.Context, v Verdict) {
+func (w *Watcher) act(ctx context.Context, crawler string, v Verdict) {
 	a, why := w.o.Guard.Blockable(v.Result)
 	if !a.IsValid() {
 		if why != "verdict" && v.New() {
@@ -206,7 +250,7 @@ func (w *Watcher) act(ctx context.Context, v Verdict) {
 		}
 	}
 	if w.o.Exec != nil && v.New() {
-		if err := w.o.Exec.Queue(a, CrawlerName, v.Reason); err != nil {
+		if err := w.o.Exec.Queue(a, crawler, v.Reason); err != nil {
 			w.sayOnce(fmt.Sprintf("exec: %v (more are dropped while the commands are this slow)", err))
 		}
 	}
@@ -239,7 +283,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	close(w.started1)
 	var wg sync.WaitGroup
-	wg.Go(func() { w.o.Judge.Run(ctx) })
+	for _, c := range w.crawlers {
+		wg.Go(func() { c.Judge.Run(ctx) })
+	}
 	if w.o.Exec != nil {
 		wg.Go(func() { w.o.Exec.Run(ctx) })
 	}
@@ -286,7 +332,7 @@ func (w *Watcher) waitIdle(ctx context.Context) {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s := w.o.Judge.Stats()
+		s := w.judgeStats()
 		if s.Pending == 0 && s.Queued == 0 {
 			return
 		}
@@ -301,15 +347,35 @@ func (w *Watcher) waitIdle(ctx context.Context) {
 // Housekeep runs the judge's Tick, prunes the conduct state and lets
 // waiting hits through. Run calls it every Options.Tick.
 func (w *Watcher) Housekeep() {
-	w.o.Judge.Tick()
-	w.drainConduct()
-	if w.o.Tracker != nil {
-		if t := w.lastLogTime.Load(); t != 0 {
-			w.cmu.Lock()
-			w.o.Tracker.Prune(time.Unix(0, t))
-			w.cmu.Unlock()
-		}
+	for _, c := range w.crawlers {
+		c.Judge.Tick()
 	}
+	w.drainConduct()
+	if t := w.lastLogTime.Load(); t != 0 {
+		w.cmu.Lock()
+		for _, c := range w.crawlers {
+			if c.Tracker != nil {
+				c.Tracker.Prune(time.Unix(0, t))
+			}
+		}
+		w.cmu.Unlock()
+	}
+}
+
+// judgeStats adds up the judges' counts.
+func (w *Watcher) judgeStats() JudgeStats {
+	var s JudgeStats
+	for _, c := range w.crawlers {
+		x := c.Judge.Stats()
+		s.Genuine += x.Genuine
+		s.Spoofed += x.Spoofed
+		s.Unverified += x.Unverified
+		s.Pending += x.Pending
+		s.Queued += x.Queued
+		s.Checks += x.Checks
+		s.Forgotten += x.Forgotten
+	}
+	return s
 }
 
 // readLoop takes lines from the follower and keeps the claimed ones for
@@ -446,61 +512,81 @@ func (w *Watcher) record(rec *parse.Record) {
 		// blocked (SPEC §2).
 		return
 	}
-	w.o.Judge.Seen(rec.Client, Hit{Time: rec.Time, UserAgent: rec.UserAgent})
-	if w.o.Tracker == nil {
-		return
-	}
-	w.cmu.Lock()
-	if len(w.cqueue) >= maxConductQueue {
-		w.cqueue[0] = queued{}
-		w.cqueue = w.cqueue[1:]
-		w.cdrop++
-		if w.cdrop == 1 {
-			w.sayOnce("conduct: too many requests wait for their verdict; the oldest are left unchecked")
+	if len(w.crawlers) == 1 {
+		w.see(w.crawlers[0], rec)
+	} else {
+		for m := rec.Claims; m != 0; m &= m - 1 {
+			if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
+				w.see(w.crawlers[i], rec)
+			}
 		}
 	}
-	w.cqueue = append(w.cqueue, queued{rec: rec, addr: rec.Client.Unmap()})
-	w.cmu.Unlock()
 	w.drainConduct()
 }
 
-// drainConduct passes the waiting hits, in log order, to the tracker as
-// far as their verdicts are known: genuine ones are checked, others
-// dropped.
-func (w *Watcher) drainConduct() {
-	if w.o.Tracker == nil {
+// see hands a claimed hit to the crawler's judge, and queues it for its
+// conduct checks.
+func (w *Watcher) see(c *watched, rec *parse.Record) {
+	c.Judge.Seen(rec.Client, Hit{Time: rec.Time, UserAgent: rec.UserAgent})
+	if c.Tracker == nil {
 		return
 	}
 	w.cmu.Lock()
 	defer w.cmu.Unlock()
+	if len(c.cqueue) >= maxConductQueue {
+		c.cqueue[0] = queued{}
+		c.cqueue = c.cqueue[1:]
+		c.cdrop++
+		if c.cdrop == 1 {
+			w.sayOnce("conduct: too many requests wait for their verdict; the oldest are left unchecked")
+		}
+	}
+	c.cqueue = append(c.cqueue, queued{rec: rec, addr: rec.Client.Unmap()})
+}
+
+// drainConduct passes the waiting hits, in log order, to the trackers as
+// far as their verdicts are known: genuine ones are checked, others
+// dropped.
+func (w *Watcher) drainConduct() {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	for _, c := range w.crawlers {
+		if c.Tracker != nil && len(c.cqueue) > 0 {
+			w.drain(c)
+		}
+	}
+}
+
+// drain is drainConduct for one crawler; w.cmu is held.
+func (w *Watcher) drain(c *watched) {
 	n := 0
-	for ; n < len(w.cqueue); n++ {
-		q := w.cqueue[n]
-		r, ok := w.o.Judge.Result(q.addr)
+	for ; n < len(c.cqueue); n++ {
+		q := c.cqueue[n]
+		r, ok := c.Judge.Result(q.addr)
 		if !ok {
 			break
 		}
 		if r.Verdict != verify.Genuine {
 			continue
 		}
-		for _, v := range w.o.Tracker.Add(conduct.HitOf(q.rec)) {
+		for _, v := range c.Tracker.Add(conduct.HitOf(q.rec)) {
 			w.violations.Add(1)
-			w.o.Events.Violation(CrawlerName, v)
+			w.o.Events.Violation(c.Name, v)
 		}
 	}
 	if n == 0 {
 		return
 	}
-	clear(w.cqueue[:n])
-	w.cqueue = w.cqueue[n:]
-	if len(w.cqueue) == 0 {
-		w.cqueue = nil
+	clear(c.cqueue[:n])
+	c.cqueue = c.cqueue[n:]
+	if len(c.cqueue) == 0 {
+		c.cqueue = nil
 	}
 }
 
 // Summary is one line on what the watcher did so far, for SIGUSR1.
 func (w *Watcher) Summary() string {
-	s := w.o.Judge.Stats()
+	s := w.judgeStats()
 	msg := fmt.Sprintf("watch: %s up; %d lines, %d claimed, %d malformed claims; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%d judgements, %d forgotten); %d violations; %d blocked",
 		w.o.Now().Sub(w.started).Round(time.Second), w.lines.Load(), w.claimed.Load(), w.malformed.Load(),
 		s.Genuine, s.Spoofed, s.Unverified, s.Pending, s.Checks, s.Forgotten, w.violations.Load(), w.blocked.Load())

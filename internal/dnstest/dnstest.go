@@ -4,6 +4,7 @@
 package dnstest
 
 import (
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -46,23 +47,38 @@ func Serve(t testing.TB, h dns.Handler) string {
 
 // Zone answers from zone-file lines as a recursive resolver would: the
 // records of the name asked, CNAMEs followed within the zone, NXDOMAIN with
-// an SOA for a name without records, and SERVFAIL for the names given to
-// ServFail. Like any working resolver it knows the root zone's NS records.
-// It counts the queries it gets.
+// an SOA for a name without records (a CNAME chain that ends nowhere too),
+// "." for a query of the root's NS records (a resolver's probe), and a UDP
+// answer cut to the size the query allows, with TC set. It misbehaves on
+// purpose for the names given to ServFail, Refuse, Drop, DropOnce,
+// Truncate and NoChase, and for every name while silenced. It counts the
+// queries it gets, over UDP and TCP, and those over TCP.
 type Zone struct {
-	mu       sync.Mutex
-	records  map[string][]dns.RR // by lower-case owner
-	servfail map[string]bool
-	queries  map[string]int // "TYPE name."
-	// nxAll answers NXDOMAIN to everything (NewNXDomain).
-	nxAll bool
+	// OnDrop, when set before the first query, is called with the name
+	// (lower case, with the final dot) of every query the zone leaves
+	// unanswered: a test's resolver can time out on that event rather
+	// than on the clock.
+	OnDrop func(name string)
+
+	mu      sync.Mutex
+	records map[string][]dns.RR // by lower-case owner
+	behave  map[string]behaviour
+	noSOA   bool
+	silent  bool
+	lie     bool
+	queries map[string]int // "TYPE name."
+	tcp     int
+}
+
+// behaviour is how the zone misbehaves for one name.
+type behaviour struct {
+	servfail, refused, drop, dropOnce, truncate, noChase bool
 }
 
 // NewZone parses zone lines ("owner TTL IN TYPE data").
 func NewZone(t testing.TB, lines ...string) *Zone {
 	t.Helper()
-	z := &Zone{records: map[string][]dns.RR{}, servfail: map[string]bool{}, queries: map[string]int{}}
-	z.Add(t, ". 518400 IN NS a.root-servers.net.")
+	z := &Zone{records: map[string][]dns.RR{}, behave: map[string]behaviour{}, queries: map[string]int{}}
 	for _, l := range lines {
 		z.Add(t, l)
 	}
@@ -76,6 +92,11 @@ func (z *Zone) Add(t testing.TB, line string) {
 	if err != nil {
 		t.Fatalf("bad zone line %q: %v", line, err)
 	}
+	z.AddRR(rr)
+}
+
+// AddRR adds a record.
+func (z *Zone) AddRR(rr dns.RR) {
 	owner := strings.ToLower(rr.Header().Name)
 	z.mu.Lock()
 	z.records[owner] = append(z.records[owner], rr)
@@ -92,10 +113,59 @@ func (z *Zone) PTR(t testing.TB, addr, name string) {
 	z.Add(t, arpa+" 3600 IN PTR "+dns.Fqdn(name))
 }
 
-// ServFail makes the server answer SERVFAIL about name.
-func (z *Zone) ServFail(name string) {
+// set changes the behaviour for name.
+func (z *Zone) set(name string, f func(b *behaviour)) {
+	name = strings.ToLower(dns.Fqdn(name))
 	z.mu.Lock()
-	z.servfail[strings.ToLower(dns.Fqdn(name))] = true
+	b := z.behave[name]
+	f(&b)
+	z.behave[name] = b
+	z.mu.Unlock()
+}
+
+// ServFail makes the zone answer SERVFAIL about name.
+func (z *Zone) ServFail(name string) { z.set(name, func(b *behaviour) { b.servfail = true }) }
+
+// Refuse makes the zone answer REFUSED about name.
+func (z *Zone) Refuse(name string) { z.set(name, func(b *behaviour) { b.refused = true }) }
+
+// Drop makes the zone leave every query about name unanswered.
+func (z *Zone) Drop(name string) { z.set(name, func(b *behaviour) { b.drop = true }) }
+
+// DropOnce makes the zone leave the first query of each type about name
+// unanswered, and answer the next ones.
+func (z *Zone) DropOnce(name string) { z.set(name, func(b *behaviour) { b.dropOnce = true }) }
+
+// Truncate makes the zone answer queries about name over UDP with an
+// empty truncated answer (TC set), so that the resolver asks again over
+// TCP, where it answers.
+func (z *Zone) Truncate(name string) { z.set(name, func(b *behaviour) { b.truncate = true }) }
+
+// NoChase makes the zone answer name's CNAME without following it, as a
+// resolver that leaves the chase to its client.
+func (z *Zone) NoChase(name string) { z.set(name, func(b *behaviour) { b.noChase = true }) }
+
+// NoSOA leaves the SOA out of negative answers (on) or puts it back.
+func (z *Zone) NoSOA(on bool) {
+	z.mu.Lock()
+	z.noSOA = on
+	z.mu.Unlock()
+}
+
+// Silence makes the zone leave every query unanswered from now on (on),
+// or answer again.
+func (z *Zone) Silence(on bool) {
+	z.mu.Lock()
+	z.silent = on
+	z.mu.Unlock()
+}
+
+// Lie makes the zone answer NXDOMAIN to every query from now on (on),
+// the root's NS records included, as a resolver that lies (a sandbox's,
+// a captive portal's) does; or answer again.
+func (z *Zone) Lie(on bool) {
+	z.mu.Lock()
+	z.lie = on
 	z.mu.Unlock()
 }
 
@@ -106,6 +176,32 @@ func (z *Zone) Count(qtype uint16, name string) int {
 	return z.queries[dns.TypeToString[qtype]+" "+strings.ToLower(dns.Fqdn(name))]
 }
 
+// Queries returns how many queries came, keyed by type and name as
+// "A crawler1.example." (a copy).
+func (z *Zone) Queries() map[string]int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return maps.Clone(z.queries)
+}
+
+// Total returns how many queries came.
+func (z *Zone) Total() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	n := 0
+	for _, c := range z.queries {
+		n += c
+	}
+	return n
+}
+
+// TCPCount returns how many queries came over TCP.
+func (z *Zone) TCPCount() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.tcp
+}
+
 // ServeDNS answers one query.
 func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if len(r.Question) != 1 {
@@ -114,23 +210,61 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	q := r.Question[0]
 	name := strings.ToLower(q.Name)
+	isTCP := w.RemoteAddr().Network() == "tcp"
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.RecursionAvailable = true
+	m.Compress = true
+
 	z.mu.Lock()
-	z.queries[dns.TypeToString[q.Qtype]+" "+name]++
-	if z.nxAll {
-		z.mu.Unlock()
-		m.Rcode = dns.RcodeNameError
-		w.WriteMsg(m)
-		return
+	key := dns.TypeToString[q.Qtype] + " " + name
+	z.queries[key]++
+	if isTCP {
+		z.tcp++
 	}
-	if z.servfail[name] {
-		z.mu.Unlock()
+	b := z.behave[name]
+	drop := z.silent || b.drop || b.dropOnce && z.queries[key] == 1
+	if z.lie {
+		b, drop = behaviour{}, false
+	}
+	switch {
+	case z.lie:
+		m.Rcode = dns.RcodeNameError
+	case !drop && !b.servfail && !b.refused && !(b.truncate && !isTCP):
+		z.answer(m, q, name, b)
+	}
+	z.mu.Unlock()
+	switch {
+	case drop:
+		if z.OnDrop != nil {
+			z.OnDrop(name)
+		}
+		return
+	case b.servfail:
 		m.Rcode = dns.RcodeServerFailure
 		w.WriteMsg(m)
 		return
+	case b.refused:
+		m.Rcode = dns.RcodeRefused
+		w.WriteMsg(m)
+		return
+	case b.truncate && !isTCP:
+		m.Truncated = true
+		w.WriteMsg(m)
+		return
 	}
+	if !isTCP {
+		size := dns.MinMsgSize
+		if opt := r.IsEdns0(); opt != nil {
+			size = int(opt.UDPSize())
+		}
+		m.Truncate(size)
+	}
+	w.WriteMsg(m)
+}
+
+// answer fills m with the zone's answer to q about name; z.mu is held.
+func (z *Zone) answer(m *dns.Msg, q dns.Question, name string, b behaviour) {
 	cur := name
 	for range 10 {
 		var cname *dns.CNAME
@@ -149,25 +283,24 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 		m.Answer = append(m.Answer, cname)
 		cur = strings.ToLower(cname.Target)
+		if b.noChase {
+			break
+		}
 	}
-	if len(m.Answer) == 0 {
+	if q.Qtype == dns.TypeNS && name == "." {
+		m.Answer = append(m.Answer, &dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 518400}, Ns: "a.root-servers.net."})
+	}
+	if len(m.Answer) == 0 || m.Answer[len(m.Answer)-1].Header().Rrtype == dns.TypeCNAME && !b.noChase {
 		if len(z.records[cur]) == 0 {
 			m.Rcode = dns.RcodeNameError
 		}
-		m.Ns = append(m.Ns, &dns.SOA{
-			Hdr: dns.RR_Header{Name: "example.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 600},
-			Ns:  "ns.example.", Mbox: "hostmaster.example.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 300,
-		})
+		if !z.noSOA {
+			m.Ns = append(m.Ns, &dns.SOA{
+				Hdr: dns.RR_Header{Name: "example.", Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 600},
+				Ns:  "ns.example.", Mbox: "hostmaster.example.", Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 300,
+			})
+		}
 	}
-	z.mu.Unlock()
-	w.WriteMsg(m)
-}
-
-// NewNXDomain returns a server that answers NXDOMAIN to every query, the
-// root zone's NS included, as a resolver that lies (a sandbox's, a captive
-// portal's) does. It counts the queries it gets.
-func NewNXDomain() *Zone {
-	return &Zone{records: map[string][]dns.RR{}, servfail: map[string]bool{}, queries: map[string]int{}, nxAll: true}
 }
 
 // AnswerRoot answers a query for the root zone's NS records as every

@@ -31,7 +31,19 @@ func main() {
 	spoofers := flag.Int("spoofers", 1000, "spoofers for the latency figure")
 	steady := flag.Duration("steady", time.Minute, "how long to write 2,000 lines/s for the CPU figure")
 	long := flag.Duration("long", 10*time.Minute, "how long to run for the RSS figure")
+	realistic := flag.Duration("realistic", time.Minute, "how long to run the realistic steady case (0: not at all)")
+	profile := flag.String("cpuprofile", "", "write a pprof CPU profile of the realistic steady case to `FILE`")
+	only := flag.Bool("only-realistic", false, "run the realistic steady case alone")
 	flag.Parse()
+	if *realistic > 0 {
+		if err := runRealistic(*bin, *ns, *realistic, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "benchwatch:", err)
+			os.Exit(1)
+		}
+	}
+	if *only {
+		return
+	}
 	if err := run(*bin, *ns, *spoofers, *steady, *long); err != nil {
 		fmt.Fprintln(os.Stderr, "benchwatch:", err)
 		os.Exit(1)
@@ -131,6 +143,114 @@ func (p *proc) settle() string {
 	}
 }
 
+// startWatch starts watch --nftables on log in the namespace, asking srv,
+// with its events in dir, and reads its stderr.
+func startWatch(bin, ns, srv, list, log, dir string, extra ...string) (*proc, error) {
+	args := append([]string{"watch", "--nftables", "--nft-netns", "/run/netns/" + ns, "--resolver", srv,
+		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "1m"}, extra...)
+	cmd := exec.Command(bin, append(args, log)...)
+	cmd.Stdout, _ = os.Create(filepath.Join(dir, "events.jsonl"))
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		s := bufio.NewScanner(pipe)
+		for s.Scan() {
+			p.lines <- s.Text()
+		}
+		close(p.lines)
+	}()
+	return p, nil
+}
+
+// runRealistic measures the CPU of a server's steady day: 2,000 lines/s,
+// one in a hundred a claim, nearly all from 40 addresses seen again and
+// again (judged once per verdict TTL), and 3 new claimants a minute.
+func runRealistic(bin, ns string, d time.Duration, profile string) error {
+	srv, stop, err := server()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	dir, err := os.MkdirTemp("", "benchwatch")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := filepath.Join(dir, "access.log")
+	list := filepath.Join(dir, "ips.json")
+	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var extra []string
+	if profile != "" {
+		extra = []string{"--cpu-profile", profile}
+	}
+	p, err := startWatch(bin, ns, srv, list, log, dir, extra...)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.cmd.Wait()
+		}
+	}()
+	w := bufio.NewWriter(f)
+	// Following has begun (and SIGUSR1 is handled) once a claim written
+	// has its verdict event.
+	start := time.Now()
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil && st.Size() > 0 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			return fmt.Errorf("watch never read its log")
+		}
+		w.WriteString(line("203.0.113.250", time.Now(), true))
+		w.Flush()
+		time.Sleep(50 * time.Millisecond)
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	i, fresh := 0, 0
+	began := time.Now()
+	cpu0 := p.cpu()
+	for time.Since(began) < d {
+		now := <-tick.C
+		for range 20 { // 20 lines every 10 ms
+			claimed := i%100 == 0
+			addr := "198.51.100.23"
+			switch {
+			case claimed && i%2000 == 0 && now.Sub(began) >= time.Duration(fresh)*20*time.Second:
+				// a new claimant every 20 s
+				addr = spoofer(300000 + fresh).String()
+				fresh++
+			case claimed:
+				addr = spoofer(400000 + i/100%40).String()
+			}
+			w.WriteString(line(addr, now, claimed))
+			i++
+		}
+		w.Flush()
+	}
+	el := time.Since(began)
+	c := p.cpu() - cpu0
+	fmt.Printf("cpu at a steady 2,000 lines/s over %s (1%% claims from 40 known addresses, %d new claimants): %s, %.2f%% of one core\n",
+		el.Round(time.Second), 40+fresh, c, 100*c.Seconds()/el.Seconds())
+	fmt.Printf("after the realistic run: %s\nrss %s\n", p.settle(), p.rss())
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	stopped = true
+	return nil
+}
+
 func run(bin, ns string, spoofers int, steady, long time.Duration) error {
 	srv, stop, err := server()
 	if err != nil {
@@ -151,21 +271,11 @@ func run(bin, ns string, spoofers int, steady, long time.Duration) error {
 	}
 	defer f.Close()
 
-	cmd := exec.Command(bin, "watch", "--nftables", "--nft-netns", "/run/netns/"+ns, "--resolver", srv,
-		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "1m", log)
-	cmd.Stdout, _ = os.Create(filepath.Join(dir, "events.jsonl"))
-	pipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
+	p, err := startWatch(bin, ns, srv, list, log, dir)
+	if err != nil {
 		return err
 	}
-	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
-	go func() {
-		s := bufio.NewScanner(pipe)
-		for s.Scan() {
-			p.lines <- s.Text()
-		}
-		close(p.lines)
-	}()
+	cmd := p.cmd
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 
 	// nft monitor reports each element the kernel adds, as it adds it:
