@@ -372,6 +372,9 @@ func ipListDescribe(l *verify.IPList, now time.Time) string {
 	if l == nil {
 		return "-"
 	}
+	if l.Source == verify.IPListSourceNone {
+		return sanitize("no list: " + l.Missing)
+	}
 	s := fmt.Sprintf("%s, %d prefix(es)", l.Source, len(l.Prefixes))
 	if !l.Fetched.IsZero() {
 		s += ", fetched " + ipAge(now.Sub(l.Fetched)) + " ago"
