@@ -97,10 +97,11 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 
 // tokenWords names the tokens looked for, in a warning.
 func (o *Options) tokenWords() string {
-	if len(o.Crawlers) == 0 {
-		return "the LohiSoftBot token"
+	who, _ := o.crawlerWords()
+	if len(o.Crawlers) > 1 {
+		return "the token of " + who
 	}
-	return "a crawler's token"
+	return "the " + who + " token"
 }
 
 // crawlerWords names the crawlers audited, and whose listed addresses are

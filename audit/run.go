@@ -285,6 +285,9 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	st := r.Stats()
 	rep := InputReport{File: in.Name, Lines: st.Lines, Malformed: st.Malformed, Bytes: st.Bytes, Gzip: st.Gzip,
 		FirstTime: st.FirstTime.UTC(), LastTime: st.LastTime.UTC(), MalformedClaims: st.MalformedClaims, Site: in.Site}
+	if o.Format != nil && mostlyMalformed(st) {
+		au.Warn(wrongFormatWarning(in.Name, st, o.Format, r.Guess()))
+	}
 	if st.MalformedClaims > 0 {
 		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, o.tokenWords()))
 	}
@@ -296,8 +299,19 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be %s; only the %s listed addresses are looked for", in.Name, rf.Name(), who, whose))
 		}
 	}
+	var unsupported *parse.UnsupportedError
 	switch {
 	case err == nil:
+		switch {
+		case st.Bytes == 0:
+			au.Warn(fmt.Sprintf("%s is empty", in.Name))
+		case st.Lines == st.Blank:
+			au.Warn(fmt.Sprintf("%s holds blank lines only", in.Name))
+		}
+	case errors.As(err, &unsupported):
+		// No --log-format reads it: say what it is, not which to give.
+		rep.Error = fmt.Sprintf("%v; none of it was read", err)
+		au.Warn(rep.Error)
 	case errors.Is(err, parse.ErrUnknownFormat):
 		// Like an unreadable file: error.log among access logs, or a
 		// compression it cannot read, must not discard the other inputs.
@@ -314,6 +328,55 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	}
 	au.AddInput(rep, r.Examples())
 	return err == nil
+}
+
+// The share of malformed lines from which a given --log-format is taken
+// to be the wrong one: every non-blank line of an input, or at least
+// wrongFormatShare of them when there are at least wrongFormatLines (a
+// few good lines, such as a header or a test request, do not hide it).
+const (
+	wrongFormatShare = 0.9
+	wrongFormatLines = 10
+)
+
+// mostlyMalformed reports whether so many of an input's lines are
+// malformed that its format, not its lines, is likely wrong.
+func mostlyMalformed(st parse.Stats) bool {
+	lines := st.Lines - st.Blank
+	if st.Malformed == 0 {
+		return false
+	}
+	return st.Malformed >= lines || lines >= wrongFormatLines && float64(st.Malformed) >= wrongFormatShare*float64(lines)
+}
+
+// wrongFormatWarning says that most lines of input do not match the
+// given format, and what auto-detection makes of its first lines (g).
+func wrongFormatWarning(input string, st parse.Stats, given *parse.Format, g *parse.Guess) string {
+	msg := fmt.Sprintf("%s: %d of %d lines do not match --log-format %s", input, st.Malformed, st.Lines-st.Blank, given.Name())
+	var unsupported *parse.UnsupportedError
+	switch {
+	case g == nil:
+		return msg + "; its first lines do, so its format changes further on (see malformed_examples)"
+	case g.Format != nil && g.Format.Name() != given.Name():
+		return msg + fmt.Sprintf("; auto-detection reads them as %s (try --log-format auto)", g.Format.Name())
+	case g.Format != nil:
+		return msg + "; auto-detection reads its first lines as that format too (see malformed_examples)"
+	case errors.As(g.Err, &unsupported):
+		return msg + fmt.Sprintf("; it looks like %s: not supported; give an nginx/Apache/JSON access log", unsupported.Kind)
+	}
+	return msg + "; auto-detection finds no format that fits them either: give the server's own log_format (nginx) or LogFormat (Apache) as --log-format 'nginx:<log_format>' or 'apache:<LogFormat>'"
+}
+
+// Unread names the inputs of which nothing was read: those that could
+// not be opened, or whose format could not be detected.
+func (r *Report) Unread() []string {
+	var out []string
+	for _, in := range r.Inputs {
+		if in.Error != "" && in.Lines == 0 {
+			out = append(out, in.File)
+		}
+	}
+	return out
 }
 
 // reportSites returns the sites an audit has: those of its claimed hits,

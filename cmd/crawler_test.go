@@ -374,8 +374,4 @@ func TestEmitCrawlers(t *testing.T) {
 			t.Errorf("rules hold %s, which is not a spoofer of these crawlers:\n%s", never, stdout)
 		}
 	}
-	code, _, stderr = runInMemory(t, "", "emit", "cloudflare", "--offline", "--crawler", "googlebot", "../testdata/crawlers/access.log")
-	if code != ExitUsage || !strings.Contains(stderr, "emit cloudflare --crawler: not supported yet") {
-		t.Errorf("cloudflare: exit %d, %s", code, stderr)
-	}
 }

@@ -2,13 +2,16 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // auditCrawlers are the crawlers audit.Run audits when --crawler names
@@ -91,22 +94,62 @@ const (
 	defaultMinBackoff   = 30 * time.Second
 )
 
-// emitCheckCrawlers says which emits --crawler serves: nftables rules,
-// which hold addresses only, from logs. An address genuine for any of the
-// crawlers, or in any one's list, is never blocked. The Cloudflare and
-// ModSecurity rules name a crawler's token, and a report holds no lists:
-// those are a usage error for now.
-func emitCheckCrawlers(target string, o *emitOptions) error {
-	if len(o.Crawlers) == 0 {
-		return nil
+// emitCrawlers are the crawlers of rules made for profiles (nil for one
+// known by name only), each with its IP list in force (nil: none).
+func emitCrawlers(profiles []*crawler.Profile, names []string, lists []*verify.IPList) []emit.Crawler {
+	out := make([]emit.Crawler, len(names))
+	for i, name := range names {
+		out[i].Name = name
+		if profiles[i] != nil {
+			out[i].Tokens = profiles[i].Tokens
+		}
+		if lists[i] != nil {
+			out[i].Listed = lists[i].Prefixes
+		}
 	}
-	if target != "nftables" {
-		return &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("emit %s --crawler: not supported yet, its rules name LohiSoftBot's token", target),
-			"use emit nftables --crawler NAME, whose sets hold addresses only")}
+	return out
+}
+
+// emitReportCrawlers chooses the crawlers of rules made from a report of
+// several crawlers (its summary.crawlers): those --crawler names, each of
+// which the report must hold, or else every one it holds, a built-in one
+// by its profile and any other by its name alone (its rules then hold
+// only the report's addresses of it, and a block-spoofed WAF rule needs
+// its profile file). It returns the names, the profiles (nil for a name
+// alone) and warnings.
+func emitReportCrawlers(rep *audit.Report, report string, values []string) ([]string, []*crawler.Profile, []string, error) {
+	var inReport, shown []string
+	for _, c := range rep.Summary.Crawlers {
+		inReport = append(inReport, c.Name)
+		shown = append(shown, parse.EscapeControl(c.Name))
 	}
-	if o.Report != "" {
-		return usageError("emit --crawler reads logs: give log files instead of --report")
+	if len(inReport) == 0 {
+		return nil, nil, nil, &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("report %s audits one crawler (it has no summary.crawlers), so --crawler cannot choose among its crawlers", report),
+			"leave out --crawler, or make the report with 'lohibot-audit logs --crawler NAME... --format json'")}
 	}
-	return nil
+	if len(values) > 0 {
+		profiles, err := resolveCrawlers(values)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		names := make([]string, len(profiles))
+		for i, p := range profiles {
+			if !slices.Contains(inReport, p.Name) {
+				return nil, nil, nil, usageError("report %s has no crawler %s: it audits %s", report, p.Name, strings.Join(shown, ", "))
+			}
+			names[i] = p.Name
+		}
+		return names, profiles, nil, nil
+	}
+	profiles := make([]*crawler.Profile, len(inReport))
+	var warnings []string
+	for i, name := range inReport {
+		if p, ok := crawler.Builtin(name); ok {
+			profiles[i] = p
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("crawler %s is not built in: its rules hold only the report's addresses of it, not its IP lists; give its profile with --crawler FILE (and every other crawler wanted)", parse.EscapeControl(name)))
+	}
+	return inReport, profiles, warnings, nil
 }

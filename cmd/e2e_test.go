@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 	"gopkg.in/yaml.v3"
 )
@@ -41,6 +42,9 @@ type e2eZone struct {
 }
 
 func (z *e2eZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	if dnstest.AnswerRoot(w, r) {
+		return
+	}
 	if len(r.Question) != 1 {
 		return
 	}

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -86,6 +88,16 @@ Targets:
   modsecurity  SecRule rules (phase 1, t:none, deny with 403) for ModSecurity 2
                (Apache) and libmodsecurity 3 (nginx); include the file after
                SecRuleEngine On (allow-bot: before your other rules).
+
+Several crawlers (--crawler NAME|FILE, repeatable; or a --report of
+'logs --crawler', whose crawlers it covers unless --crawler chooses among
+them): block-spoofed blocks each crawler's tokens from any address but
+that crawler's own, and no block set holds an address of any of them.
+Cloudflare writes one rule per crawler, its sets moving to the lists
+lohibot_NAME_spoofed (or _crawler) and lohibot_NAME_exempt when they do
+not fit (--cloudflare-list-name sets the prefix; the list output is an
+object from list name to items); ModSecurity gives crawler i's token rule
+the ID --modsec-id-base+i, its address rules after all token rules.
 
 Safety: no rule ever blocks loopback, private, link-local, multicast,
 unspecified, carrier-grade NAT or reserved addresses, IPv6 addresses that
@@ -180,9 +192,6 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	if err := emitCheckCrawlers(target, o); err != nil {
-		return err
-	}
 
 	in := emit.Input{
 		Mode:       mode,
@@ -206,7 +215,14 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		incomplete = err
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
-		if id != nil && id.List != nil {
+		switch {
+		case len(o.Crawlers) > 0 && id != nil:
+			names := make([]string, len(id.Profiles))
+			for i, p := range id.Profiles {
+				names[i] = p.Name
+			}
+			in.Crawlers = emitCrawlers(id.Profiles, names, id.Lists)
+		case id != nil && id.List != nil:
 			in.Listed = append(in.Listed, id.Listed()...)
 		}
 		// An address the audit itself could not use is no news: the
@@ -322,6 +338,8 @@ func emitOptionMessage(err error) string {
 // to do next.
 func emitError(err error) error {
 	switch {
+	case errors.Is(err, emit.ErrNoTokens):
+		return &exitError{code: ExitUsage, err: withHint(err, "give the crawler's profile file with --crawler FILE, or use the nftables target, which blocks only the addresses seen spoofing")}
 	case errors.Is(err, emit.ErrNoCrawlerAddresses):
 		return &exitError{code: ExitUsage, err: withHint(err, "give the crawler's IP list with --ip-list, or use the nftables target, which blocks only the addresses seen spoofing")}
 	case errors.Is(err, emit.ErrListTooLong):
@@ -386,15 +404,21 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	}
 	in.Sources = []string{"report " + name}
 	env.phase(phaseIPList)
-	listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
-	if err != nil {
-		return err
+	if len(o.Crawlers) > 0 || len(rep.Summary.Crawlers) > 0 {
+		if err := emitReportLists(ctx, env, o, rep, name, in); err != nil {
+			return err
+		}
+	} else {
+		listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
+		if err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			warnf(env, "%s", w)
+		}
+		in.Listed = append(in.Listed, listed...)
+		in.IPListSource = source
 	}
-	for _, w := range warnings {
-		warnf(env, "%s", w)
-	}
-	in.Listed = append(in.Listed, listed...)
-	in.IPListSource = source
 	// The report's warnings are an earlier run's: say where they come
 	// from, so that none reads as news of this run.
 	for _, w := range rep.Warnings {
@@ -403,6 +427,59 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	for _, w := range in.AddReport(rep) {
 		warnf(env, "report %s: %s", name, w)
 	}
+	return nil
+}
+
+// emitReportLists fills in.Crawlers for a report of several crawlers:
+// the crawlers chosen (emitReportCrawlers), each with its IP lists loaded
+// as logs loads them (fetched, cached or built in; --offline fetches
+// nothing).
+func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.Report, name string, in *emit.Input) error {
+	names, profiles, warnings, err := emitReportCrawlers(rep, name, o.Crawlers)
+	if err != nil {
+		return err
+	}
+	var known []*crawler.Profile
+	for _, p := range profiles {
+		if p != nil {
+			known = append(known, p)
+		}
+	}
+	override, err := identityListOverride(&o.auditOptions, known)
+	if err != nil {
+		return err
+	}
+	dir, warn := identityCacheDir(env, &o.auditOptions)
+	if warn != "" {
+		warnf(env, "%s", warn)
+	}
+	mode := ipListAuto
+	if o.Offline {
+		mode = ipListNoFetch
+	}
+	loader := identityLoader(env, &o.auditOptions, dir, mode)
+	lists := make([]*verify.IPList, len(profiles))
+	var sources []string
+	for i, p := range profiles {
+		if p == nil {
+			sources = append(sources, names[i]+": none")
+			continue
+		}
+		ll, err := loader.Load(ctx, p, override)
+		if err != nil {
+			return listFileError(err)
+		}
+		lists[i] = ll.List
+		sources = append(sources, p.Name+": "+ll.List.Source)
+		for _, w := range ll.Warnings {
+			warnf(env, "%s", w)
+		}
+	}
+	for _, w := range warnings {
+		warnf(env, "%s", w)
+	}
+	in.Crawlers = emitCrawlers(profiles, names, lists)
+	in.IPListSource = strings.Join(sources, "; ")
 	return nil
 }
 

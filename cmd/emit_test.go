@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -287,6 +288,9 @@ type emitTestDNS struct {
 }
 
 func (z *emitTestDNS) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	if dnstest.AnswerRoot(w, r) {
+		return
+	}
 	q := r.Question[0]
 	name := strings.ToLower(q.Name)
 	m := new(dns.Msg)

@@ -75,6 +75,12 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		}
 		lists[i] = ll.List
 		warnings = append(warnings, ll.Warnings...)
+		for _, w := range ll.Repeated {
+			if env.repeated == nil {
+				env.repeated = map[string]bool{}
+			}
+			env.repeated[w] = true
+		}
 	}
 
 	base := &verify.Verifier{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -32,9 +33,9 @@ func newLogsCmd(env *Env) *cobra.Command {
 		Use:   "logs [FILE...]",
 		Short: "Audit access logs: who claimed to be LohiSoftBot, who really was, and how it behaved",
 		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
-stream), find every request whose User-Agent claims LohiSoftBot, decide for
-each address whether it is the genuine crawler, and check the genuine
-crawler's conduct. Lines that do not match the log format are counted as
+stream), find every request whose User-Agent claims LohiSoftBot (or the
+crawlers --crawler names), decide for each address whether it is the
+genuine crawler, and check the genuine crawler's conduct. Lines that do not match the log format are counted as
 malformed and reported with their file and line number.`,
 		Example: `  lohibot-audit logs /var/log/nginx/access.log /var/log/nginx/access.log.*.gz
   lohibot-audit logs --log-format vhost_combined --robots robots.txt --fail-on any access.log
@@ -142,19 +143,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.Offline {
-		for _, v := range o.Robots {
-			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
-				return nil, nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
-			}
-		}
-	}
-	env.phase(phaseRobots)
-	robots, err := loadRobotsSet(ctx, env, o.Robots)
+	profiles, err := checkFetchFlags(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	profiles, err := resolveCrawlers(o.Crawlers)
+	env.phase(phaseRobots)
+	robots, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,6 +211,37 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	rep.Summary.IPListSource = ipListSources(id, named)
 	return rep, id, err
+}
+
+// checkFetchFlags checks every flag that robots.txt and the IP list are
+// fetched with, or that the fetches are followed by, before any of them is
+// made: a usage error never comes after a request went out. It returns the
+// crawler profiles of --crawler.
+func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return nil, err
+	}
+	if err := identityCheckFlags(o); err != nil {
+		return nil, err
+	}
+	if _, err := identityServers(o.Resolvers); err != nil {
+		return nil, err
+	}
+	if _, err := identityListOverride(o, profiles); err != nil {
+		return nil, err
+	}
+	if err := checkRobotsValues(o.Robots); err != nil {
+		return nil, err
+	}
+	if o.Offline {
+		for _, v := range o.Robots {
+			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
+				return nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
+			}
+		}
+	}
+	return profiles, nil
 }
 
 // identityClassifier gives audit.Run the verdicts of the identity in

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/miekg/dns"
 )
@@ -96,6 +97,9 @@ func TestLogsMarkdownEscaped(t *testing.T) {
 func TestVerifyMarkdownEscaped(t *testing.T) {
 	hostile := "a|b<script>x</script>[y]`z`*_#!.evil.example."
 	resolver := serveDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		if dnstest.AnswerRoot(w, r) {
+			return
+		}
 		m := new(dns.Msg)
 		m.SetReply(r)
 		if q := r.Question[0]; q.Qtype == dns.TypePTR {
@@ -267,6 +271,9 @@ func TestLogsHostNameClient(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	resolver := serveDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		if dnstest.AnswerRoot(w, r) {
+			return
+		}
 		mu.Lock()
 		asked = append(asked, r.Question[0].Name)
 		mu.Unlock()

@@ -107,9 +107,24 @@ func fetchRobots(ctx context.Context, env *Env, src string, onError robots.OnFet
 // Giving two sources for every site, or two for one site, is a usage
 // error.
 func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set, error) {
-	s, err := robots.LoadSet(values, func(src string) (*robots.Source, error) {
+	return robotsSetOf(values, func(src string) (*robots.Source, error) {
 		return loadRobots(ctx, env, src, robots.FetchSkip)
 	})
+}
+
+// checkRobotsValues says what is wrong with the --robots values, as
+// loadRobotsSet would, without reading or fetching anything.
+func checkRobotsValues(values []string) error {
+	_, err := robotsSetOf(values, func(src string) (*robots.Source, error) {
+		return &robots.Source{Name: src}, nil
+	})
+	return err
+}
+
+// robotsSetOf builds the set of --robots values with load, and words its
+// errors for the command line.
+func robotsSetOf(values []string, load func(src string) (*robots.Source, error)) (*robots.Set, error) {
+	s, err := robots.LoadSet(values, load)
 	var dup *robots.DuplicateError
 	var empty *robots.EmptySourceError
 	switch {

@@ -54,6 +54,10 @@ type Env struct {
 	// onPhase, when set, is called as a run enters each phase (the phase*
 	// names): tests use it to interrupt a run at a known point.
 	onPhase func(phase string)
+	// repeated are warnings already said on stderr within their period
+	// (verify.Lists.Repeated): reports carry them, warnf leaves them out.
+	// Set while the run is set up, read after.
+	repeated map[string]bool
 }
 
 // The phases of a run, as Env.onPhase is told them.
@@ -354,7 +358,11 @@ func withHint(err error, hint string) error { return &hintError{err: err, hint: 
 
 // warnf prints a warning line on stderr.
 func warnf(env *Env, format string, a ...any) {
-	fmt.Fprintf(env.Stderr, "lohibot-audit: warning: %s\n", sanitize(fmt.Sprintf(format, a...)))
+	msg := fmt.Sprintf(format, a...)
+	if env.repeated[msg] {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: warning: %s\n", sanitize(msg))
 }
 
 func newRootCmd(env *Env) *cobra.Command {

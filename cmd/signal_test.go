@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
@@ -103,6 +104,9 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 				held := make(chan struct{}, 1)
 				release := make(chan struct{})
 				resolver := serveDNS(t, dns.HandlerFunc(func(w dns.ResponseWriter, m *dns.Msg) {
+					if dnstest.AnswerRoot(w, m) {
+						return
+					}
 					n := queries.Add(1)
 					if !sc.slowDNS || n <= int64(answered) {
 						reply := new(dns.Msg)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,6 +35,11 @@ func parseSiteFlags(values []string) (rules []siteRule, plain string, err error)
 	for _, v := range values {
 		i := strings.LastIndexByte(v, '=')
 		if i < 0 {
+			if isGlob(v) {
+				return nil, "", &exitError{code: ExitUsage, err: withHint(
+					fmt.Errorf("--site %q is a glob without a site: a plain --site names the site of every file", v),
+					fmt.Sprintf("give GLOB=SITE for the files it matches, such as --site '%s=shop.example'", v))}
+			}
 			s, err := checkSiteName(v, v)
 			if err != nil {
 				return nil, "", err
@@ -63,12 +69,25 @@ func parseSiteFlags(values []string) (rules []siteRule, plain string, err error)
 	return rules, plain, nil
 }
 
+// isGlob reports whether a --site value holds a glob's special
+// characters: '*', '?', or a '[' that does not open an IPv6 address.
+func isGlob(v string) bool {
+	if strings.ContainsAny(v, "*?") {
+		return true
+	}
+	if !strings.Contains(v, "[") {
+		return false
+	}
+	_, err := netip.ParseAddr(strings.Trim(v, "[]"))
+	return err != nil
+}
+
 // checkSiteName puts a site given on the command line in the form log
 // records use, or says why it is not a site.
 func checkSiteName(flag, site string) (string, error) {
 	s := parse.NormalizeSite(site)
 	bad := s == "" || strings.ContainsFunc(s, func(r rune) bool {
-		return r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r)
+		return r == '/' || r == '=' || r == '*' || r == '?' || unicode.IsSpace(r) || unicode.IsControl(r)
 	})
 	if bad {
 		return "", usageError("--site %q: a site is a host name such as www.example.org", flag)

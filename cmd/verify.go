@@ -373,6 +373,9 @@ func ipListDescribe(l *verify.IPList, now time.Time) string {
 	if l == nil {
 		return "-"
 	}
+	if l.Source == verify.IPListSourceNone {
+		return sanitize("no list: " + l.Missing)
+	}
 	s := l.Source + ", " + nouns.Count(len(l.Prefixes), "prefix", "prefixes")
 	if !l.Fetched.IsZero() {
 		s += ", fetched " + ipAge(now.Sub(l.Fetched)) + " ago"

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -33,6 +34,9 @@ type identityTestDNS struct {
 }
 
 func (z *identityTestDNS) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	if dnstest.AnswerRoot(w, r) {
+		return
+	}
 	q := r.Question[0]
 	name := strings.ToLower(q.Name)
 	z.mu.Lock()

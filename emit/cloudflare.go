@@ -141,6 +141,9 @@ func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(p.Crawlers) > 0 {
+		return p, cloudflareCrawlers(w, in, o, out, p)
+	}
 	set := p.crawlerSet()
 	if len(set) > CloudflareMaxListItems && (out == CloudflareList || o.ListName != "") {
 		return nil, fmt.Errorf("%w: %d addresses, more than the %d items an account's lists may hold", ErrListTooLong, len(set), CloudflareMaxListItems)
@@ -189,15 +192,7 @@ func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 }
 
 // cfListComment is the comment every list item carries.
-func cfListComment(m Mode) string {
-	switch m {
-	case BlockBot:
-		return "lohibot-audit block-bot: " + Token + " crawler address"
-	case AllowBot:
-		return "lohibot-audit allow-bot: " + Token + " crawler address"
-	}
-	return "lohibot-audit block-spoofed: claimed to be " + Token + " without being it"
-}
+func cfListComment(m Mode) string { return cfCrawlerComment(m, Token) }
 
 // cfRulesetDescription is the provenance of the ruleset: what made it,
 // when, and from which inputs; at most CloudflareMaxDescription characters,

@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -16,7 +17,9 @@ type Crawler struct {
 	// [a-z0-9-]+, at most 32 characters, as a crawler profile's.
 	Name string
 	// Tokens are its User-Agent product tokens (printable ASCII without
-	// spaces, quotes or backslashes), matched without regard to case.
+	// spaces, quotes or backslashes), matched without regard to case. The
+	// block-spoofed rules of Cloudflare and ModSecurity need them
+	// (ErrNoTokens); the other rules hold addresses only.
 	Tokens []string
 	// Spoofed are the addresses seen claiming to be it without being it.
 	Spoofed []netip.Addr
@@ -55,6 +58,21 @@ func (c *CrawlerPlan) crawlerSet(m Mode) []netip.Prefix {
 // crawlerNameRE is a crawler profile's name.
 var crawlerNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
 
+// ErrNoTokens means a crawler's rule must match its User-Agent tokens and
+// it has none (a crawler known only by name, from a report).
+var ErrNoTokens = errors.New("no user-agent token")
+
+// needTokens returns an error wrapping ErrNoTokens for the first crawler
+// without tokens.
+func needTokens(cs []CrawlerPlan) error {
+	for _, c := range cs {
+		if len(c.Tokens) == 0 {
+			return fmt.Errorf("%w: the block-spoofed rules of %s match its User-Agent tokens, and none is known", ErrNoTokens, c.Name)
+		}
+	}
+	return nil
+}
+
 // checkCrawlers checks the crawlers' names and tokens: they go into rule
 // text, so anything else is refused rather than escaped.
 func checkCrawlers(cs []Crawler) error {
@@ -67,9 +85,6 @@ func checkCrawlers(cs []Crawler) error {
 			return fmt.Errorf("%w: crawler %s is given twice", ErrBadOption, c.Name)
 		}
 		seen[c.Name] = true
-		if len(c.Tokens) == 0 {
-			return fmt.Errorf("%w: crawler %s has no User-Agent token", ErrBadOption, c.Name)
-		}
 		for _, t := range c.Tokens {
 			if !plainToken(t) {
 				return fmt.Errorf("%w: crawler %s: token %q: use printable ASCII without spaces, quotes or backslashes", ErrBadOption, c.Name, t)
@@ -94,12 +109,20 @@ func plainToken(t string) bool {
 	return true
 }
 
-// lowerTokens is tokens in lower case, without duplicates, in order.
+// lowerTokens is tokens in lower case, in order, without duplicates and
+// without those that hold another (a User-Agent that contains
+// "examplebot-image" contains "examplebot").
 func lowerTokens(tokens []string) []string {
-	var out []string
+	var lower []string
 	for _, t := range tokens {
-		if l := strings.ToLower(t); !slices.Contains(out, l) {
-			out = append(out, l)
+		if l := strings.ToLower(t); !slices.Contains(lower, l) {
+			lower = append(lower, l)
+		}
+	}
+	var out []string
+	for _, t := range lower {
+		if !slices.ContainsFunc(lower, func(u string) bool { return u != t && strings.Contains(t, u) }) {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -160,4 +183,13 @@ func (p *Plan) who(and string) string {
 		return Token
 	}
 	return crawlerNames(p.Crawlers, and)
+}
+
+// whose names the crawlers whose addresses the rules are about:
+// "LohiSoftBot crawler's", "googlebot crawler's", "a and b crawlers'".
+func (p *Plan) whose() string {
+	if len(p.Crawlers) > 1 {
+		return p.who("and") + " crawlers'"
+	}
+	return p.who("and") + " crawler's"
 }

@@ -59,6 +59,9 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(p.Crawlers) > 0 {
+		return p, modSecurityCrawlers(w, in, base, p)
+	}
 	set := p.crawlerSet()
 	chunks := chunkPrefixes(set, ModSecChunk)
 	if p.Mode == BlockSpoofed && len(p.Exempt) == 0 {
@@ -86,22 +89,8 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 	case AllowBot:
 		what = fmt.Sprintf("This file lets the %s crawler's %s past every later rule: include it before other rules.", Token, plural(len(set), "address", "addresses"))
 	}
-	ids := fmt.Sprintf("Rule IDs: %d", base)
-	if last != base {
-		ids = fmt.Sprintf("Rule IDs: %d to %d", base, last)
-	}
-	if last > ModSecLocalIDMax || base > ModSecLocalIDMax {
-		ids += " (outside 1 to 99999, the range ModSecurity reserves for local rules)"
-	}
-
 	bw := bufio.NewWriter(w)
-	bw.WriteString(hashComment(
-		fmt.Sprintf("lohibot-audit %s: ModSecurity rules (ModSecurity 2 and libmodsecurity 3), mode %s.", in.versionString(), p.Mode),
-		what,
-		"Inputs: "+in.sourcesString(0)+"; IP list: "+in.ipListString()+".",
-		in.generatedString(),
-		ids+". Include this file after SecRuleEngine On; regenerate it rather than editing it.",
-	))
+	msHeader(bw, in, p.Mode, what, "IP list", base, last, "")
 	bw.WriteString("\n")
 
 	id := base
@@ -196,4 +185,24 @@ func msQuote(s string) string {
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// msHeader writes the file's header: what made it, what it does, from
+// which inputs, when, and which rule IDs it uses (with note after them).
+func msHeader(bw *bufio.Writer, in Input, m Mode, what, lists string, base, last int, note string) {
+	ids := fmt.Sprintf("Rule IDs: %d", base)
+	if last != base {
+		ids = fmt.Sprintf("Rule IDs: %d to %d", base, last)
+	}
+	ids += note
+	if last > ModSecLocalIDMax || base > ModSecLocalIDMax {
+		ids += " (outside 1 to 99999, the range ModSecurity reserves for local rules)"
+	}
+	bw.WriteString(hashComment(
+		fmt.Sprintf("lohibot-audit %s: ModSecurity rules (ModSecurity 2 and libmodsecurity 3), mode %s.", in.versionString(), m),
+		what,
+		"Inputs: "+in.sourcesString(0)+"; "+lists+": "+in.ipListString()+".",
+		in.generatedString(),
+		ids+". Include this file after SecRuleEngine On; regenerate it rather than editing it.",
+	))
 }

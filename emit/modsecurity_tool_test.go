@@ -31,6 +31,8 @@ var modsecVariants = []struct {
 	{"fixture", fixtureInput, ModSecOptions{}},
 	{"hostile", hostileInput, ModSecOptions{IDBase: 7}},
 	{"large", largeInput, ModSecOptions{IDBase: 90000}},
+	{"crawlers", crawlersInput, ModSecOptions{}},
+	{"crawlers-google", crawlersGoogleInput, ModSecOptions{IDBase: 1}},
 }
 
 // apacheSite writes a self-contained Apache configuration that loads

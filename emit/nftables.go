@@ -228,14 +228,15 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 	v4, v6 := split4and6(set)
 	name4, name6 := nftSetNames(p.Mode)
 	verdict, what := "drop", ""
+	whose := p.whose()
 	switch p.Mode {
 	case BlockSpoofed:
-		what = fmt.Sprintf("drops all traffic from %s seen claiming to be %s without being it", plural(len(set), "address", "addresses"), Token)
+		what = fmt.Sprintf("drops all traffic from %s seen claiming to be %s without being it", plural(len(set), "address", "addresses"), p.who("or"))
 	case BlockBot:
-		what = fmt.Sprintf("drops all traffic from the %s crawler's %s", Token, plural(len(set), "address", "addresses"))
+		what = fmt.Sprintf("drops all traffic from the %s %s", whose, plural(len(set), "address", "addresses"))
 	case AllowBot:
 		verdict = "accept"
-		what = fmt.Sprintf("accepts the %s crawler's %s", Token, plural(len(set), "address", "addresses"))
+		what = fmt.Sprintf("accepts the %s %s", whose, plural(len(set), "address", "addresses"))
 	}
 
 	bw := bufio.NewWriter(w)

@@ -70,6 +70,8 @@ func TestNFTablesRealCheck(t *testing.T) {
 		"hostile": hostileInput,
 		"large":   largeInput,
 		"empty":   func(m Mode) Input { return Input{Mode: m} },
+		// several crawlers, Google's hundreds of ranges among them
+		"crawlers": crawlersGoogleInput,
 	}
 	for _, mode := range Modes {
 		for inName, mk := range inputs {

@@ -102,6 +102,13 @@ func readCloudflare(t testing.TB, mode Mode, expr string, list []netip.Prefix) r
 	if err != nil {
 		t.Fatalf("expression does not parse: %v\n%s", err, expr)
 	}
+	return cfSets(mode, n, func(string) []netip.Prefix { return list })
+}
+
+// cfSets reads the sets of a parsed expression: inline sets under a not
+// are exempt, others block (or allow, for a skip rule); list gives the
+// items of a $list.
+func cfSets(mode Mode, n *cfNode, list func(name string) []netip.Prefix) ruleSets {
 	var rs ruleSets
 	var walk func(n *cfNode, negated bool)
 	walk = func(n *cfNode, negated bool) {
@@ -114,7 +121,7 @@ func readCloudflare(t testing.TB, mode Mode, expr string, list []netip.Prefix) r
 		case "in":
 			set := n.set
 			if n.list != "" {
-				set = list
+				set = list(n.list)
 			}
 			switch {
 			case negated:

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
+	"strconv"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -37,7 +40,9 @@ func DecodeReport(data []byte) (*audit.Report, error) {
 // AddReport adds the addresses of an audit's report to in, by the rules'
 // policy: spoofed addresses to block (Spoofed), genuine ones to spare
 // (Genuine), those in the crawler's IP list to the list (Listed);
-// unverified addresses are never blocked. It returns one line per address
+// unverified addresses are never blocked. With in.Crawlers set, each
+// address goes to the crawler its "crawler" field names (SPEC §10). It
+// returns one line per address
 // it left out: a client that is not an IP address, or a verdict it does
 // not know (never blocked). The lines quote text from the report without
 // escaping it.
@@ -45,28 +50,68 @@ func (in *Input) AddReport(rep *audit.Report) (skipped []string) {
 	if rep == nil {
 		return nil
 	}
+	if len(in.Crawlers) > 0 {
+		return in.addCrawlersReport(rep)
+	}
 	if in.Spoofed == nil {
 		in.Spoofed = make([]netip.Addr, 0, rep.NumIPs()) // at most; a botnet's million
 	}
 	for r := range rep.AllIPs() {
-		a, err := netip.ParseAddr(r.IP)
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("skipping %q: not an IP address", r.IP))
-			continue
-		}
-		if r.InIPList {
-			a := a.Unmap().WithZone("")
-			in.Listed = append(in.Listed, netip.PrefixFrom(a, a.BitLen()))
-		}
-		switch r.Verdict {
-		case verify.Spoofed:
-			in.Spoofed = append(in.Spoofed, a)
-		case verify.Genuine:
-			in.Genuine = append(in.Genuine, a)
-		case verify.Unverified:
-		default:
-			skipped = append(skipped, fmt.Sprintf("%s has the unknown verdict %q; it is not blocked", r.IP, r.Verdict))
+		if line := addReportIP(r, &in.Spoofed, &in.Genuine, &in.Listed); line != "" {
+			skipped = append(skipped, line)
 		}
 	}
 	return skipped
+}
+
+// addCrawlersReport is AddReport for rules of several crawlers: each
+// address goes to the crawler its "crawler" field names. Addresses of
+// other crawlers are left out, with one line per such crawler.
+func (in *Input) addCrawlersReport(rep *audit.Report) (skipped []string) {
+	byName := map[string]*Crawler{}
+	for i := range in.Crawlers {
+		byName[in.Crawlers[i].Name] = &in.Crawlers[i]
+	}
+	other := map[string]int{}
+	for r := range rep.AllIPs() {
+		c := byName[r.Crawler]
+		if c == nil {
+			other[r.Crawler]++
+			continue
+		}
+		if line := addReportIP(r, &c.Spoofed, &c.Genuine, &c.Listed); line != "" {
+			skipped = append(skipped, line)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(other)) {
+		who := "no crawler"
+		if name != "" {
+			who = "crawler " + strconv.Quote(name)
+		}
+		skipped = append(skipped, fmt.Sprintf("%d addresses of %s are left out: the rules are not for it", other[name], who))
+	}
+	return skipped
+}
+
+// addReportIP adds one address of a report to the sets, by its verdict,
+// or returns why it was left out.
+func addReportIP(r audit.IPReport, spoofed, genuine *[]netip.Addr, listed *[]netip.Prefix) string {
+	a, err := netip.ParseAddr(r.IP)
+	if err != nil {
+		return fmt.Sprintf("skipping %q: not an IP address", r.IP)
+	}
+	if r.InIPList {
+		a := a.Unmap().WithZone("")
+		*listed = append(*listed, netip.PrefixFrom(a, a.BitLen()))
+	}
+	switch r.Verdict {
+	case verify.Spoofed:
+		*spoofed = append(*spoofed, a)
+	case verify.Genuine:
+		*genuine = append(*genuine, a)
+	case verify.Unverified:
+	default:
+		return fmt.Sprintf("%s has the unknown verdict %q; it is not blocked", r.IP, r.Verdict)
+	}
+	return ""
 }

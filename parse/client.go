@@ -48,7 +48,7 @@ func clientReason(b []byte, ipOnly bool) string {
 		}
 		return "client " + strconv.Quote(clip(b)) + " is a host name, not an IP address (host names are read only with a given log format)"
 	case clientPort:
-		return "client address " + strconv.Quote(clip(b)) + " has a port: no format logs the client so"
+		return "client address " + strconv.Quote(clip(b)) + " has a port; no log format writes one there (a virtual host before the client?)"
 	}
 	return "bad client address " + strconv.Quote(clip(b))
 }

@@ -165,6 +165,7 @@ type Reader struct {
 	stopped     sync.Once
 	finished    chan struct{} // closed when the producer and the workers have ended
 	format      atomic.Pointer[Format]
+	guess       atomic.Pointer[Guess]
 	compression atomic.Value // string
 	lines       atomic.Int64
 	prodErr     error // set by the producer before closing queue
@@ -212,6 +213,26 @@ func NewReader(r io.Reader, opts Options) *Reader {
 // it). A format given without "syslog+" comes back with it when the
 // input's lines start with syslog headers.
 func (r *Reader) Format() *Format { return r.format.Load() }
+
+// Guess is what auto-detection makes of the first lines of an input read
+// with a given format that some of them do not match: how the user learns
+// that --log-format is wrong, and which one is right.
+type Guess struct {
+	// Lines is how many non-blank lines were looked at (at most 50), and
+	// Fit how many of them match the given format.
+	Lines, Fit int
+	// Format is the format auto-detection reads the lines as; nil when
+	// none fits, with Err saying why (it wraps ErrUnknownFormat, and is an
+	// *UnsupportedError for a kind of log that is not read).
+	Format *Format
+	Err    error
+}
+
+// Guess returns what auto-detection makes of the first lines of an input
+// read with a given format, when some of them do not match it; nil when
+// no format was given, when every line looked at matches it, or before
+// the first Scan.
+func (r *Reader) Guess() *Guess { return r.guess.Load() }
 
 // Record returns the record found by the last Scan. It stays valid after
 // the next Scan.
@@ -554,6 +575,11 @@ func (r *Reader) settle(sample []byte) bool {
 		if !given.syslog && syslogFitsBetter(given, lines) {
 			r.format.Store(withSyslog(given))
 		}
+		if _, fit := fitCount(r.format.Load(), lines); fit < len(lines) {
+			g := &Guess{Lines: len(lines), Fit: fit}
+			g.Format, g.Err = detectFormat(lines)
+			r.guess.Store(g)
+		}
 		return true
 	}
 	f, err := detectFormat(lines)
@@ -780,10 +806,16 @@ func detectFormat(lines [][]byte) (*Format, error) {
 		}
 	}
 	if best == nil {
+		if kind := recognise(lines); kind != "" {
+			return nil, &UnsupportedError{Kind: kind}
+		}
 		return nil, fmt.Errorf("%w: none of the first %d lines matches %s (also after a syslog header) with an IP address as the client; the first: %q",
 			ErrUnknownFormat, len(lines), formatList(), EscapeControl(clip(lines[0])))
 	}
 	if bestN*2 <= len(lines) {
+		if kind := recognise(lines); kind != "" {
+			return nil, &UnsupportedError{Kind: kind}
+		}
 		lp := newLineParser(best, nil, "", false)
 		lp.ipOnly = true
 		for _, l := range lines {

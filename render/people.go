@@ -179,7 +179,14 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	if t.md {
 		t.Printf("# lohibot-audit report\n\n")
 	}
-	t.Printf("%s, %s (%d malformed), log format %s\n", nouns.Count(s.Files, "file", "files"), nouns.Count(s.Lines, "line", "lines"), s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	files := nouns.Count(s.Files, "file", "files")
+	if unread := r.Unread(); len(unread) > 0 && len(unread) == s.Files {
+		t.Printf("%s, none read: %s (see the warnings)\n", files, t.Esc(strings.Join(unread, ", ")))
+	} else if len(unread) > 0 {
+		t.Printf("%s (not read: %s), %s (%d malformed), log format %s\n", files, t.Esc(strings.Join(unread, ", ")), nouns.Count(s.Lines, "line", "lines"), s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	} else {
+		t.Printf("%s, %s (%d malformed), log format %s\n", files, nouns.Count(s.Lines, "line", "lines"), s.Malformed, t.Esc(OrDash(s.LogFormat)))
+	}
 	claimed, listed := "LohiSoftBot", "the crawler's listed addresses did not carry its User-Agent"
 	if named {
 		claimed, listed = "crawler", "the crawlers' listed addresses did not carry their User-Agent"
@@ -307,7 +314,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		t.Heading("Malformed lines (first examples)")
 		tab := &Table{Header: []string{"WHERE", "REASON", "LINE"}, Break: []bool{false, true, true}, TitleColumns: 1}
 		for _, m := range r.MalformedExamples {
-			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 60), t.Cell(m.Text, 100)})
+			tab.Rows = append(tab.Rows, []string{t.Cell(fmt.Sprintf("%s:%d", m.File, m.Line), 60), t.Cell(OrDash(m.Reason), 200), t.Cell(m.Text, 100)})
 		}
 		t.Table(tab)
 	}

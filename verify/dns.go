@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,11 @@ var (
 	// (another id, another question, not a DNS message) came: forged
 	// packets, or a broken server.
 	ErrDNSBadAnswer = errors.New("dns answer does not match the question")
+	// ErrDNSBrokenResolver means the resolver gave a negative answer
+	// (NXDOMAIN, or no data) and could not answer the root zone's NS
+	// records with data either: it says "no" to everything, so none of
+	// its negative answers is trusted.
+	ErrDNSBrokenResolver = errors.New("dns resolver broken")
 )
 
 // Why DNS could not answer for an address, as Result.DNSFailure says it.
@@ -51,6 +57,10 @@ const (
 	// DNSFailureUnreachable: the resolver could not be reached (connection
 	// refused, no route), or was found unreachable during the run.
 	DNSFailureUnreachable = "unreachable"
+	// DNSFailureBrokenResolver: the resolver answered NXDOMAIN or no data
+	// even for the root zone's NS records: its negative answers (no PTR,
+	// no address) are not trusted, and it is asked no more in the run.
+	DNSFailureBrokenResolver = "broken-resolver"
 	// DNSFailureNoResolver: no resolver was configured.
 	DNSFailureNoResolver = "no-resolver"
 	// DNSFailureTooManyNames: the PTR answer held more names under
@@ -125,6 +135,13 @@ type dnsServer struct {
 	// that it failed.
 	probed, probeFailed bool
 	down                atomic.Bool
+	// broken says s was marked down for failing the sanity check (see
+	// trust), not for being unreachable.
+	broken atomic.Bool
+	// sanity is what the check of s's negative answers found (see
+	// trust); check is the check in flight, nil when none is.
+	sanity dnsSanity
+	check  *dnsCheck
 	// downCtx is canceled when the server is marked down: queries in
 	// flight to it give up at once.
 	downCtx    context.Context
@@ -190,6 +207,17 @@ func (r *dnsResolver) allDown() bool {
 	return true
 }
 
+// downErr is why no server is left to ask: ErrDNSBrokenResolver when
+// every server failed the sanity check, else ErrDNSUnreachable.
+func (r *dnsResolver) downErr() error {
+	for _, s := range r.servers {
+		if !s.broken.Load() {
+			return ErrDNSUnreachable
+		}
+	}
+	return ErrDNSBrokenResolver
+}
+
 // exchange asks the servers, in turn, the question (name, qtype) and
 // returns the first NOERROR or NXDOMAIN answer. A server that answers with
 // another code is not asked again for this question; one that does not
@@ -199,7 +227,7 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 		return nil, ErrDNSNoResolver
 	}
 	if r.allDown() {
-		return nil, ErrDNSUnreachable
+		return nil, r.downErr()
 	}
 	q := new(dns.Msg)
 	q.SetQuestion(name, qtype)
@@ -229,6 +257,19 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 			}
 			switch resp.Rcode {
 			case dns.RcodeSuccess, dns.RcodeNameError:
+				if !dnsNegative(resp) {
+					return resp, nil
+				}
+				// A negative answer makes an address spoofed: it counts
+				// only from a resolver that answers the root zone.
+				if err := r.trust(ctx, s); err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					answered[i] = true
+					lastErr = err
+					continue
+				}
 				return resp, nil
 			}
 			answered[i] = true
@@ -239,7 +280,7 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 		}
 	}
 	if lastErr == nil {
-		lastErr = ErrDNSUnreachable
+		lastErr = r.downErr()
 	}
 	return nil, lastErr
 }
@@ -249,14 +290,14 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 // network error counts towards finding it unreachable.
 func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.Msg, error) {
 	if s.down.Load() {
-		return nil, ErrDNSUnreachable
+		return nil, s.downErr()
 	}
 	seq := s.sent()
 	resp, err := r.send(ctx, s, q)
 	switch {
 	case err == nil:
 		s.answered()
-	case ctx.Err() != nil, errors.Is(err, ErrDNSUnreachable):
+	case ctx.Err() != nil, errors.Is(err, ErrDNSUnreachable), errors.Is(err, ErrDNSBrokenResolver):
 	case errors.Is(err, ErrDNSTimeout), errors.Is(err, ErrDNSBadAnswer) && !dnsIsTCPMismatch(err), dnsIsNetFailure(err):
 		r.failed(ctx, s, seq, err)
 	}
@@ -307,7 +348,7 @@ func (r *dnsResolver) send(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.
 	case cause == errDNSTryTimeout:
 		return nil, fmt.Errorf("%w: no answer within %s", ErrDNSTimeout, r.timeout)
 	case cause == ErrDNSUnreachable:
-		return nil, ErrDNSUnreachable
+		return nil, s.downErr()
 	}
 	return nil, dnsNetError(err, r.timeout)
 }
@@ -366,6 +407,15 @@ func dnsAnswers(q, resp *dns.Msg) bool {
 	}
 	a, b := q.Question[0], resp.Question[0]
 	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && strings.EqualFold(a.Name, b.Name)
+}
+
+// downErr is why s, marked down, is not asked: ErrDNSBrokenResolver or
+// ErrDNSUnreachable.
+func (s *dnsServer) downErr() error {
+	if s.broken.Load() {
+		return ErrDNSBrokenResolver
+	}
+	return ErrDNSUnreachable
 }
 
 // sent returns the number of answers s has sent so far, to be given back
@@ -445,6 +495,120 @@ func (r *dnsResolver) markDown(s *dnsServer, err error) {
 	s.markedDown()
 }
 
+// dnsSanity is what is known of a server's negative answers.
+type dnsSanity int
+
+const (
+	dnsSanityUnknown dnsSanity = iota
+	dnsSanityGood              // it answered the root zone's NS with data
+	dnsSanityBroken            // it did not: it says "no" to everything
+)
+
+// dnsCheck is a sanity check of a server in flight; err is its outcome,
+// set before done is closed.
+type dnsCheck struct {
+	done chan struct{}
+	err  error
+}
+
+// dnsNegative reports whether resp (NOERROR or NXDOMAIN) says the name
+// does not exist or has no records of the type asked.
+func dnsNegative(resp *dns.Msg) bool {
+	return resp.Rcode == dns.RcodeNameError || len(resp.Answer) == 0
+}
+
+// trust returns nil when s's negative answers can be trusted: at its
+// first negative answer of the run, s is asked once for the root zone's
+// NS records, which every working resolver has at hand; a resolver that
+// cannot answer them with data (NXDOMAIN, no data, an error code) is
+// broken, marked down and said once, and trust then returns
+// ErrDNSBrokenResolver. The outcome is kept for the run; a check that got
+// no answer at all decides nothing (its error is returned, and the next
+// negative answer checks again), and counts towards finding s
+// unreachable. Concurrent callers share one check.
+func (r *dnsResolver) trust(ctx context.Context, s *dnsServer) error {
+	s.mu.Lock()
+	switch s.sanity {
+	case dnsSanityGood:
+		s.mu.Unlock()
+		return nil
+	case dnsSanityBroken:
+		s.mu.Unlock()
+		return fmt.Errorf("%s: %w", s.addr, ErrDNSBrokenResolver)
+	}
+	c := s.check
+	if c != nil {
+		s.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c = &dnsCheck{done: make(chan struct{})}
+	s.check = c
+	s.mu.Unlock()
+
+	sanity, rcode, err := r.checkRoot(ctx, s)
+	s.mu.Lock()
+	s.check = nil
+	switch sanity {
+	case dnsSanityGood:
+		s.sanity = dnsSanityGood
+	case dnsSanityBroken:
+		s.sanity = dnsSanityBroken
+		err = fmt.Errorf("%s: %w", s.addr, ErrDNSBrokenResolver)
+		if !s.down.Load() {
+			if r.warn != nil {
+				r.warn(fmt.Sprintf("dns: resolver %s answers %s even for the root zone: its negative answers are not trusted; addresses the ip list does not cover stay unverified (broken-resolver); give a working resolver with --resolver HOST:PORT", s.addr, rcode))
+			}
+			s.broken.Store(true)
+			s.down.Store(true)
+			s.markedDown()
+		}
+	}
+	c.err = err
+	s.mu.Unlock()
+	close(c.done)
+	return err
+}
+
+// checkRoot asks s for the root zone's NS records, with the query
+// timeout and retries, and says what the answer shows: dnsSanityGood for
+// NS (or SOA) records of the root, dnsSanityBroken for any other answer
+// (rcode names it), dnsSanityUnknown with the error when none came.
+func (r *dnsResolver) checkRoot(ctx context.Context, s *dnsServer) (dnsSanity, string, error) {
+	q := new(dns.Msg)
+	q.SetQuestion(".", dns.TypeNS)
+	q.RecursionDesired = true
+	q.SetEdns0(dnsUDPSize, false)
+	var err error
+	for attempt := 0; attempt <= r.retries; attempt++ {
+		q.Id = dns.Id()
+		var resp *dns.Msg
+		resp, err = r.try(ctx, s, q)
+		if err != nil {
+			if ctx.Err() != nil || s.down.Load() {
+				break
+			}
+			continue
+		}
+		if resp.Rcode == dns.RcodeSuccess && slices.ContainsFunc(resp.Answer, func(rr dns.RR) bool {
+			t := rr.Header().Rrtype
+			return rr.Header().Name == "." && (t == dns.TypeNS || t == dns.TypeSOA)
+		}) {
+			return dnsSanityGood, "", nil
+		}
+		what := dnsRcodeName(resp.Rcode)
+		if resp.Rcode == dns.RcodeSuccess {
+			what = "no data"
+		}
+		return dnsSanityBroken, what, nil
+	}
+	return dnsSanityUnknown, "", fmt.Errorf("%s: a negative answer was not trusted: checking the resolver with the root zone failed: %w", s.addr, err)
+}
+
 // dnsRcodeError is an answer with a response code other than NOERROR and
 // NXDOMAIN.
 type dnsRcodeError struct {
@@ -508,6 +672,8 @@ func dnsFailureKind(err error) string {
 		return DNSFailureNoResolver
 	case errors.Is(err, errTooManyNames):
 		return DNSFailureTooManyNames
+	case errors.Is(err, ErrDNSBrokenResolver):
+		return DNSFailureBrokenResolver
 	case errors.Is(err, ErrDNSUnreachable), dnsIsNetFailure(err):
 		return DNSFailureUnreachable
 	case errors.Is(err, ErrDNSBadAnswer):

@@ -432,11 +432,14 @@ var defaultProfile = func() *crawler.Profile {
 
 // BuiltinList returns p's built-in list as an IPList (Source
 // IPListSourceBuiltin); for LohiSoftBot that is BuiltinIPList(). A
-// profile without built-in addresses gives an empty list. Each call
-// returns a new value.
+// profile without built-in addresses gives an empty list whose Source is
+// IPListSourceNone. Each call returns a new value.
 func BuiltinList(p *crawler.Profile) *IPList {
 	if p == nil || p.Name == crawler.Default && p.Source == crawler.SourceBuiltin {
 		return BuiltinIPList()
+	}
+	if len(p.BuiltinIPs) == 0 {
+		return &IPList{Source: IPListSourceNone, Missing: p.Name + " has no built-in list"}
 	}
 	return &IPList{Prefixes: slices.Clone(p.BuiltinIPs), Source: IPListSourceBuiltin}
 }

@@ -142,8 +142,9 @@ func (id *Identity) Classify(ctx context.Context, profile int, addrs []netip.Add
 }
 
 // UnverifiedWarning says how many addresses stayed unverified because DNS
-// could not answer, and why, or "" when none did, or when the only reason
-// is that there was no resolver to ask (a warning of its own says that).
+// could not answer, and why, or "" when none did, or when the only reasons
+// are that there was no resolver to ask, or none working (a warning of its
+// own says that).
 func UnverifiedWarning(results map[netip.Addr]Result) string {
 	kinds := map[string]int{}
 	seen := map[netip.Addr]bool{}
@@ -160,7 +161,7 @@ func UnverifiedWarning(results map[netip.Addr]Result) string {
 		kinds[kind]++
 		n++
 	}
-	if n == kinds[DNSFailureUnreachable]+kinds[DNSFailureNoResolver] {
+	if n == kinds[DNSFailureUnreachable]+kinds[DNSFailureNoResolver]+kinds[DNSFailureBrokenResolver] {
 		return ""
 	}
 	names := slices.Collect(maps.Keys(kinds))

@@ -57,8 +57,11 @@ type IPList struct {
 	// CreationTime is the list's own creationTime, zero when it has none.
 	CreationTime time.Time
 	// Source is where the list came from: a URL, a file path, or
-	// IPListSourceBuiltin.
+	// IPListSourceBuiltin, or IPListSourceNone for no list at all.
 	Source string
+	// Missing says why there is no list, when Source is
+	// IPListSourceNone ("offline and never fetched; run ...").
+	Missing string
 	// Fetched is when the list was fetched from Source (or last confirmed
 	// unchanged with a 304); zero for the built-in list and for files.
 	Fetched time.Time

@@ -113,6 +113,11 @@ type Lists struct {
 	Loads []*ListLoad
 	// Warnings are for the user, in the order they arose.
 	Warnings []string
+	// Repeated are the warnings of Warnings that were already said
+	// within the last Fresh period (remembered in the cache directory):
+	// a report carries them, since it must explain itself, but stderr
+	// need not say them again.
+	Repeated []string
 
 	// uncached are the URLs an offline run has no cached copy of.
 	uncached []string
@@ -172,22 +177,117 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 			needBuiltin = true
 		}
 	}
-	if len(out.uncached) > 0 {
-		if w := offlineWarning(p, out.uncached); ld.sayOnce(w, ld.now()) {
-			out.Warnings = append(out.Warnings, w)
-		}
-	}
 	var lists []*IPList
 	for _, l := range out.Loads {
 		if l.List != nil {
 			lists = append(lists, l.List)
 		}
 	}
-	if needBuiltin {
-		lists = append(lists, BuiltinList(p))
+	builtin := BuiltinList(p)
+	if needBuiltin && (len(builtin.Prefixes) > 0 || len(lists) == 0) {
+		lists = append(lists, builtin)
 	}
 	out.List = unionLists(lists)
+	if w := fetchWarning(p, out.Loads, out.List); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	if len(out.uncached) > 0 {
+		w := offlineWarning(p, out.uncached)
+		out.Warnings = append(out.Warnings, w)
+		if !ld.sayOnce(w, ld.now()) {
+			out.Repeated = append(out.Repeated, w)
+		}
+	}
+	if out.List.Source == IPListSourceNone {
+		switch {
+		case len(out.uncached) > 0:
+			out.List.Missing = fmt.Sprintf("offline and never fetched; run 'lohibot-audit ips update --crawler %s'", crawlerArg(p))
+		case len(sources) > 0:
+			out.List.Missing = "not fetched, and no copy cached"
+		default:
+			out.List.Missing = p.Name + " names no ip list and has no built-in one"
+		}
+	}
 	return out, nil
+}
+
+// IPListSourceNone is the Source of the list in force when a crawler has
+// none at all: nothing fetched, cached or built in (IPList.Missing says
+// why).
+const IPListSourceNone = "none"
+
+// crawlerArg is the --crawler value that names p: its name, or its file.
+func crawlerArg(p *crawler.Profile) string {
+	if p.Source != "" && p.Source != crawler.SourceBuiltin {
+		return p.Source
+	}
+	return p.Name
+}
+
+// listName names an IP list URL briefly: the last element of its path
+// ("common-crawlers.json"), else the URL.
+func listName(src string) string {
+	u := strings.TrimRight(src, "/")
+	if i := strings.LastIndexByte(u, '/'); i >= 0 && i+1 < len(u) && !strings.HasSuffix(u[:i], ":/") {
+		return u[i+1:]
+	}
+	return src
+}
+
+// fetchWarning says, in one warning for p, which of its lists a fetch
+// made now could not get or rejected, why, and what is in force instead;
+// "" when none failed. One failure keeps its own full warning.
+func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList) string {
+	var failed []*ListLoad
+	for _, l := range loads {
+		if l.FetchErr != nil && urlarg.IsURL(l.Source) {
+			failed = append(failed, l)
+		}
+	}
+	switch len(failed) {
+	case 0:
+		return ""
+	case 1:
+		return failed[0].FetchWarning
+	}
+	// The cause without the URL, once when every list failed alike.
+	cause := func(l *ListLoad) string {
+		return strings.ReplaceAll(strings.TrimPrefix(l.FetchErr.Error(), "ip list "+l.Source+": "), l.Source+" ", "")
+	}
+	same := true
+	for _, l := range failed[1:] {
+		same = same && cause(l) == cause(failed[0])
+	}
+	var cached, uncached []string
+	for _, l := range failed {
+		n := listName(l.Source)
+		if !same {
+			n += " (" + cause(l) + ")"
+		}
+		if l.Cached {
+			cached = append(cached, n)
+		} else {
+			uncached = append(uncached, n)
+		}
+	}
+	w := fmt.Sprintf("ip list: %s: %d lists not fetched", p.Name, len(failed))
+	if same {
+		w += " (" + cause(failed[0]) + ")"
+	}
+	if len(uncached) > 0 {
+		w += fmt.Sprintf("; none cached of %s", strings.Join(uncached, ", "))
+	}
+	if len(cached) > 0 {
+		w += fmt.Sprintf("; the cached copies of %s stay in force", strings.Join(cached, ", "))
+	}
+	switch {
+	case len(uncached) == 0:
+	case inForce.Source == IPListSourceNone:
+		w += fmt.Sprintf("; %s has no list in force: FCrDNS alone decides, and claims it cannot settle stay unverified (no-ip-list)", p.Name)
+	case len(BuiltinList(p).Prefixes) > 0:
+		w += "; the built-in list stands in for them"
+	}
+	return w
 }
 
 // offlineWarning says that an offline run has no cached copy of p's lists
@@ -195,12 +295,16 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 func offlineWarning(p *crawler.Profile, urls []string) string {
 	what := urls[0]
 	if len(urls) > 1 {
-		what = fmt.Sprintf("%d lists of %s (%s)", len(urls), p.Name, strings.Join(urls, ", "))
+		names := make([]string, len(urls))
+		for i, u := range urls {
+			names[i] = listName(u)
+		}
+		what = fmt.Sprintf("%d lists of %s (%s)", len(urls), p.Name, strings.Join(names, ", "))
 	}
 	if b := BuiltinList(p); len(b.Prefixes) > 0 {
 		return fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", what, b)
 	}
-	return fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list)", what, p.Name)
+	return fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list); run 'lohibot-audit ips update --crawler %s' once online", what, p.Name, crawlerArg(p))
 }
 
 // unionLists merges lists; one list is returned as it is.
@@ -349,7 +453,6 @@ func (ld *ListLoader) loadURL(ctx context.Context, p *crawler.Profile, src strin
 			verb = "rejected whole"
 		}
 		l.FetchWarning = fmt.Sprintf("%v (%s); %s stays in force", err, verb, what)
-		out.Warnings = append(out.Warnings, l.FetchWarning)
 		return l
 	}
 	l.Status = got.Status

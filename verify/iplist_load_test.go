@@ -149,7 +149,8 @@ func TestListLoaderOneListFails(t *testing.T) {
 }
 
 // TestListLoaderOfflineWarnsOnce: the warning that a list has no cached
-// copy is said once per fresh period, not on every offline run.
+// copy is in every run's warnings (a report explains itself), and marked
+// repeated, for stderr to leave out, when said within the fresh period.
 func TestListLoaderOfflineWarnsOnce(t *testing.T) {
 	p, _ := crawler.Builtin(crawler.Default)
 	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
@@ -165,9 +166,12 @@ func TestListLoaderOfflineWarnsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		said := len(got.Warnings) == 1 && got.Warnings[0] == want
-		if said != step.said || len(got.Warnings) > 1 {
-			t.Errorf("run %d: warnings %q, want said %v", i+1, got.Warnings, step.said)
+		if len(got.Warnings) != 1 || got.Warnings[0] != want {
+			t.Errorf("run %d: warnings %q, want %q", i+1, got.Warnings, want)
+		}
+		said := len(got.Repeated) == 0
+		if said != step.said || len(got.Repeated) > 1 || !said && got.Repeated[0] != want {
+			t.Errorf("run %d: repeated %q, want said anew %v", i+1, got.Repeated, step.said)
 		}
 		if got.List.Source != IPListSourceBuiltin || len(got.List.Prefixes) != 2 {
 			t.Errorf("run %d: list %s from %s", i+1, got.List, got.List.Source)
@@ -176,8 +180,8 @@ func TestListLoaderOfflineWarnsOnce(t *testing.T) {
 	// Without a cache directory nothing is remembered: said every time.
 	ld.CacheDir = ""
 	for range 2 {
-		if got, _ := ld.Load(context.Background(), p, ""); len(got.Warnings) != 1 {
-			t.Errorf("without a cache: warnings %q", got.Warnings)
+		if got, _ := ld.Load(context.Background(), p, ""); len(got.Warnings) != 1 || len(got.Repeated) != 0 {
+			t.Errorf("without a cache: warnings %q, repeated %q", got.Warnings, got.Repeated)
 		}
 	}
 }
@@ -190,11 +194,41 @@ func TestListLoaderOfflineOneWarningPerCrawler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "no cached copy of 4 lists of googlebot (https://developers.google.com/static/crawling/ipranges/common-crawlers.json, ") ||
-		!strings.HasSuffix(got.Warnings[0], "googlebot has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list)") {
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "no cached copy of 4 lists of googlebot (common-crawlers.json, special-crawlers.json, ") ||
+		!strings.Contains(got.Warnings[0], "googlebot has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list); run 'lohibot-audit ips update --crawler googlebot'") {
 		t.Errorf("warnings %q", got.Warnings)
 	}
-	if len(got.List.Prefixes) != 0 || got.List.Source != IPListSourceBuiltin {
-		t.Errorf("list in force %s from %s, want the empty built-in one", got.List, got.List.Source)
+	// No list is in force, and it says so: not "built-in".
+	if len(got.List.Prefixes) != 0 || got.List.Source != IPListSourceNone ||
+		got.List.Missing != "offline and never fetched; run 'lohibot-audit ips update --crawler googlebot'" {
+		t.Errorf("list in force %s from %s (%s), want none, offline and never fetched", got.List, got.List.Source, got.List.Missing)
+	}
+}
+
+// TestListLoaderFetchFailuresOneWarning: a crawler whose lists cannot be
+// fetched gets one warning naming them briefly, the cause said once when
+// it is the same for all, and no list in force without a built-in one.
+func TestListLoaderFetchFailuresOneWarning(t *testing.T) {
+	srv, _ := listServer(t)
+	p := listProfile(t, srv, "/gone.json", "/gone-too.json", "/common-crawlers.json")
+	got, err := (&ListLoader{Fetcher: &IPListFetcher{Client: srv.Client()}}).Load(context.Background(), p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ip list: googlebot: 2 lists not fetched (ip list server answered with an error status: answered 404 Not Found); none cached of gone.json, gone-too.json"
+	if len(got.Warnings) != 1 || got.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", got.Warnings, want)
+	}
+	if !got.List.Contains(netip.MustParseAddr("66.249.66.1")) || strings.Contains(got.List.Source, IPListSourceNone) {
+		t.Errorf("list in force %s from %s, want the fetched one alone", got.List, got.List.Source)
+	}
+	// Every list failing: nothing in force, and the warning says so.
+	p = listProfile(t, srv, "/gone.json", "/gone-too.json")
+	got, _ = (&ListLoader{Fetcher: &IPListFetcher{Client: srv.Client()}}).Load(context.Background(), p, "")
+	if len(got.Warnings) != 1 || !strings.HasSuffix(got.Warnings[0], "gone-too.json; googlebot has no list in force: FCrDNS alone decides, and claims it cannot settle stay unverified (no-ip-list)") {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	if got.List.Source != IPListSourceNone || got.List.Missing != "not fetched, and no copy cached" {
+		t.Errorf("list in force from %q (%s), want none", got.List.Source, got.List.Missing)
 	}
 }

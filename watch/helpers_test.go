@@ -72,6 +72,9 @@ func (z *zone) count(addr string) int {
 }
 
 func (z *zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	if dnstest.AnswerRoot(w, r) {
+		return
+	}
 	m := new(dns.Msg)
 	m.SetReply(r)
 	q := r.Question[0]

@@ -65,6 +65,7 @@ type Zone struct {
 	behave  map[string]behaviour
 	noSOA   bool
 	silent  bool
+	lie     bool
 	queries map[string]int // "TYPE name."
 	tcp     int
 }
@@ -159,6 +160,15 @@ func (z *Zone) Silence(on bool) {
 	z.mu.Unlock()
 }
 
+// Lie makes the zone answer NXDOMAIN to every query from now on (on),
+// the root's NS records included, as a resolver that lies (a sandbox's,
+// a captive portal's) does; or answer again.
+func (z *Zone) Lie(on bool) {
+	z.mu.Lock()
+	z.lie = on
+	z.mu.Unlock()
+}
+
 // Count returns how many queries of qtype about name came.
 func (z *Zone) Count(qtype uint16, name string) int {
 	z.mu.Lock()
@@ -214,7 +224,13 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	b := z.behave[name]
 	drop := z.silent || b.drop || b.dropOnce && z.queries[key] == 1
-	if !drop && !b.servfail && !b.refused && !(b.truncate && !isTCP) {
+	if z.lie {
+		b, drop = behaviour{}, false
+	}
+	switch {
+	case z.lie:
+		m.Rcode = dns.RcodeNameError
+	case !drop && !b.servfail && !b.refused && !(b.truncate && !isTCP):
 		z.answer(m, q, name, b)
 	}
 	z.mu.Unlock()
@@ -285,4 +301,21 @@ func (z *Zone) answer(m *dns.Msg, q dns.Question, name string, b behaviour) {
 			})
 		}
 	}
+}
+
+// AnswerRoot answers a query for the root zone's NS records as every
+// working resolver does, and reports whether r was one: a handler of
+// made-up answers calls it first, so that its NXDOMAIN answers are
+// trusted (a resolver that answers NXDOMAIN even for the root zone is
+// taken for broken).
+func AnswerRoot(w dns.ResponseWriter, r *dns.Msg) bool {
+	if len(r.Question) != 1 || r.Question[0].Name != "." || r.Question[0].Qtype != dns.TypeNS {
+		return false
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.RecursionAvailable = true
+	m.Answer = append(m.Answer, &dns.NS{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 518400}, Ns: "a.root-servers.net."})
+	w.WriteMsg(m)
+	return true
 }

@@ -1,0 +1,101 @@
+package verify
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/miekg/dns"
+)
+
+// TestVerifyBrokenResolver: a resolver that answers NXDOMAIN to every
+// name, the root zone included, never makes a crawler spoofed. Its first
+// negative answer has it checked once against the root zone; it fails,
+// is asked no more, and is said once.
+func TestVerifyBrokenResolver(t *testing.T) {
+	liar := dnstest.NewZone(t)
+	liar.Lie(true)
+	server := dnstest.Serve(t, liar)
+	profiles := mustProfiles(t, "lohisoftbot", "googlebot")
+	id := NewIdentity(&Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 8}, profiles, nil)
+
+	var addrs []netip.Addr
+	for i := range 40 {
+		addrs = append(addrs, netip.AddrFrom4([4]byte{66, 249, 73, byte(100 + i)}))
+	}
+	got := id.Classify(context.Background(), 1, addrs)
+	for _, a := range addrs {
+		r := got[a]
+		if r.Verdict != Unverified || r.Reason != ReasonDNSError || r.DNSFailure != DNSFailureBrokenResolver {
+			t.Fatalf("%s: %s/%s/%q (%s), want unverified/dns-error/broken-resolver", a, r.Verdict, r.Reason, r.DNSFailure, r.DNSError)
+		}
+	}
+	// LohiSoftBot's built-in list still decides for its addresses.
+	lohi := netip.MustParseAddr("79.139.58.121")
+	if r := id.Classify(context.Background(), 0, []netip.Addr{lohi})[lohi]; r.Verdict != Genuine || r.Method != MethodIPList {
+		t.Errorf("listed address: %s/%s, want genuine/ip-list", r.Verdict, r.Method)
+	}
+	if n := liar.Count(dns.TypeNS, "."); n != 1 {
+		t.Errorf("the root zone was asked %d times, want once per run", n)
+	}
+	ptrs := 0
+	for _, a := range addrs {
+		arpa, _ := dns.ReverseAddr(a.String())
+		ptrs += liar.Count(dns.TypePTR, arpa)
+	}
+	if ptrs > 8 {
+		t.Errorf("%d PTR queries: a broken resolver is asked no more once found (at most one per worker)", ptrs)
+	}
+	w := id.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "resolver "+server+" answers NXDOMAIN even for the root zone") || !strings.Contains(w[0], "not trusted") {
+		t.Errorf("warnings %q, want one saying the resolver answers NXDOMAIN even for the root zone", w)
+	}
+}
+
+// TestVerifyTrustedNegativeAnswer: a working resolver's NXDOMAIN for a
+// PTR still makes the address spoofed; the root zone is asked once for
+// the whole run, whatever the number of negative answers.
+func TestVerifyTrustedNegativeAnswer(t *testing.T) {
+	z := dnstest.NewZone(t)
+	server := dnstest.Serve(t, z)
+	v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 4}
+	addrs := []netip.Addr{netip.MustParseAddr("198.51.100.9"), netip.MustParseAddr("198.51.100.10"), netip.MustParseAddr("203.0.113.7")}
+	for _, r := range v.Verify(context.Background(), addrs) {
+		if r.Verdict != Spoofed || r.Reason != ReasonNoPTR {
+			t.Errorf("%s: %s/%s/%q, want spoofed/no-ptr", r.Addr, r.Verdict, r.Reason, r.DNSFailure)
+		}
+	}
+	if n := z.Count(dns.TypeNS, "."); n != 1 {
+		t.Errorf("the root zone was asked %d times, want once", n)
+	}
+	if w := v.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestVerifyBrokenResolverThenWorking: with a broken resolver first and a
+// working one second, the broken one is set aside and the working one's
+// answers decide.
+func TestVerifyBrokenResolverThenWorking(t *testing.T) {
+	liar := dnstest.NewZone(t)
+	liar.Lie(true)
+	z := dnstest.NewZone(t, "crawler1.bot.lohisoft.com. 3600 IN A 192.0.2.98")
+	z.PTR(t, "192.0.2.98", "crawler1.bot.lohisoft.com")
+	bad, good := dnstest.Serve(t, liar), dnstest.Serve(t, z)
+	v := &Verifier{Servers: []string{bad, good}, Timeout: dnsTestHang, Concurrency: 1}
+	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("192.0.2.98"), netip.MustParseAddr("198.51.100.9")})
+	if got[0].Verdict != Genuine || got[0].Method != MethodFCrDNS {
+		t.Errorf("genuine address: %s/%s/%q", got[0].Verdict, got[0].Reason, got[0].DNSFailure)
+	}
+	if got[1].Verdict != Spoofed || got[1].Reason != ReasonNoPTR {
+		t.Errorf("address without PTR: %s/%s/%q, want spoofed/no-ptr from the working resolver", got[1].Verdict, got[1].Reason, got[1].DNSFailure)
+	}
+	if n := liar.Count(dns.TypeNS, "."); n != 1 {
+		t.Errorf("the broken resolver's root zone was asked %d times, want once", n)
+	}
+	if w := v.Warnings(); len(w) != 1 || !strings.Contains(w[0], bad+" answers NXDOMAIN") {
+		t.Errorf("warnings %q, want one about %s", w, bad)
+	}
+}
