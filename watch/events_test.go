@@ -56,3 +56,25 @@ func TestEventsTerminalTime(t *testing.T) {
 		t.Errorf("JSON verdict %s: want time %s and last_seen %s", out.String(), wall, logged)
 	}
 }
+
+// TestSummaryCountsInAgreement: the SIGUSR1 summary says "1 line", "1
+// violation" in the singular and other counts in the plural.
+func TestSummaryCountsInAgreement(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	w := New(Options{Judge: NewJudge(JudgeOptions{}), Events: &Events{W: &bytes.Buffer{}}, Now: func() time.Time { return now }})
+	w.started = now
+	for n, want := range map[int64]string{
+		1: "1 line, 1 claimed, 1 malformed claim;",
+		2: "2 lines, 2 claimed, 2 malformed claims;",
+	} {
+		w.lines.Store(n)
+		w.claimed.Store(n)
+		w.malformed.Store(n)
+		w.violations.Store(n)
+		s := w.Summary()
+		wantViolations := map[int64]string{1: "; 1 violation;", 2: "; 2 violations;"}[n]
+		if !strings.Contains(s, want) || !strings.Contains(s, wantViolations) || !strings.Contains(s, "(0 judgements,") {
+			t.Errorf("summary with counts %d: %q", n, s)
+		}
+	}
+}
