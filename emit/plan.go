@@ -272,6 +272,7 @@ func newShare(genuineAddrs []netip.Addr, listedPrefixes []netip.Prefix) share {
 // (its own share, or with several crawlers every crawler's), never the
 // --never-block prefixes. skip is told of every address kept out.
 func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
+	listed, genuine, neverSet := newPrefixSet(protect.listed), newPrefixSet(protect.genuine), newPrefixSet(never)
 	blockable := func(q netip.Prefix) bool {
 		if r := specialReason(q); r != "" {
 			skip(q, r)
@@ -281,7 +282,7 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			skip(q, SkipTooWide)
 			return false
 		}
-		if overlapsAny(q, never) {
+		if neverSet.overlaps(q) {
 			skip(q, SkipNeverBlock)
 			return false
 		}
@@ -299,9 +300,9 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			}
 			q := widen(netip.PrefixFrom(a, a.BitLen()), lim.v6Bits)
 			switch {
-			case overlapsAny(q, protect.listed):
+			case listed.overlaps(q):
 				skip(q, SkipListed)
-			case overlapsAny(q, protect.genuine):
+			case genuine.overlaps(q):
 				skip(q, SkipGenuine)
 			case blockable(q):
 				block = append(block, q)
@@ -392,16 +393,6 @@ func widen(p netip.Prefix, bits int) netip.Prefix {
 		return p
 	}
 	return q
-}
-
-// overlapsAny reports whether p overlaps one of set.
-func overlapsAny(p netip.Prefix, set []netip.Prefix) bool {
-	for _, q := range set {
-		if q.Overlaps(p) {
-			return true
-		}
-	}
-	return false
 }
 
 // comparePrefix orders prefixes by address (IPv4 first), then by length,
