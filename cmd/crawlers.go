@@ -1,89 +1,50 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/verify"
 )
 
-// auditCrawlers are the crawlers audit.Run audits when --crawler names
-// them (nil otherwise: the one default crawler, as always): each with its
-// audit, named in the report, its list and its conduct.
-func auditCrawlers(id *identity, o *auditOptions, since, until time.Time, named bool) []audit.Crawler {
-	if !named {
+// namedCrawlers are the profiles --crawler names: profiles when it names
+// any, nil for the default crawler alone.
+func namedCrawlers(o *auditOptions, profiles []*crawler.Profile) []*crawler.Profile {
+	if len(o.Crawlers) == 0 {
 		return nil
 	}
-	out := make([]audit.Crawler, len(id.Profiles))
-	for i, p := range id.Profiles {
-		out[i] = audit.Crawler{
-			Name:    p.Name,
-			Audit:   &audit.Audit{Since: since, Until: until, Settled: id.Verifiers[i].Settled, Crawler: p.Name},
-			Listed:  id.Lists[i].Contains,
-			Conduct: crawlerConduct(p, o),
-			Robots:  p.Conduct.Robots,
-		}
-	}
-	return out
+	return profiles
 }
 
-// crawlerClaims is the token set of the crawlers named, one group each;
-// nil for the default crawler alone.
-func crawlerClaims(profiles []*crawler.Profile, named bool) *parse.TokenSet {
-	if !named {
-		return nil
-	}
-	groups := make([][]string, len(profiles))
+// crawlerNames are the names of profiles.
+func crawlerNames(profiles []*crawler.Profile) []string {
+	names := make([]string, len(profiles))
 	for i, p := range profiles {
-		groups[i] = p.Tokens
+		names[i] = p.Name
 	}
-	return parse.NewTokenSet(groups)
+	return names
 }
 
-// ipListSources is the report's ip_list_source: the list in force, or
-// with crawlers named, each one's ("lohisoftbot: URL; googlebot: …").
-func ipListSources(id *identity, named bool) string {
-	if !named {
-		return id.List.Source
-	}
-	parts := make([]string, len(id.Profiles))
-	for i, p := range id.Profiles {
-		parts[i] = p.Name + ": " + id.Lists[i].Source
-	}
-	return strings.Join(parts, "; ")
-}
-
-// crawlerConduct is the conduct configuration for p: its promises (a
-// promise not made is not checked), each overridden by its flag when the
-// flag is not at its default, for every crawler of the run (SPEC §10).
-// For LohiSoftBot, whose promises are the flags' defaults, it is the
-// flags. Whether robots.txt is checked is p.Conduct.Robots.
-func crawlerConduct(p *crawler.Profile, o *auditOptions) conduct.Config {
-	c := p.Conduct
-	cfg := conduct.Config{Token: p.RobotsToken, MinPause: c.MinPause}
-	if c.Budget != nil {
-		cfg.Budget, cfg.BudgetWindow = c.Budget.Pages, c.Budget.Window
-	}
-	if c.Backoff != nil {
-		cfg.MinBackoff = c.Backoff.Min
-	}
+// conductOverrides are the conduct flags moved away from their defaults,
+// which hold every crawler of the run to them (SPEC §10). For
+// LohiSoftBot, whose promises are the defaults, the flags decide alone.
+func conductOverrides(o *auditOptions) conduct.Overrides {
+	var ov conduct.Overrides
 	if o.Budget != defaultBudget || o.BudgetWindow != defaultBudgetWindow {
-		cfg.Budget, cfg.BudgetWindow = o.Budget, o.BudgetWindow
+		ov.Budget = &crawler.Budget{Pages: o.Budget, Window: o.BudgetWindow}
 	}
 	if o.MinPause != defaultMinPause {
-		cfg.MinPause = o.MinPause
+		ov.MinPause = &o.MinPause
 	}
 	if o.MinBackoff != defaultMinBackoff {
-		cfg.MinBackoff = o.MinBackoff
+		ov.MinBackoff = &o.MinBackoff
 	}
-	return cfg
+	return ov
 }
 
 // The conduct flags' defaults (SPEC §1), LohiSoftBot's promises.
@@ -94,62 +55,40 @@ const (
 	defaultMinBackoff   = 30 * time.Second
 )
 
-// emitCrawlers are the crawlers of rules made for profiles (nil for one
-// known by name only), each with its IP list in force (nil: none).
-func emitCrawlers(profiles []*crawler.Profile, names []string, lists []*verify.IPList) []emit.Crawler {
-	out := make([]emit.Crawler, len(names))
-	for i, name := range names {
-		out[i].Name = name
-		if profiles[i] != nil {
-			out[i].Tokens = profiles[i].Tokens
-		}
-		if lists[i] != nil {
-			out[i].Listed = lists[i].Prefixes
-		}
-	}
-	return out
-}
-
 // emitReportCrawlers chooses the crawlers of rules made from a report of
-// several crawlers (its summary.crawlers): those --crawler names, each of
-// which the report must hold, or else every one it holds, a built-in one
-// by its profile and any other by its name alone (its rules then hold
-// only the report's addresses of it, and a block-spoofed WAF rule needs
-// its profile file). It returns the names, the profiles (nil for a name
-// alone) and warnings.
+// several crawlers (audit.ReportCrawlers): those --crawler names, or every
+// one the report holds. It returns the names, the profiles (nil for a
+// name alone: its rules then hold only the report's addresses of it, and
+// a block-spoofed WAF rule needs its profile file) and warnings.
 func emitReportCrawlers(rep *audit.Report, report string, values []string) ([]string, []*crawler.Profile, []string, error) {
-	var inReport, shown []string
-	for _, c := range rep.Summary.Crawlers {
-		inReport = append(inReport, c.Name)
-		shown = append(shown, parse.EscapeControl(c.Name))
+	var chosen []*crawler.Profile
+	if len(values) > 0 && len(rep.Summary.Crawlers) > 0 {
+		var err error
+		if chosen, err = resolveCrawlers(values); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	if len(inReport) == 0 {
+	names, profiles, err := audit.ReportCrawlers(rep, chosen)
+	var missing *audit.NoCrawlerError
+	switch {
+	case errors.Is(err, audit.ErrOneCrawler):
 		return nil, nil, nil, &exitError{code: ExitUsage, err: withHint(
 			fmt.Errorf("report %s audits one crawler (it has no summary.crawlers), so --crawler cannot choose among its crawlers", report),
 			"leave out --crawler, or make the report with 'lohibot-audit logs --crawler NAME... --format json'")}
-	}
-	if len(values) > 0 {
-		profiles, err := resolveCrawlers(values)
-		if err != nil {
-			return nil, nil, nil, err
+	case errors.As(err, &missing):
+		shown := make([]string, len(missing.Audited))
+		for i, name := range missing.Audited {
+			shown[i] = parse.EscapeControl(name)
 		}
-		names := make([]string, len(profiles))
-		for i, p := range profiles {
-			if !slices.Contains(inReport, p.Name) {
-				return nil, nil, nil, usageError("report %s has no crawler %s: it audits %s", report, p.Name, strings.Join(shown, ", "))
-			}
-			names[i] = p.Name
-		}
-		return names, profiles, nil, nil
+		return nil, nil, nil, usageError("report %s has no crawler %s: it audits %s", report, missing.Crawler, strings.Join(shown, ", "))
+	case err != nil:
+		return nil, nil, nil, err
 	}
-	profiles := make([]*crawler.Profile, len(inReport))
 	var warnings []string
-	for i, name := range inReport {
-		if p, ok := crawler.Builtin(name); ok {
-			profiles[i] = p
-			continue
+	for i, p := range profiles {
+		if p == nil {
+			warnings = append(warnings, fmt.Sprintf("crawler %s is not built in: its rules hold only the report's addresses of it, not its IP lists; give its profile with --crawler FILE (and every other crawler wanted)", parse.EscapeControl(names[i])))
 		}
-		warnings = append(warnings, fmt.Sprintf("crawler %s is not built in: its rules hold only the report's addresses of it, not its IP lists; give its profile with --crawler FILE (and every other crawler wanted)", parse.EscapeControl(name)))
 	}
-	return inReport, profiles, warnings, nil
+	return names, profiles, warnings, nil
 }

@@ -217,11 +217,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		in.IPListSource = rep.Summary.IPListSource
 		switch {
 		case len(o.Crawlers) > 0 && id != nil:
-			names := make([]string, len(id.Profiles))
-			for i, p := range id.Profiles {
-				names[i] = p.Name
-			}
-			in.Crawlers = emitCrawlers(id.Profiles, names, id.Lists)
+			in.Crawlers = emit.CrawlersOf(crawlerNames(id.Profiles), id.Profiles, id.Lists)
 		case id != nil && id.List != nil:
 			in.Listed = append(in.Listed, id.Listed()...)
 		}
@@ -459,10 +455,8 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 	}
 	loader := identityLoader(env, &o.auditOptions, dir, mode)
 	lists := make([]*verify.IPList, len(profiles))
-	var sources []string
 	for i, p := range profiles {
 		if p == nil {
-			sources = append(sources, names[i]+": none")
 			continue
 		}
 		ll, err := loader.Load(ctx, p, override)
@@ -470,7 +464,6 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 			return listFileError(err)
 		}
 		lists[i] = ll.List
-		sources = append(sources, p.Name+": "+ll.List.Source)
 		for _, w := range ll.Warnings {
 			warnf(env, "%s", w)
 		}
@@ -478,8 +471,8 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 	for _, w := range warnings {
 		warnf(env, "%s", w)
 	}
-	in.Crawlers = emitCrawlers(profiles, names, lists)
-	in.IPListSource = strings.Join(sources, "; ")
+	in.Crawlers = emit.CrawlersOf(names, profiles, lists)
+	in.IPListSource = audit.ListSources(names, lists)
 	return nil
 }
 

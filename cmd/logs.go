@@ -170,14 +170,18 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
-	named := len(o.Crawlers) > 0
+	named := namedCrawlers(o, profiles)
+	var crawlers []audit.Crawler
+	if named != nil {
+		crawlers = audit.CrawlersOf(id.Identity, since, until, conductOverrides(o))
+	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
 		Listed:     parse.NewAddrSet(id.Listed()),
-		Crawlers:   auditCrawlers(id, o, since, until, named),
-		Claims:     crawlerClaims(profiles, named),
+		Crawlers:   crawlers,
+		Claims:     audit.ClaimsOf(named),
 		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
 		Classifier: identityClassifier{id},
 		Conduct: conduct.Config{
@@ -209,7 +213,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = ipListSources(id, named)
+	rep.Summary.IPListSource = id.List.Source
+	if named != nil {
+		rep.Summary.IPListSource = audit.ListSources(crawlerNames(id.Profiles), id.Lists)
+	}
 	return rep, id, err
 }
 

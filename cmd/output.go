@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/pflag"
 )
@@ -125,8 +126,8 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 
 // htmlTimelines returns the timelines that the HTML report draws of an
 // audit: with --crawler, one per crawler and site, each crawler's under
-// its name with its own page budget (crawlerConduct: its promise, or the
-// budget flags); else the budget flags' for the one crawler. A --crawler
+// its name with its own page budget (conduct.ConfigOf: its promise, or
+// the budget flags); else the budget flags' for the one crawler. A --crawler
 // that does not resolve is left to the audit, which says why.
 func htmlTimelines(o *auditOptions) *render.Timelines {
 	b := render.Budget{Pages: o.Budget, Window: o.BudgetWindow}
@@ -139,8 +140,9 @@ func htmlTimelines(o *auditOptions) *render.Timelines {
 		return tl
 	}
 	budgets := make(map[string]render.Budget, len(profiles))
+	overrides := conductOverrides(o)
 	for _, p := range profiles {
-		c := crawlerConduct(p, o)
+		c := conduct.ConfigOf(p, overrides)
 		tl.Crawlers = append(tl.Crawlers, p.Name)
 		budgets[p.Name] = render.Budget{Pages: c.Budget, Window: c.BudgetWindow}
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
@@ -195,6 +196,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	// One judge per crawler: an address is judged against each profile
 	// it claims, with that crawler's DNS names and IP lists.
 	var w *watch.Watcher
+	overrides := conductOverrides(&o.auditOptions)
 	crawlers := make([]watch.Crawler, len(profiles))
 	checkers := make([]*watch.VerifierChecker, len(profiles))
 	for i, p := range profiles {
@@ -202,7 +204,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		name := p.Name
 		judge := watch.NewJudge(watch.JudgeOptions{Checker: checkers[i], Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
 			OnVerdict: func(v watch.Verdict) { w.OnVerdictOf(ctx, name)(v) }})
-		cfg := crawlerConduct(p, &o.auditOptions)
+		cfg := conduct.ConfigOf(p, overrides)
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor
 		}
@@ -231,7 +233,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
-		Claims:   crawlerClaims(profiles, len(o.Crawlers) > 0),
+		Claims:   audit.ClaimsOf(namedCrawlers(&o.auditOptions, profiles)),
 		Crawlers: crawlers,
 		Guard:    guard,
 		Events:   events,

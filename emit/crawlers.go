@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 // Crawler is one crawler's share of an Input that covers several crawlers
@@ -192,4 +195,21 @@ func (p *Plan) whose() string {
 		return p.who("and") + " crawlers'"
 	}
 	return p.who("and") + " crawler's"
+}
+
+// CrawlersOf are the crawlers of rules made for names, with their
+// profiles (nil for a crawler known by name only: no tokens) and their IP
+// lists in force (nil: none), all three in the same order.
+func CrawlersOf(names []string, profiles []*crawler.Profile, lists []*verify.IPList) []Crawler {
+	out := make([]Crawler, len(names))
+	for i, name := range names {
+		out[i].Name = name
+		if profiles[i] != nil {
+			out[i].Tokens = profiles[i].Tokens
+		}
+		if lists[i] != nil {
+			out[i].Listed = lists[i].Prefixes
+		}
+	}
+	return out
 }
