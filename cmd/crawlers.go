@@ -34,14 +34,22 @@ func crawlerNames(profiles []*crawler.Profile) []string {
 // which hold every crawler of the run to them (SPEC §10). For
 // LohiSoftBot, whose promises are the defaults, the flags decide alone.
 func conductOverrides(o *auditOptions) conduct.Overrides {
+	// A flag overrides when it was given (SPEC §10), even at its default
+	// value; without that knowledge, when its value is not the default.
+	given := func(name string, notDefault bool) bool {
+		if o.given != nil {
+			return o.given(name)
+		}
+		return notDefault
+	}
 	var ov conduct.Overrides
-	if o.Budget != defaultBudget || o.BudgetWindow != defaultBudgetWindow {
+	if given("budget", o.Budget != defaultBudget) || given("budget-window", o.BudgetWindow != defaultBudgetWindow) {
 		ov.Budget = &crawler.Budget{Pages: o.Budget, Window: o.BudgetWindow}
 	}
-	if o.MinPause != defaultMinPause {
+	if given("min-pause", o.MinPause != defaultMinPause) {
 		ov.MinPause = &o.MinPause
 	}
-	if o.MinBackoff != defaultMinBackoff {
+	if given("min-backoff", o.MinBackoff != defaultMinBackoff) {
 		ov.MinBackoff = &o.MinBackoff
 	}
 	return ov

@@ -127,6 +127,7 @@ which inputs, and when (--fail-on has no effect here).`,
 		},
 		ValidArgs: emit.TargetNames(),
 		RunE: func(c *cobra.Command, args []string) error {
+			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			return runEmit(c, env, o, args[0], args[1:])
 		},
 	}

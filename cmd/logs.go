@@ -42,6 +42,7 @@ malformed and reported with their file and line number.`,
   zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
+			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			return runLogs(c.Context(), env, o, files)
 		},
 	}

@@ -47,6 +47,10 @@ type auditOptions struct {
 	DNSConcurrency int
 	// Crawlers are the --crawler values: built-in names or profile files.
 	Crawlers []string
+	// given, when set, says whether a flag was given on the command line
+	// or in the config file (flagGiven), as opposed to left at its
+	// default: a conduct flag given overrides every crawler's promise.
+	given func(name string) bool
 }
 
 // DefaultIPListURL is where the crawler's operator publishes its addresses.
@@ -225,6 +229,12 @@ func loadConfig(env *Env, c *cobra.Command, explicit string) error {
 				return fail(v.line, "key %q: invalid argument %q: %v", k, v.value, configSetError(err))
 			}
 		}
+		// Not Changed: that means "on the command line" to checks such
+		// as emit's per-target flags, which a shared config must pass.
+		if fl.Annotations == nil {
+			fl.Annotations = map[string][]string{}
+		}
+		fl.Annotations[configAnnotation] = []string{path}
 	}
 	return nil
 }
@@ -352,3 +362,13 @@ func firstLine(s string) string {
 
 // sanitize makes text from the outside world safe to print on a terminal.
 func sanitize(s string) string { return parse.EscapeControl(s) }
+
+// configAnnotation marks a flag whose value came from the config file.
+const configAnnotation = "lohibot-audit/config"
+
+// flagGiven reports whether the flag name of fs was given, on the command
+// line or in the config file.
+func flagGiven(fs *pflag.FlagSet, name string) bool {
+	fl := fs.Lookup(name)
+	return fl != nil && (fl.Changed || len(fl.Annotations[configAnnotation]) > 0)
+}

@@ -95,6 +95,7 @@ once and waited out.`,
   tail -F access.log | lohibot-audit watch -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
+			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			return runWatch(c, env, o, files)
 		},
 	}

@@ -7,9 +7,9 @@ import (
 )
 
 // Overrides are conduct settings given for every crawler of a run (SPEC
-// §10: a conduct flag moved away from its default). Each one set replaces
-// what every profile promises; one left nil keeps each profile's own
-// promise.
+// §10: a conduct flag given on the command line or in the config file).
+// Each one set replaces what every profile promises; one left nil keeps
+// each profile's own promise.
 type Overrides struct {
 	// Budget replaces every crawler's page budget (pages and window).
 	Budget *crawler.Budget
