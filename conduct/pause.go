@@ -13,49 +13,12 @@ func (c *siteCheck) checkOverlapAndPause() {
 	if !c.durs {
 		c.skip(KindConcurrency)
 	}
-	pause := c.cfg.MinPause > 0
-	if !pause {
+	if c.cfg.MinPause <= 0 {
 		c.skip(KindPause)
 	}
-	var active []*hit // earlier requests that may still have been running
-	var latest *hit   // the earlier request with the latest provable end
+	var o overlap
 	for _, b := range c.hits {
-		n := 0
-		for _, a := range active {
-			if !a.eLo.Before(b.sNom) {
-				active[n] = a
-				n++
-			}
-		}
-		active = active[:n]
-		var over *hit
-		for _, a := range active {
-			// b started before a ended, and a started before b ended.
-			if !b.sHi.After(a.eLo) && !a.sHi.After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
-				over = a
-			}
-		}
-		switch {
-		case over != nil:
-			c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
-				fmtDur(over.eNom.Sub(b.sNom)), c.ref(over, b)))
-		case pause && latest != nil &&
-			b.sHi.Sub(latest.eLo) <= c.cfg.MinPause && latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
-			c.add(KindPause, b, c.pauseDetail(latest, b))
-		}
-		active = append(active, b)
-		if len(active) > maxActive {
-			low := 0
-			for i, a := range active {
-				if a.eLo.Before(active[low].eLo) {
-					low = i
-				}
-			}
-			active = slices.Delete(active, low, low+1)
-		}
-		if latest == nil || b.eLo.After(latest.eLo) {
-			latest = b
-		}
+		o.step(c, b)
 	}
 }
 
@@ -71,5 +34,53 @@ func (c *siteCheck) pauseDetail(a, b *hit) string {
 		return fmt.Sprintf("started %s before the request on %s ended, by the logged times%s", fmtDur(-gap), c.ref(a, b), least)
 	default:
 		return fmt.Sprintf("started %s after the request on %s ended%s", fmtDur(gap), c.ref(a, b), least)
+	}
+}
+
+// overlap follows one site's requests, in order, for the concurrency and
+// pause checks: the batch check and the live tracker step through it alike.
+type overlap struct {
+	active []*hit // earlier requests that may still have been running
+	latest *hit   // the earlier request with the latest provable end
+}
+
+// step checks b against the requests before it, then counts it among them.
+func (o *overlap) step(c *siteCheck, b *hit) {
+	n := 0
+	for _, a := range o.active {
+		if !a.eLo.Before(b.sNom) {
+			o.active[n] = a
+			n++
+		}
+	}
+	clear(o.active[n:])
+	o.active = o.active[:n]
+	var over *hit
+	for _, a := range o.active {
+		// b started before a ended, and a started before b ended.
+		if !b.sHi.After(a.eLo) && !a.sHi.After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
+			over = a
+		}
+	}
+	switch {
+	case over != nil:
+		c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
+			fmtDur(over.eNom.Sub(b.sNom)), c.ref(over, b)))
+	case c.cfg.MinPause > 0 && o.latest != nil &&
+		b.sHi.Sub(o.latest.eLo) <= c.cfg.MinPause && o.latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
+		c.add(KindPause, b, c.pauseDetail(o.latest, b))
+	}
+	o.active = append(o.active, b)
+	if len(o.active) > maxActive {
+		low := 0
+		for i, a := range o.active {
+			if a.eLo.Before(o.active[low].eLo) {
+				low = i
+			}
+		}
+		o.active = slices.Delete(o.active, low, low+1)
+	}
+	if o.latest == nil || b.eLo.After(o.latest.eLo) {
+		o.latest = b
 	}
 }

@@ -3,7 +3,6 @@ package conduct
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -33,8 +32,7 @@ type Tracker struct {
 
 type trackSite struct {
 	check    siteCheck // cfg, site and out, for the checks' own wording
-	active   []*hit
-	latest   *hit
+	overlap  overlap   // the concurrency and pause checks' state
 	lastEnd  time.Time // the latest eHi
 	lastFile string
 	lastLine int64
@@ -90,7 +88,7 @@ func (t *Tracker) Add(in Hit) []Violation {
 		if h.eHi.After(s.lastEnd) {
 			s.lastEnd = h.eHi
 		}
-		s.overlapAndPause(h)
+		s.overlap.step(&s.check, h)
 		s.backoff(h)
 		if h.page {
 			s.budget(h)
@@ -99,47 +97,6 @@ func (t *Tracker) Add(in Hit) []Violation {
 	out := c.out
 	c.out = nil
 	return out
-}
-
-// overlapAndPause is checkOverlapAndPause for one more hit.
-func (s *trackSite) overlapAndPause(b *hit) {
-	c := &s.check
-	n := 0
-	for _, a := range s.active {
-		if !a.eLo.Before(b.sNom) {
-			s.active[n] = a
-			n++
-		}
-	}
-	clear(s.active[n:])
-	s.active = s.active[:n]
-	var over *hit
-	for _, a := range s.active {
-		if !b.sHi.After(a.eLo) && !a.sHi.After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
-			over = a
-		}
-	}
-	switch {
-	case over != nil:
-		c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
-			fmtDur(over.eNom.Sub(b.sNom)), c.ref(over, b)))
-	case c.cfg.MinPause > 0 && s.latest != nil &&
-		b.sHi.Sub(s.latest.eLo) <= c.cfg.MinPause && s.latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
-		c.add(KindPause, b, c.pauseDetail(s.latest, b))
-	}
-	s.active = append(s.active, b)
-	if len(s.active) > maxActive {
-		low := 0
-		for i, a := range s.active {
-			if a.eLo.Before(s.active[low].eLo) {
-				low = i
-			}
-		}
-		s.active = slices.Delete(s.active, low, low+1)
-	}
-	if s.latest == nil || b.eLo.After(s.latest.eLo) {
-		s.latest = b
-	}
 }
 
 // backoff is checkBackoff for one more hit: the first request after a 429
