@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/parse"
 	"golang.org/x/net/html"
 )
 
@@ -161,7 +162,7 @@ var (
 	classToken     = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	numberAttr     = regexp.MustCompile(`^-?[0-9.]+$`)
 	pathData       = regexp.MustCompile(`^[MVHZlz0-9 .\-]*$`)
-	unsafeRune     = func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || hidden(r) }
+	unsafeRune     = func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || parse.IsTerminalUnsafe(r) }
 	allowedClasses = map[string]bool{}
 )
 
