@@ -169,7 +169,7 @@ var (
 func init() {
 	for _, c := range strings.Fields(`meta alert cards card n l d c g s u v m facts crawlers sites r t ip path site
 		crawler chip warn kind badge tl lane ll ls ticks err bars rb rbp band over axis tk tkl tkc first final vm
-		legend rule detail iplist muted note violations addresses malformed warnings where k x`) {
+		legend rule detail iplist muted note violations addresses malformed warnings where k x wide narrow multi`) {
 		allowedClasses[c] = true
 	}
 }
@@ -485,7 +485,7 @@ func TestLargeAuditStaysSmall(t *testing.T) {
 			t.Errorf("address %s is not on the page", ip)
 		}
 	}
-	if n := strings.Count(s, `<svg class="tl"`); n < 10 {
+	if n := strings.Count(s, `<svg class="tl wide"`); n < 10 {
 		t.Errorf("%d drawings, want one per site at least", n)
 	}
 }
