@@ -7,12 +7,10 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -86,10 +84,8 @@ most --exec-timeout; a failure is logged, never fatal. Nothing genuine,
 listed, private, reserved, in --never-block or unverified is ever acted on:
 the rules of 'emit' decide.
 
-SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
-list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
-outage, a missing or unreadable log and a full disk for events are said
-once and waited out.`,
+` + watchSignalHelp + ` A resolver outage, a missing or unreadable log and a full
+disk for events are said once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
   tail -F access.log | lohibot-audit watch -`,
@@ -254,6 +250,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		adder, err := nftset.Open(no)
 		if err != nil {
+			if errors.Is(err, nftset.ErrUnsupported) {
+				return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--nftables: %w", err), "on this system block with --exec, which runs your firewall's own command for each spoofer")}
+			}
 			if errors.Is(err, os.ErrPermission) {
 				return withHint(fmt.Errorf("nftables: %w", err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
 			}
@@ -339,16 +338,13 @@ func watchVerifierFactory(base *verify.Verifier) func() *verify.Verifier {
 }
 
 // watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
-// test's).
+// test's). Where the system has no such signals (Windows) the channels
+// never deliver: watchSignalHelp says so in --help.
 func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 	if watchSignals != nil {
 		return watchSignals()
 	}
-	h := make(chan os.Signal, 1)
-	u := make(chan os.Signal, 1)
-	signal.Notify(h, syscall.SIGHUP)
-	signal.Notify(u, syscall.SIGUSR1)
-	return h, u, func() { signal.Stop(h); signal.Stop(u) }
+	return processWatchSignals()
 }
 
 // watchReload reads the config file again over the command line's flags,
