@@ -137,9 +137,11 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		}
 		files = []string{"-"}
 	}
-	if err := checkInputsExist(files); err != nil {
+	logs, err := expandInputs(files)
+	if err != nil {
 		return nil, nil, err
 	}
+	files = logs.Files
 	siteRules, sitePlain, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +169,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	sites := chooseSites(files, siteRules, sitePlain)
 	inputs := make([]audit.Input, len(files))
 	for i, name := range files {
-		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: env.opener(name)}
+		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: logs.opener(env, name)}
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
@@ -198,7 +200,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 			for i, in := range ins {
 				hostLogged[i] = in.HostLogged
 			}
-			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
+			return append(append(logs.Warnings(), unmatchedSiteRules(siteRules, files)...), siteWarnings(sites, hostLogged)...)
 		},
 		Observe:  observe,
 		Progress: prog,
@@ -261,27 +263,6 @@ func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []n
 }
 
 func (c identityClassifier) Warnings() []string { return c.id.Identity.Warnings() }
-
-// checkInputsExist says, before anything is read, which named log does
-// not exist or is a directory: a mistyped name is a usage error (exit 2,
-// no report), not an empty report with the reason among its warnings;
-// exit 3 stays what SPEC §8 makes it, a run whose report holds all that
-// could be read.
-func checkInputsExist(files []string) error {
-	for _, name := range files {
-		if name == "-" {
-			continue
-		}
-		fi, err := os.Stat(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: %v", name, unwrapPathError(err)), "check the path; FILE is a log file, a .gz file, or - for stdin")}
-		case err == nil && fi.IsDir():
-			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: it is a directory", name), "name the log files in it, such as "+filepath.Join(name, "access.log*"))}
-		}
-	}
-	return nil
-}
 
 // opener opens the log name for audit.Run: stdin for "-", else the file,
 // with its size when it is a regular file.
