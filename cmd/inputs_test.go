@@ -178,3 +178,35 @@ func TestEmitPatternMatchingNothing(t *testing.T) {
 		t.Errorf("stderr does not say the pattern matched nothing: %s", errOut)
 	}
 }
+
+// logs --help names every compression it reads, and each one named is
+// read; those it does not read are refused naming them.
+func TestLogsHelpNamesCompressions(t *testing.T) {
+	code, help, _ := runInMemory(t, "", "logs", "--help")
+	if code != 0 {
+		t.Fatalf("logs --help: exit %d", code)
+	}
+	help = strings.Join(strings.Fields(help), " ")
+	for _, tc := range []struct{ name, file string }{
+		{"gzip", "../testdata/sample/access.log.1.gz"},
+		{"bzip2", "../parse/testdata/compressed/access.log.bz2"},
+		{"xz", "../parse/testdata/compressed/access.log.xz"},
+		{"zstd", "../parse/testdata/compressed/access.log.zst"},
+	} {
+		if !strings.Contains(help, tc.name) {
+			t.Errorf("logs --help does not name %s:\n%s", tc.name, help)
+		}
+		code, _, lines, _, errOut := inputsReport(t, tc.file)
+		if code != 0 || lines == 0 {
+			t.Errorf("logs %s (%s): exit %d, %d lines: %s", tc.file, tc.name, code, lines, errOut)
+		}
+	}
+	for _, tc := range []struct{ name, file string }{
+		{"lz4", "../parse/testdata/compressed/access.log.lz4"},
+		{"zip", "../parse/testdata/compressed/access.log.zip"},
+	} {
+		if code, _, _, _, errOut := inputsReport(t, tc.file); code != ExitIncomplete || !strings.Contains(errOut, tc.name) {
+			t.Errorf("logs %s: exit %d, %s; want exit 3 naming %s", tc.file, code, errOut, tc.name)
+		}
+	}
+}

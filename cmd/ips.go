@@ -115,6 +115,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
+	completeWith(c.Flags(), "format", "table", "json", "yaml", "csv", "markdown")
 	return c
 }
 

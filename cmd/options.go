@@ -85,6 +85,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
+	completeWith(f, "fail-on", failOnValues...)
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 }
 

@@ -119,6 +119,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	}
 	addRobotsTokenFlags(c, &crawlerName, &userAgent)
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	completeWith(c.Flags(), "format", "text", "json")
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c
 }

@@ -417,6 +417,7 @@ the LohiSoftBot search crawler:
 		newWatchCmd(env),
 		newVersionCmd(env),
 	)
+	registerCompletions(root)
 	return root
 }
 

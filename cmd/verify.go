@@ -175,6 +175,7 @@ skipped).`,
 	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
+	completeWith(f, "fail-on", failOnValues...)
 	addCrawlerFlag(f, &crawlers)
 	return c
 }
