@@ -171,28 +171,14 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
-	named := namedCrawlers(o, profiles)
-	var crawlers []audit.Crawler
-	if named != nil {
-		crawlers = audit.CrawlersOf(id.Identity, since, until, conductOverrides(o))
-	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
-		Listed:     parse.NewAddrSet(id.Listed()),
-		Crawlers:   crawlers,
-		Claims:     audit.ClaimsOf(named),
-		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
+		Subjects:   audit.SubjectsOf(id.Identity, since, until, conductOverrides(o)),
+		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
-		Conduct: conduct.Config{
-			Token:        profiles[0].RobotsToken,
-			Budget:       o.Budget,
-			BudgetWindow: o.BudgetWindow,
-			MinPause:     o.MinPause,
-			MinBackoff:   o.MinBackoff,
-		},
-		Robots: robotsSetWarnings{robots},
+		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			hostLogged := make([]bool, len(ins))
 			for i, in := range ins {
@@ -214,10 +200,6 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = id.List.Source
-	if named != nil {
-		rep.Summary.IPListSource = audit.ListSources(crawlerNames(id.Profiles), id.Lists)
-	}
 	return rep, id, err
 }
 

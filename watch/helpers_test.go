@@ -130,6 +130,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // checkerFor is a VerifierChecker asking server, without retries or a
 // second pass, so that a SERVFAIL is unverified at once.
+// lohiName and lohiTokens are the crawler the tests watch: LohiSoftBot.
+var (
+	lohiName   = "lohisoftbot"
+	lohiTokens = []string{"LohiSoftBot"}
+)
+
 func checkerFor(server string, list *verify.IPList, now func() time.Time) *VerifierChecker {
 	return &VerifierChecker{Now: now, New: func() *verify.Verifier {
 		return &verify.Verifier{Servers: []string{server}, Timeout: hang, Retries: 0, RetryTimeout: -1, List: list}
