@@ -257,18 +257,6 @@ const (
 	ipListFetchNow = verify.ListFetchNow
 )
 
-// loadIPList gets the default crawler's list as --ip-list says, kept in dir
-// (none when dir is ""), as mode allows (--offline forbids fetching).
-func loadIPList(ctx context.Context, env *Env, o *auditOptions, dir string, mode verify.ListMode) (*verify.Lists, error) {
-	profiles, _ := crawler.Resolve(nil)
-	override, _ := identityListOverride(o, profiles)
-	ll, err := identityLoader(env, o, dir, mode).Load(ctx, profiles[0], override)
-	if err != nil {
-		return nil, listFileError(err)
-	}
-	return ll, nil
-}
-
 // progressWanted says whether progress lines go to stderr: a terminal,
 // not CI, not a dumb terminal, and no --no-progress.
 func progressWanted(env *Env, o *auditOptions) bool {
