@@ -324,7 +324,7 @@ func TestWatcherStdin(t *testing.T) {
 	ctx := context.Background()
 	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, lohiName)(v) }})
 	w = New(Options{Files: []string{"-"}, Follow: follow.Options{Stdin: pr}, Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: j}},
-		Guard: NewGuard(list, nil, j.Genuine),
+		Guard:  NewGuard(list, nil, j.Genuine),
 		Events: &Events{W: events, Terminal: true}, Adder: set})
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
