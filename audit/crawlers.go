@@ -139,12 +139,11 @@ func (s *auditSet) tokenWords() string {
 
 // crawlerWords names the crawlers audited, and whose listed addresses are
 // looked for, in a warning: by their names when the report names them,
-// else the one crawler by its first product token, as its User-Agent
-// says it.
+// else the one crawler by its title.
 func (s *auditSet) crawlerWords() (who, whose string) {
 	if !s.named {
-		if p := s.subjects[0].Profile; p != nil && len(p.Tokens) > 0 {
-			return p.Tokens[0], "crawler's"
+		if p := s.subjects[0].Profile; p != nil {
+			return p.Title(), "crawler's"
 		}
 		return "a crawler", "crawler's"
 	}

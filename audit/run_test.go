@@ -53,7 +53,7 @@ func (p *recordingProgress) Done() { p.events = append(p.events, "done") }
 // its hooks in order, and its observer sees every claimed hit with the
 // verdict the report gives its address.
 func TestRun(t *testing.T) {
-	v := &verify.Verifier{Offline: true}
+	v := &verify.Verifier{Offline: true, Profile: builtinProfiles(t, "lohisoftbot")[0]}
 	broken := Input{Name: "gone.log", Site: "gone", Open: func(context.Context) (io.ReadCloser, int64, error) {
 		return nil, -1, errors.New("no such file or directory")
 	}}
@@ -145,7 +145,7 @@ func TestRunInterrupted(t *testing.T) {
 		t.Run(string(at), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			v := &verify.Verifier{Offline: true}
+			v := &verify.Verifier{Offline: true, Profile: builtinProfiles(t, "lohisoftbot")[0]}
 			rep, err := Run(ctx, Options{
 				Inputs:     []Input{fileInput("combined.log", "a.example")},
 				Subjects:   []Subject{{Profile: builtinProfiles(t, "lohisoftbot")[0]}},

@@ -118,7 +118,7 @@ func warnAll(env *Env, warnings []string) {
 // the report of everything read: an input could not be read whole.
 // observe, when not nil, is given each claimed hit with its verdict
 // (audit.Options.Observe).
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *identity, error) {
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *verify.Identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -175,7 +175,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
-		Subjects:   audit.SubjectsOf(id.Identity, since, until, conductOverrides(o)),
+		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
@@ -236,13 +236,13 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 
 // identityClassifier gives audit.Run the verdicts of the identity in
 // force, and its warnings.
-type identityClassifier struct{ id *identity }
+type identityClassifier struct{ id *verify.Identity }
 
 func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
 	return c.id.Classify(ctx, crawler, addrs)
 }
 
-func (c identityClassifier) Warnings() []string { return c.id.Identity.Warnings() }
+func (c identityClassifier) Warnings() []string { return c.id.Warnings() }
 
 // checkInputsExist says, before anything is read, which named log does
 // not exist or is a directory: a mistyped name is a usage error (exit 2,

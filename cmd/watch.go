@@ -298,7 +298,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			say(w.Summary())
 		case <-hup:
 			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, profiles, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
+			if err := watchReload(ctx, c, env, o, profiles, func(nid *verify.Identity, nrs *robots.Set, nnever []netip.Prefix) {
 				robotsMu.Lock()
 				rs = nrs
 				robotsMu.Unlock()
@@ -352,7 +352,7 @@ func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 // watchReload reads the config file again over the command line's flags,
 // and loads the crawler profiles, their IP lists and robots.txt anew; apply
 // takes them. The crawlers watched (running) stay those of the start.
-func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*identity, *robots.Set, []netip.Prefix)) error {
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*verify.Identity, *robots.Set, []netip.Prefix)) error {
 	no := &watchOptions{}
 	fresh := newWatchCmdWith(env, no)
 	fresh.SetContext(ctx)
