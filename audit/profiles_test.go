@@ -74,7 +74,9 @@ func TestAuditSetClaims(t *testing.T) {
 		"Mozilla/5.0 (compatible; googlebot/2.1)":                    2,
 		"Mozilla/5.0 (compatible; bingbot/2.0) Googlebot":            6,
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/123.0":    0,
-		"Mozilla/5.0 (compatible; BINGBOT/2.0; +LOHISOFTBOT tester)": 5,
+		"Mozilla/5.0 (compatible; BINGBOT/2.0; LOHISOFTBOT tester)":  5,
+		"Mozilla/5.0 (compatible; BINGBOT/2.0; +LOHISOFTBOT tester)": 4, // "+LOHISOFTBOT" is another token
+		"Mozilla/5.0 (compatible; bingbot2; NotGooglebot)":           0,
 	} {
 		if got := claims.Match([]byte(ua)); got != want {
 			t.Errorf("Match(%q) = %b, want %b", ua, got, want)

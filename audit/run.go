@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
@@ -83,6 +84,13 @@ type Options struct {
 	Format *parse.Format
 	// TrustXFF takes the client from X-Forwarded-For.
 	TrustXFF bool
+	// Location is the zone of logged times without a UTC offset (nil:
+	// the machine's), and ZoneName names it in the report.
+	Location *time.Location
+	ZoneName string
+	// MaxDict caps a decompressor's dictionary or window (0:
+	// parse.DefaultMaxDict).
+	MaxDict int64
 	// Subjects are the crawlers audited, in one pass over the inputs
 	// (SPEC §10), one or more: a claimed hit goes to the audit of each
 	// subject whose tokens it carries, a request without a token from a
@@ -252,7 +260,8 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		return failed(fmt.Sprintf("cannot read %s: %v", in.Name, err))
 	}
 	defer src.Close()
-	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: au.listed, Claims: au.claims})
+	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: au.listed, Claims: au.claims,
+		Location: o.Location, MaxDict: o.MaxDict})
 	// Stop, unlike a check between records, ends a read that finds
 	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
 	stop := context.AfterFunc(ctx, r.Stop)

@@ -131,6 +131,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	if err := checkConductFlags(o); err != nil {
 		return nil, nil, err
 	}
+	read, err := o.readOptions.settings(env.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(files) == 0 {
 		if env.StdinTTY() {
 			return nil, nil, &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name files, or pipe a log and give '-': zcat access.log.*.gz | lohibot-audit logs -")}
@@ -175,6 +179,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
+		Location:   read.Location,
+		ZoneName:   read.ZoneName,
+		MaxDict:    read.MaxDict,
 		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},

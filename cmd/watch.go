@@ -47,7 +47,7 @@ type watchOptions struct {
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
 // run that never ends.
-var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
+var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
 
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1.

@@ -122,6 +122,14 @@ type Options struct {
 	ChunkSize int
 	// KeepAll builds a record for every valid line, not only claimed hits.
 	KeepAll bool
+	// MaxDict is the most memory, in bytes, that the decompressor of an
+	// xz or zstd input may take for its dictionary or window (0:
+	// DefaultMaxDict); an input that needs more ends reading with a
+	// *DictError.
+	MaxDict int64
+	// Location is the zone of logged times without a UTC offset (Apache
+	// %{…}t without %z, HAProxy's accept date); nil means time.Local.
+	Location *time.Location
 }
 
 // Stats counts what a Reader has seen so far.
@@ -159,6 +167,7 @@ type Reader struct {
 	opts    Options
 	src     io.Reader
 	counted *countingReader
+	xzCap   *xzCap // the container walk of an xz input
 
 	started     bool
 	queue       chan chan *chunkResult
@@ -552,7 +561,7 @@ func (r *Reader) setReadErr(err error) {
 	fromInput := r.counted.inputErr() != nil
 	switch {
 	case kind != "" && !fromInput:
-		err = decompressError(kind, err)
+		err = r.decompressError(kind, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("%w: %v", ErrTruncated, err)
 	}

@@ -506,20 +506,22 @@ func TestOneTokenClaimsContains(t *testing.T) {
 	}{
 		{"LohiSoftBot/1.0", true},
 		{"mozilla (compatible; lohisoftbot)", true},
-		{"xxLOHISOFTBOTxx", true},
+		{"xxLOHISOFTBOTxx", false},
+		{"xx LOHISOFTBOT/xx", true},
 		{"LohiSoftBo", false},
 		{"LohiSoft Bot", false},
 		{"", false},
 		{"tttttttttttttttttttt", false},
 		{"LohiSoftBoT", true},
-		{"lohisoftbotlohisoftbot", true},
+		{"lohisoftbotlohisoftbot", false},
+		{"lohisoftbot;lohisoftbot", true},
 		{"ohiSoftBot", false},
 	}
 	for _, tt := range tests {
 		if got := testClaims.Contains([]byte(tt.in)); got != tt.want {
 			t.Errorf("testClaims.Contains(%q) = %v, want %v", tt.in, got, tt.want)
 		}
-		if got := strings.Contains(strings.ToLower(tt.in), "lohisoftbot"); got != tt.want {
+		if got := naiveMatch([][]string{{"LohiSoftBot"}}, []byte(tt.in)) != 0; got != tt.want {
 			t.Errorf("test case %q is wrong", tt.in)
 		}
 	}
@@ -620,18 +622,25 @@ garbage LohiSoftBot garbage
 }
 
 // TestOneTokenClaimsEverywhere puts the token at every offset of texts of
-// every length, in several cases, and near-misses too.
+// every length, in several cases, between boundaries and padding made of
+// the anchor letter ('f'), and checks near-misses: one letter changed,
+// and the token touching a letter on either side.
 func TestOneTokenClaimsEverywhere(t *testing.T) {
 	for _, tok := range []string{"LohiSoftBot", "lohisoftbot", "LOHISOFTBOT", "lOhIsOfTbOt"} {
-		for size := len(tok); size < 40; size++ {
-			for at := 0; at+len(tok) <= size; at++ {
-				b := []byte(strings.Repeat("f", at) + tok + strings.Repeat("F", size-at-len(tok)))
+		for size := len(tok) + 2; size < 42; size++ {
+			for at := 0; at+len(tok)+2 <= size; at++ {
+				rest := size - at - len(tok) - 2
+				b := []byte(strings.Repeat("f", at) + " " + tok + "/" + strings.Repeat("F", rest))
 				if !testClaims.Contains(b) {
 					t.Fatalf("missed %q", b)
 				}
-				miss := []byte(strings.Repeat("x", at) + tok[:len(tok)-1] + "x" + strings.Repeat("f", size-at-len(tok)))
+				miss := []byte(strings.Repeat("x", at) + " " + tok[:len(tok)-1] + "x/" + strings.Repeat("f", rest))
 				if testClaims.Contains(miss) {
 					t.Fatalf("false match in %q", miss)
+				}
+				glued := []byte(strings.Repeat("f", at+1) + tok + strings.Repeat("F", rest+1))
+				if testClaims.Contains(glued) {
+					t.Fatalf("a token inside a word matched: %q", glued)
 				}
 			}
 		}
