@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,7 +142,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	if err := checkInputsExist(files); err != nil {
 		return nil, nil, err
 	}
-	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,7 +166,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		return nil, nil, errInterrupted
 	}
 
-	sites := chooseSites(files, siteRules, sitePlain)
+	sites := siteFlags.Choose(files)
 	inputs := make([]audit.Input, len(files))
 	for i, name := range files {
 		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: env.opener(name)}
@@ -187,11 +185,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
-			hostLogged := make([]bool, len(ins))
-			for i, in := range ins {
-				hostLogged[i] = in.HostLogged
-			}
-			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
+			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
 		},
 		Observe:  observe,
 		Progress: prog,
@@ -379,22 +373,6 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// rotation matches the suffixes log rotation adds: .1, .2.gz, -20261201.
-var rotation = regexp.MustCompile(`(\.\d+|-\d{8,10})?(\.gz)?$`)
-
-// siteFromFile names the site of a log without virtual hosts after its
-// file: the base name without rotation and compression suffixes.
-func siteFromFile(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	base := filepath.Base(name)
-	if s := rotation.ReplaceAllString(base, ""); s != "" {
-		base = s
-	}
-	return strings.ToLower(base)
 }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).

@@ -154,12 +154,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		files = []string{"-"}
 	}
-	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return err
 	}
 	sites := map[string]string{}
-	for _, s := range chooseSites(files, siteRules, sitePlain) {
+	for _, s := range siteFlags.Choose(files) {
 		sites[s.File] = s.Site
 	}
 
