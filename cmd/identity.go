@@ -15,24 +15,20 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/verify"
-	"github.com/miekg/dns"
 )
-
-// identityResolvConf is where the system's resolvers are read from when no
-// --resolver is given.
-var identityResolvConf = "/etc/resolv.conf"
 
 // identityMaxConcurrency is the most addresses --dns-concurrency lets be
 // verified at once: more would flood the resolver (and each needs a
 // socket).
 const identityMaxConcurrency = 1024
 
-// newIdentityFor loads the IP lists of profiles (fetching, revalidating and
-// caching them as --ip-list, --offline, --cache-dir and --no-cache say;
-// env.HTTPClient overrides the HTTP client) and builds their verifiers from
-// --resolver (else /etc/resolv.conf), --dns-timeout, --dns-retries and
-// --dns-concurrency. Bad flags are a usage error; a list that cannot be had
-// is a warning, with the cached or built-in list in force.
+// newIdentityFor checks the identity flags and loads the identity of
+// profiles (verify.LoadIdentity): their IP lists fetched, revalidated and
+// cached as --ip-list, --offline, --cache-dir and --no-cache say
+// (env.HTTPClient overrides the HTTP client), their verifiers asking
+// --resolver (else the system's resolvers) as --dns-timeout, --dns-retries
+// and --dns-concurrency say. Bad flags are a usage error; a list that
+// cannot be had is a warning, with the cached or built-in list in force.
 func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*verify.Identity, error) {
 	if err := identityCheckFlags(o); err != nil {
 		return nil, err
@@ -45,58 +41,31 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
 	dir, warn := identityCacheDir(env, o)
+	cfg := verify.IdentityConfig{
+		Profiles:     profiles,
+		Loader:       identityLoader(env, o, dir, verify.ListAuto),
+		ListOverride: override,
+		Servers:      servers,
+		Timeout:      o.DNSTimeout,
+		Retries:      o.DNSRetries,
+		Concurrency:  o.DNSConcurrency,
+		Offline:      o.Offline,
+		CacheDir:     dir,
+		Now:          env.Now,
+	}
 	if warn != "" {
-		warnings = append(warnings, warn)
+		cfg.Warnings = []string{warn}
 	}
-	loader := identityLoader(env, o, dir, verify.ListAuto)
-	lists := make([]*verify.IPList, len(profiles))
-	for i, p := range profiles {
-		ll, err := loader.Load(ctx, p, override)
-		if err != nil {
-			return nil, listFileError(err)
+	vid, repeated, err := verify.LoadIdentity(ctx, cfg)
+	if err != nil {
+		return nil, listFileError(err)
+	}
+	for _, w := range repeated {
+		if env.repeated == nil {
+			env.repeated = map[string]bool{}
 		}
-		lists[i] = ll.List
-		warnings = append(warnings, ll.Warnings...)
-		for _, w := range ll.Repeated {
-			if env.repeated == nil {
-				env.repeated = map[string]bool{}
-			}
-			env.repeated[w] = true
-		}
-	}
-
-	base := &verify.Verifier{
-		Timeout:     o.DNSTimeout,
-		Retries:     o.DNSRetries,
-		Concurrency: o.DNSConcurrency,
-		Offline:     o.Offline,
-	}
-	var quiet []string
-	if !o.Offline {
-		if len(servers) == 0 {
-			servers, err = identitySystemServers()
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
-				quiet = append(quiet, verify.NoResolverWarning)
-			}
-		}
-		base.Servers = servers
-		if dir != "" {
-			c, err := verify.OpenDNSCache(dir, env.Now)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("dns cache: %v", err))
-			}
-			base.Cache = c
-		}
-	}
-	vid := verify.NewIdentity(base, profiles, lists)
-	for _, w := range quiet {
-		vid.Quiet(w)
-	}
-	for _, w := range warnings {
-		vid.Warn(w)
+		env.repeated[w] = true
 	}
 	if progressWanted(env, o) {
 		vid.Watch = func(src func() verify.Progress) func() {
@@ -189,24 +158,6 @@ func identityServers(values []string) ([]string, error) {
 				"give HOST:PORT with HOST an IP address, such as 127.0.0.1:53 or [::1]:53")}
 		}
 		out = append(out, net.JoinHostPort(a.String(), strconv.FormatUint(p, 10)))
-	}
-	return out, nil
-}
-
-// identitySystemServers reads the nameservers of /etc/resolv.conf.
-func identitySystemServers() ([]string, error) {
-	conf, err := dns.ClientConfigFromFile(identityResolvConf)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", identityResolvConf, unwrapPathError(err))
-	}
-	var out []string
-	for _, s := range conf.Servers {
-		if a, err := netip.ParseAddr(s); err == nil {
-			out = append(out, net.JoinHostPort(a.String(), conf.Port))
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no nameserver in %s", identityResolvConf)
 	}
 	return out, nil
 }
