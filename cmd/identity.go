@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -68,9 +68,7 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		env.repeated[w] = true
 	}
 	if progressWanted(env, o) {
-		vid.Watch = func(src func() verify.Progress) func() {
-			return startVerifyProgress(env.Stderr, src).stop
-		}
+		vid.Watch = progress.Verification(env.Stderr, progressOptions(env))
 	}
 	return vid, nil
 }
@@ -191,120 +189,3 @@ const (
 	ipListNoFetch  = verify.ListNoFetch
 	ipListFetchNow = verify.ListFetchNow
 )
-
-// progressWanted says whether progress lines go to stderr: a terminal,
-// not CI, not a dumb terminal, and no --no-progress.
-func progressWanted(env *Env, o *auditOptions) bool {
-	return env.StderrTTY && !o.NoProgress && env.Getenv("CI") == "" && env.Getenv("TERM") != "dumb"
-}
-
-// Progress line timing, as for reading logs: shown after a second, redrawn
-// four times a second.
-var (
-	verifyProgressDelay    = time.Second
-	verifyProgressInterval = 250 * time.Millisecond
-)
-
-// verifyProgress redraws a status line about the verification of
-// addresses: how many are done, how fast, and how long the rest will take.
-// The zero value (and nil) shows nothing.
-type verifyProgress struct {
-	w   io.Writer
-	src func() verify.Progress
-	// now is when the line starts; tick gives the time of each redraw.
-	now    func() time.Time
-	tick   <-chan time.Time
-	delay  time.Duration
-	quit   chan struct{}
-	exited chan struct{}
-	shown  bool
-	// the pass shown (1 or 2, the second try of unverified addresses)
-	// and when it began.
-	phase int
-	start time.Time
-}
-
-// startVerifyProgress starts redrawing the progress line on w from src;
-// nil w shows nothing.
-func startVerifyProgress(w io.Writer, src func() verify.Progress) *verifyProgress {
-	if w == nil {
-		return nil
-	}
-	t := time.NewTicker(verifyProgressInterval)
-	p := &verifyProgress{w: w, src: src, now: time.Now, tick: t.C, delay: verifyProgressDelay}
-	p.run(t.Stop)
-	return p
-}
-
-// run starts the loop; stopTicker is called when it ends.
-func (p *verifyProgress) run(stopTicker func()) {
-	p.quit, p.exited = make(chan struct{}), make(chan struct{})
-	begun := p.now()
-	p.phase, p.start = 1, begun
-	go func() {
-		defer close(p.exited)
-		defer stopTicker()
-		for {
-			select {
-			case <-p.quit:
-				return
-			case now := <-p.tick:
-				line := p.line(p.src(), now)
-				if line == "" || now.Sub(begun) < p.delay {
-					continue
-				}
-				fmt.Fprintf(p.w, "\r\x1b[K%s", line)
-				p.shown = true
-			}
-		}
-	}()
-}
-
-// line is the status for pr at now, "" when there is nothing to show.
-func (p *verifyProgress) line(pr verify.Progress, now time.Time) string {
-	line := fmt.Sprintf("dns: %d of %d addresses verified", pr.Done, pr.Total)
-	done, total := pr.Done, pr.Total
-	if pr.RetryTotal > 0 {
-		line = fmt.Sprintf("dns: second try with a longer timeout: %d of %d unverified addresses", pr.Retried, pr.RetryTotal)
-		done, total = pr.Retried, pr.RetryTotal
-		if p.phase == 1 {
-			p.phase, p.start = 2, now
-		}
-	}
-	if total == 0 {
-		return ""
-	}
-	el := now.Sub(p.start).Seconds()
-	if el <= 0 || done == 0 {
-		return line
-	}
-	rate := float64(done) / el
-	line += fmt.Sprintf(", %s/s, %d%%", verifyRate(rate), done*100/total)
-	if done < total {
-		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
-		line += fmt.Sprintf(", %s left", eta.Round(time.Second))
-	}
-	return line
-}
-
-// verifyRate formats addresses per second: whole numbers, one decimal
-// below ten.
-func verifyRate(r float64) string {
-	if r < 10 {
-		return strconv.FormatFloat(r, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(r, 'f', 0, 64)
-}
-
-// stop ends the redrawing and clears the line if one was shown.
-func (p *verifyProgress) stop() {
-	if p == nil || p.quit == nil {
-		return
-	}
-	close(p.quit)
-	<-p.exited
-	p.quit = nil
-	if p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
