@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/crowdsec"
 )
 
 // Mode is what the rules do.
@@ -115,6 +116,11 @@ type Input struct {
 	Generated time.Time
 	// Version is the program version, for the header.
 	Version string
+	// Evidence, when not nil, is filled by AddReport with what was found
+	// of each spoofing address (by address, IPv4-mapped ones unmapped; one
+	// entry per crawler it claimed): the crowdsec target carries it in each
+	// decision's alert.
+	Evidence map[netip.Addr][]crowdsec.Evidence
 	// Crawlers, when set, make the rules cover each of these crawlers
 	// (SPEC §10): block-spoofed blocks each one's tokens from any address
 	// but its own, and no block set holds an address that is any one's.

@@ -60,8 +60,23 @@ func (in *Input) AddReport(rep *audit.Report) (skipped []string) {
 		if line := addReportIP(r, &in.Spoofed, &in.Genuine, &in.Listed); line != "" {
 			skipped = append(skipped, line)
 		}
+		in.addEvidence(r)
 	}
 	return skipped
+}
+
+// addEvidence keeps the evidence of a spoofing address of a report, when
+// in.Evidence asks for it.
+func (in *Input) addEvidence(r audit.IPReport) {
+	if in.Evidence == nil || r.Verdict != verify.Spoofed {
+		return
+	}
+	a, err := netip.ParseAddr(r.IP)
+	if err != nil {
+		return
+	}
+	a = normAddr(a)
+	in.Evidence[a] = append(in.Evidence[a], EvidenceOf(r, a))
 }
 
 // addCrawlersReport is AddReport for rules of several crawlers: each
@@ -82,6 +97,7 @@ func (in *Input) addCrawlersReport(rep *audit.Report) (skipped []string) {
 		if line := addReportIP(r, &c.Spoofed, &c.Genuine, &c.Listed); line != "" {
 			skipped = append(skipped, line)
 		}
+		in.addEvidence(r)
 	}
 	for _, name := range slices.Sorted(maps.Keys(other)) {
 		who := "no crawler"
