@@ -81,11 +81,53 @@ type Client struct {
 	Scenarios []string
 	// Timeout bounds each request; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Now is the local clock; nil means time.Now.
+	Now func() time.Time
 
 	once    sync.Once
 	httpErr error
 	mu      sync.Mutex
 	token   string
+	// offset is how far the Local API's clock is ahead of Now, as the Date
+	// of its last answer says, when that is more than maxSkew.
+	offset time.Duration
+}
+
+// maxSkew is the clock difference Clock leaves alone: a Date header counts
+// whole seconds.
+const maxSkew = 2 * time.Second
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Clock is the time by the Local API's clock, as far as the Date of its
+// last answer tells (to the second), else by Now. A decision lasts from
+// its alert's stop_at by the Local API's clock, so alerts are stamped
+// with it: a host whose clock is wrong still bans for the TTL.
+func (c *Client) Clock() time.Time {
+	c.mu.Lock()
+	off := c.offset
+	c.mu.Unlock()
+	return c.now().Add(off)
+}
+
+// noteDate keeps the clock difference an answer's Date header shows.
+func (c *Client) noteDate(h http.Header) {
+	d, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return
+	}
+	off := d.Sub(c.now())
+	if off > -maxSkew && off < maxSkew {
+		off = 0
+	}
+	c.mu.Lock()
+	c.offset = off
+	c.mu.Unlock()
 }
 
 // client returns the HTTP client, made once.
@@ -338,6 +380,7 @@ func (c *Client) once1(ctx context.Context, method, path string, q url.Values, b
 		return fail(0, ErrUnavailable, netMessage(err))
 	}
 	defer resp.Body.Close()
+	c.noteDate(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := answerMessage(resp.Body)
 		kind := ErrRefused

@@ -28,11 +28,16 @@ type odd struct {
 	posts    int
 	alerts   int
 	get      string // answer to GET /v1/alerts
+	date     string // the Date of every answer, when set
+	stamps   []string
 }
 
 func (o *odd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.date != "" {
+		w.Header().Set("Date", o.date)
+	}
 	switch {
 	case r.URL.Path == "/v1/watchers/login":
 		o.logins++
@@ -60,6 +65,7 @@ func (o *odd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var out []string
 		for _, a := range alerts {
 			o.posted = append(o.posted, a.Decisions[0].Value)
+			o.stamps = append(o.stamps, a.StopAt)
 			out = append(out, "1")
 		}
 		w.WriteHeader(http.StatusCreated)
@@ -152,5 +158,29 @@ func TestActiveDecisionsReadsOnlyWhatCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A decision lasts from its alert's stop_at by the Local API's clock:
+// alerts are stamped by that clock, as the Date of its answers tells, when
+// the host's is off by more than two seconds.
+func TestAlertsStampedByTheLocalAPIClock(t *testing.T) {
+	for _, tc := range []struct {
+		local time.Time
+		want  string
+	}{
+		{time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), "2026-12-04T16:00:00Z"},  // a month behind
+		{time.Date(2026, 12, 4, 16, 0, 1, 0, time.UTC), "2026-12-04T16:00:01Z"}, // a second ahead: its own
+	} {
+		o := &odd{get: "[]", date: "Fri, 04 Dec 2026 16:00:00 GMT"}
+		c := oddClient(t, o)
+		c.Now = func() time.Time { return tc.local }
+		p := &Pusher{Client: c, TTL: time.Hour, Now: c.Now}
+		if _, err := p.Push(context.Background(), []Ban{ban("203.0.113.1/32")}); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.stamps) != 1 || o.stamps[0] != tc.want {
+			t.Errorf("local clock %s: stop_at %v, want %s", tc.local, o.stamps, tc.want)
+		}
 	}
 }

@@ -33,6 +33,11 @@
 // shares such decisions with CrowdSec's Central API only when the console's
 // share_manual_decisions is on: a site's own judgement stays with the site.
 //
+// A decision lasts from its alert's stop_at plus its duration, by the
+// Local API's clock: alerts are stamped with that clock, as the Date header
+// of its answers tells, so that a host whose clock is wrong still bans for
+// the TTL.
+//
 // # Exactly once, extended, never shortened
 //
 // A Pusher looks up the decisions of ours in force for each value before

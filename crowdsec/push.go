@@ -58,7 +58,8 @@ type Pusher struct {
 	TTL time.Duration
 	// Version names the program in each alert's metadata.
 	Version string
-	// Now is the clock; nil means time.Now.
+	// Now is the clock of what the Pusher remembers; nil means time.Now.
+	// Alerts are stamped by the Local API's clock (Client.Clock).
 	Now func() time.Time
 	// Batch is how many alerts one request carries; zero means
 	// DefaultBatch.
@@ -179,8 +180,9 @@ func (p *Pusher) Push(ctx context.Context, bans []Ban) (Result, error) {
 		chunk := todo[:n]
 		todo = todo[n:]
 		alerts := make([]Alert, len(chunk))
+		stamp := p.Client.Clock()
 		for i, c := range chunk {
-			alerts[i] = NewAlert(c.ban, p.TTL, now, p.Version)
+			alerts[i] = NewAlert(c.ban, p.TTL, stamp, p.Version)
 		}
 		if _, err := p.Client.AddAlerts(ctx, alerts); err != nil {
 			return res, err
