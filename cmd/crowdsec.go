@@ -130,6 +130,9 @@ func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Cred
 		}
 		return nil, nil
 	}
+	if ttl, err := emit.ParseTTL(o.TTL); err != nil || ttl < time.Second || ttl > emit.MaxTTL {
+		return nil, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+	}
 	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
 	if err != nil {
 		return nil, err
@@ -145,7 +148,9 @@ func newWatchCrowdSec(env *Env, creds crowdsec.Credentials, crawlers []string, t
 		scenarios[i] = crowdsec.Scenario(n)
 	}
 	return &crowdsec.Queue{
-		Pusher: &crowdsec.Pusher{Client: newCrowdSecClient(env, creds, scenarios), TTL: ttl, Version: Version, Now: env.Now},
+		// A listing of every decision takes long on a Local API that holds
+		// many: a running watch looks each spoofer up.
+		Pusher: &crowdsec.Pusher{Client: newCrowdSecClient(env, creds, scenarios), TTL: ttl, Version: Version, Now: env.Now, LookupEach: -1},
 		Say:    say,
 	}
 }

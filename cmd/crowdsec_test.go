@@ -214,3 +214,37 @@ func TestEmitCrowdSecUsage(t *testing.T) {
 		t.Errorf("dry run decisions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// watch --crowdsec pushes each spoofer as it is judged, never the genuine
+// crawler; while the Local API is down it says so once, keeps what waits
+// and pushes it when the Local API is back: each value once.
+func TestWatchCrowdSec(t *testing.T) {
+	t.Parallel()
+	l := crowdsectest.Start(t)
+	srv, list, log := watchFixture(t)
+	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--crowdsec", "--crowdsec-credentials", l.Credentials, "--ttl", "1d")
+	w.write(liveLine("192.0.2.10", claimUA, "/", 0), liveLine("203.0.113.7", claimUA, "/", 1), liveLine("2001:db8:dead::7", claimUA, "/", 2),
+		liveLine("10.0.0.7", claimUA, "/", 3))
+	want := []string{"Ip:2001:db8:dead::7", "Ip:203.0.113.7", "Range:2001:db8:dead::/64"}
+	waitFor(t, w.done, w.stderr, func() bool { return slices.Equal(decisionsOf(t, l), want) })
+	w.waitVerdict("192.0.2.10", 1)
+
+	l.Stop()
+	w.write(liveLine("203.0.113.8", claimUA, "/", 4), liveLine("203.0.113.9", claimUA, "/", 5))
+	w.waitErr("crowdsec: cannot push decisions")
+	l.Restart(t)
+	w.waitErr("takes decisions again")
+	want = []string{"Ip:2001:db8:dead::7", "Ip:203.0.113.7", "Ip:203.0.113.8", "Ip:203.0.113.9", "Range:2001:db8:dead::/64"}
+	waitFor(t, w.done, w.stderr, func() bool { return slices.Equal(decisionsOf(t, l), want) })
+	if code := w.stop(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, w.stderr.String())
+	}
+	if n := strings.Count(w.stderr.String(), "cannot push decisions"); n != 1 {
+		t.Errorf("the outage was said %d times:\n%s", n, w.stderr.String())
+	}
+	for _, d := range l.Decisions(t) {
+		if d.Left > 24*time.Hour || d.Left < 23*time.Hour || !strings.Contains(d.Message, "claimed to be lohisoftbot") {
+			t.Errorf("decision %+v", d)
+		}
+	}
+}

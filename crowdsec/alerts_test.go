@@ -27,17 +27,17 @@ func TestNewAlert(t *testing.T) {
 	}{
 		{"ipv4", Ban{Prefix: netip.MustParsePrefix("203.0.113.7/32"), Crawler: "lohisoftbot", Evidence: []Evidence{spoofer("203.0.113.7", "Mozilla/5.0 (compatible; LohiSoftBot/1.0)")}},
 			ScopeIP, "203.0.113.7",
-			`lohibot-audit: 203.0.113.7 claimed to be lohisoftbot in 12 requests (2026-11-20T10:00:00Z to 2026-11-20T11:30:00Z) and is not: ptr-mismatch, PTR crawl-7.evil.example, forward 203.0.113.7, User-Agent "Mozilla/5.0 (compatible; LohiSoftBot/1.0)"`},
+			`lohibot-audit 1.2.3: 203.0.113.7 claimed to be lohisoftbot in 12 requests (2026-11-20T10:00:00Z to 2026-11-20T11:30:00Z) and is not: ptr-mismatch, PTR crawl-7.evil.example, forward 203.0.113.7, User-Agent "Mozilla/5.0 (compatible; LohiSoftBot/1.0)"`},
 		{"ipv6 range of two", Ban{Prefix: netip.MustParsePrefix("2001:db8:1:2::/64"), Crawler: "googlebot",
 			Evidence: []Evidence{spoofer("2001:db8:1:2::7", "x"), spoofer("2001:db8:1:2::8", "y")}},
 			ScopeRange, "2001:db8:1:2::/64",
-			`lohibot-audit: 2001:db8:1:2::/64 holds 2001:db8:1:2::7, which claimed to be lohisoftbot in 12 requests (2026-11-20T10:00:00Z to 2026-11-20T11:30:00Z) and is not: ptr-mismatch, PTR crawl-7.evil.example, forward 2001:db8:1:2::7, User-Agent "x"; and 1 more address`},
+			`lohibot-audit 1.2.3: 2001:db8:1:2::/64 holds 2001:db8:1:2::7, which claimed to be lohisoftbot in 12 requests (2026-11-20T10:00:00Z to 2026-11-20T11:30:00Z) and is not: ptr-mismatch, PTR crawl-7.evil.example, forward 2001:db8:1:2::7, User-Agent "x"; and 1 more address`},
 		{"hostile user agent", Ban{Prefix: netip.MustParsePrefix("198.51.100.1/32"), Crawler: "lohisoftbot",
 			Evidence: []Evidence{{Addr: netip.MustParseAddr("198.51.100.1"), Crawler: "lohisoftbot", Reason: "no-ptr", UserAgent: "LohiSoftBot\n\x1b[31mred\u202e"}}},
 			ScopeIP, "198.51.100.1",
-			`lohibot-audit: 198.51.100.1 claimed to be lohisoftbot and is not: no-ptr, PTR none, forward none, User-Agent "LohiSoftBot\n\x1b[31mred\u202e"`},
+			`lohibot-audit 1.2.3: 198.51.100.1 claimed to be lohisoftbot and is not: no-ptr, PTR none, forward none, User-Agent "LohiSoftBot\n\x1b[31mred\u202e"`},
 		{"no evidence", Ban{Prefix: netip.MustParsePrefix("198.51.100.2/32"), Crawler: "lohisoftbot"},
-			ScopeIP, "198.51.100.2", `lohibot-audit: 198.51.100.2 claimed to be lohisoftbot and is not`},
+			ScopeIP, "198.51.100.2", `lohibot-audit 1.2.3: 198.51.100.2 claimed to be lohisoftbot and is not`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAlert(tc.ban, 7*24*time.Hour, now, "1.2.3")
@@ -61,11 +61,9 @@ func TestNewAlert(t *testing.T) {
 			if a.Message != tc.message {
 				t.Errorf("message\n got %s\nwant %s", a.Message, tc.message)
 			}
-			for _, m := range a.Meta {
-				for _, c := range m.Key + m.Value {
-					if c < 0x20 || c >= 0x7f {
-						t.Errorf("meta %s=%q holds %q", m.Key, m.Value, c)
-					}
+			for _, c := range a.Message {
+				if c < 0x20 || c >= 0x7f {
+					t.Errorf("message holds %q", c)
 				}
 			}
 			// Every field the Local API requires is in the JSON, events as
@@ -94,13 +92,8 @@ func TestMessageBounded(t *testing.T) {
 	e := spoofer("203.0.113.9", strings.Repeat("\x00A", 5000))
 	e.PTR = []string{strings.Repeat("p", 3000), strings.Repeat("q", 3000)}
 	b := Ban{Prefix: netip.MustParsePrefix("203.0.113.9/32"), Crawler: "lohisoftbot", Evidence: []Evidence{e}}
-	m := b.Message()
+	m := b.Message("v")
 	if len(m) > maxMessage || !strings.Contains(m, `..."`) || strings.ContainsRune(m, 0) {
 		t.Errorf("message of %d bytes: %q", len(m), m)
-	}
-	for _, kv := range b.meta("v") {
-		if len(kv.Value) > maxMeta {
-			t.Errorf("meta %s of %d bytes", kv.Key, len(kv.Value))
-		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 const (
 	// DefaultBatch is how many alerts one POST /v1/alerts carries.
 	DefaultBatch = 100
-	// lookupAll is the number of bans from which a Pusher asks for every
-	// decision of their scenarios at once instead of one request per ban.
+	// lookupAll is the number of bans up to which a Pusher looks each up
+	// instead of listing every decision of their scenarios at once.
 	lookupAll = 32
 )
 
@@ -64,6 +64,12 @@ type Pusher struct {
 	// Batch is how many alerts one request carries; zero means
 	// DefaultBatch.
 	Batch int
+	// LookupEach is how many bans at most are looked up one by one (one
+	// request each); more make one listing of every decision of their
+	// scenarios. Zero means 32; negative, always one by one. A Local API
+	// lists n alerts in time that grows faster than n (10,000: 21 s), and
+	// looks one up in time that grows with n (10,000: 20 ms).
+	LookupEach int
 
 	mu sync.Mutex
 	// known holds, for values pushed or found in force, when their
@@ -258,7 +264,11 @@ func (p *Pusher) lookup(ctx context.Context, bans []Ban) (map[netip.Prefix][]Act
 			}
 		}
 	}
-	if len(bans) < lookupAll {
+	each := p.LookupEach
+	if each == 0 {
+		each = lookupAll
+	}
+	if each < 0 || len(bans) <= each {
 		for _, b := range bans {
 			act, err := p.Client.ActiveDecisions(ctx, Filter{Scope: b.Scope(), Value: b.Value()})
 			if err != nil {

@@ -125,7 +125,7 @@ func TestCrowdSecGolden(t *testing.T) {
 		t.Error("a control character from the log reached the output")
 	}
 	// The mapped address's evidence is found under its IPv4 form.
-	if !strings.Contains(buf.String(), `"message": "lohibot-audit: 203.0.113.9 claimed to be lohisoftbot in 3 requests`) {
+	if !strings.Contains(buf.String(), `"message": "lohibot-audit 1.0.0: 203.0.113.9 claimed to be lohisoftbot in 3 requests`) {
 		t.Errorf("no evidence for 203.0.113.9:\n%s", buf.String())
 	}
 }

@@ -301,9 +301,8 @@ type Decision struct {
 	Value    string
 	// Left is the time it has left.
 	Left time.Duration
-	// Message and Meta are its alert's.
+	// Message is its alert's.
 	Message string
-	Meta    map[string]string
 }
 
 // Decisions lists every decision in force, from the alerts cscli alerts
@@ -337,10 +336,6 @@ func parseDecisions(t testing.TB, out string) []Decision {
 			Value    string `json:"value"`
 			Duration string `json:"duration"`
 		} `json:"decisions"`
-		Meta []struct {
-			Key   string `json:"key"`
-			Value string `json:"value"`
-		} `json:"meta"`
 	}
 	if s := strings.TrimSpace(out); s == "" || s == "null" {
 		return nil
@@ -350,10 +345,6 @@ func parseDecisions(t testing.TB, out string) []Decision {
 	}
 	var ds []Decision
 	for _, a := range alerts {
-		meta := map[string]string{}
-		for _, m := range a.Meta {
-			meta[m.Key] = m.Value
-		}
 		for _, d := range a.Decisions {
 			left, err := time.ParseDuration(d.Duration)
 			if err != nil {
@@ -363,7 +354,7 @@ func parseDecisions(t testing.TB, out string) []Decision {
 				continue
 			}
 			ds = append(ds, Decision{ID: d.ID, AlertID: a.ID, Origin: d.Origin, Scenario: d.Scenario, Scope: d.Scope,
-				Type: d.Type, Value: d.Value, Left: left, Message: a.Message, Meta: meta})
+				Type: d.Type, Value: d.Value, Left: left, Message: a.Message})
 		}
 	}
 	slices.SortFunc(ds, func(a, b Decision) int { return cmp.Compare(a.ID, b.ID) })
