@@ -76,13 +76,13 @@ func CrowdSecDecisions(in Input) ([]CrowdSecDecision, *Plan, error) {
 		spoofed       []netip.Addr
 		addrs, ranges []netip.Prefix
 	}
-	var parts []part
-	if len(in.Crawlers) == 0 {
-		parts = []part{{crawler.Default, in.Spoofed, addrs.Block, ranges.Block}}
-	} else {
-		for i, c := range in.Crawlers {
-			parts = append(parts, part{c.Name, c.Spoofed, addrs.Crawlers[i].Block, ranges.Crawlers[i].Block})
-		}
+	crawlers := in.Crawlers
+	if len(crawlers) == 0 {
+		crawlers = []CrawlerInput{{}}
+	}
+	parts := make([]part, len(crawlers))
+	for i, c := range crawlers {
+		parts[i] = part{nameOr(c.Name), c.Spoofed, addrs.Crawlers[i].Block, ranges.Crawlers[i].Block}
 	}
 	byPrefix := map[netip.Prefix]*CrowdSecDecision{}
 	var out []*CrowdSecDecision
@@ -197,11 +197,21 @@ func CrowdSec(w io.Writer, in Input, o CrowdSecOptions) (*Plan, error) {
 	return plan, nil
 }
 
-// EvidenceOf is the CrowdSec evidence of a report's spoofing address.
-func EvidenceOf(r audit.IPReport, addr netip.Addr) crowdsec.Evidence {
-	name := r.Crawler
+// nameOr is a crawler's name for a decision's scenario: name, or the
+// default crawler's when the input names none.
+func nameOr(name string) string {
 	if name == "" {
-		name = crawler.Default
+		return crawler.Default
+	}
+	return name
+}
+
+// EvidenceOf is the CrowdSec evidence of a report's spoofing address addr,
+// which claimed the crawler named name (the report's crawler field, or the
+// default crawler, when name is empty).
+func EvidenceOf(r audit.IPReport, addr netip.Addr, name string) crowdsec.Evidence {
+	if name == "" {
+		name = nameOr(r.Crawler)
 	}
 	e := crowdsec.Evidence{Addr: addr, Crawler: name, Reason: r.Reason, PTR: r.PTR, Forward: r.Forward,
 		Hits: r.Hits, FirstSeen: r.FirstSeen, LastSeen: r.LastSeen}

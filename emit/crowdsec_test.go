@@ -49,17 +49,20 @@ func TestCrowdSecDecisions(t *testing.T) {
 			"198.51.100.200/32 genuine", "fe80::1/128 link-local",
 		}},
 		{"a /64 that holds what may not be banned", Input{
-			Spoofed:    addrs("2001:db8:1::5", "2001:db8:2::1:1", "2001:db8:3::1"),
-			Genuine:    addrs("2001:db8:1::9"),
+			Crawlers: []CrawlerInput{{
+				Spoofed: addrs("2001:db8:1::5", "2001:db8:2::1:1", "2001:db8:3::1"),
+				Genuine: addrs("2001:db8:1::9"),
+				Listed:  prefixes("2001:db8:3:0:8000::/65"),
+			}},
 			NeverBlock: prefixes("2001:db8:2::/112"),
-			Listed:     prefixes("2001:db8:3:0:8000::/65"),
 		}, []string{
 			"Ip:2001:db8:1::5 lohisoftbot [2001:db8:1::5]",
 			"Ip:2001:db8:2::1:1 lohisoftbot [2001:db8:2::1:1]",
 			"Ip:2001:db8:3::1 lohisoftbot [2001:db8:3::1]",
 		}, []string{"3 IPv6 spoofers are banned by address alone: part of its /64 is an address no decision may ban"}, nil},
 		{"several crawlers: one decision per address, none for any crawler's own", Input{
-			Crawlers: []Crawler{
+			Named: true,
+			Crawlers: []CrawlerInput{
 				{Name: "googlebot", Spoofed: addrs("203.0.113.1", "203.0.113.2", "66.249.66.1"), Listed: prefixes("66.249.64.0/19")},
 				{Name: "lohisoftbot", Spoofed: addrs("203.0.113.2", "203.0.113.3"), Listed: prefixes("79.139.58.0/24")},
 			},
@@ -100,11 +103,12 @@ func TestCrowdSecDecisions(t *testing.T) {
 // report and the fixture's addresses.
 func TestCrowdSecGolden(t *testing.T) {
 	in := fixtureInput(BlockSpoofed)
-	in.Spoofed = nil
-	in.Genuine = nil
+	in.one().Spoofed = nil
+	in.one().Genuine = nil
 	in.Evidence = map[netip.Addr][]crowdsec.Evidence{}
 	rep := &audit.Report{Tool: "lohibot-audit"}
-	for _, a := range fixtureInput(BlockSpoofed).Spoofed {
+	fixture := fixtureInput(BlockSpoofed)
+	for _, a := range fixture.one().Spoofed {
 		v := verify.Spoofed
 		if a.String() == "198.51.100.200" {
 			v = verify.Genuine

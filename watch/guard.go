@@ -72,15 +72,12 @@ func (g *Guard) Blockable(r verify.Result) (netip.Addr, string) {
 // genuine addresses known now and the never-block prefixes.
 func (g *Guard) input(a netip.Addr) emit.Input {
 	g.mu.Lock()
-	in := emit.Input{
-		Mode:       emit.BlockSpoofed,
-		Spoofed:    []netip.Addr{a},
-		Listed:     g.list,
-		NeverBlock: g.never,
-	}
+	// Every crawler's addresses as one: none may be blocked.
+	c := emit.CrawlerInput{Spoofed: []netip.Addr{a}, Listed: g.list}
+	never := g.never
 	g.mu.Unlock()
 	if g.genuine != nil {
-		in.Genuine = g.genuine()
+		c.Genuine = g.genuine()
 	}
-	return in
+	return emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never}
 }
