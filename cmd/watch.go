@@ -5,23 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/conduct"
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/robots"
-	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -42,11 +34,13 @@ type watchOptions struct {
 	VerdictTTL      time.Duration
 	NFTNetNS        string
 	CPUProfile      string
+	CrowdSec        bool
+	crowdSecFlags
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
 // run that never ends.
-var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
+var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
 
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1.
@@ -80,7 +74,12 @@ to its own profile's promises.
 table and set names, --nft-table, --set-only), through netlink, each element
 living --ttl. --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
 spoofer, without a shell, at most --exec-concurrency at once, each for at
-most --exec-timeout; a failure is logged, never fatal. Nothing genuine,
+most --exec-timeout; a failure is logged, never fatal. --crowdsec pushes
+each spoofer to the CrowdSec Local API of --crowdsec-credentials as
+'emit crowdsec' does (a decision of type ban for --ttl, its /64 too for
+IPv6), each time it is judged: a decision in force is kept or extended,
+never pushed twice; while the Local API is down or refuses, decisions wait
+(at most 65,536) and are pushed when it answers again. Nothing genuine,
 listed, private, reserved, in --never-block or unverified is ever acted on:
 the rules of 'emit' decide.
 
@@ -88,6 +87,7 @@ the rules of 'emit' decide.
 disk for events are said once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
+  lohibot-audit watch --crowdsec /var/log/nginx/access.log
   tail -F access.log | lohibot-audit watch -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
@@ -107,11 +107,13 @@ disk for events are said once and waited out.`,
 	f.BoolVar(&o.NFTables, "nftables", false, "add each new spoofer to the nftables sets of 'emit nftables', through netlink (needs CAP_NET_ADMIN)")
 	f.StringVar(&o.NFTTable, "nft-table", "", "nftables table `FAMILY NAME` (default \"inet lohibot\")")
 	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: create only the table and sets, no chain (for your own rules to refer to @spoofed_v4 and @spoofed_v6)")
-	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives (7d, 36h, 1d12h; at most 365d)")
+	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives; crowdsec: how long decisions last (7d, 36h, 1d12h; at most 365d)")
 	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address never to act on (repeatable, or comma separated)")
 	f.StringVar(&o.Exec, "exec", "", "run `CMD` ADDRESS CRAWLER REASON for each new spoofer (no shell; CMD is split at spaces)")
 	f.DurationVar(&o.ExecTimeout, "exec-timeout", watch.DefaultExecTimeout, "longest time one --exec command may run")
 	f.IntVar(&o.ExecConcurrency, "exec-concurrency", watch.DefaultExecConcurrency, "most --exec commands running at once")
+	f.BoolVar(&o.CrowdSec, "crowdsec", false, "push each spoofer to a CrowdSec Local API as a ban decision (see --crowdsec-credentials)")
+	addCrowdSecFlags(f, &o.crowdSecFlags)
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
@@ -149,6 +151,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			return usageError("--exec %q: give a command", o.Exec)
 		}
 	}
+	csCreds, err := watchCrowdSecCredentials(c, o)
+	if err != nil {
+		return err
+	}
 	if o.ExecTimeout <= 0 || o.ExecConcurrency < 1 || o.VerdictTTL <= 0 {
 		return usageError("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
 	}
@@ -158,12 +164,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		files = []string{"-"}
 	}
-	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return err
 	}
 	sites := map[string]string{}
-	for _, s := range chooseSites(files, siteRules, sitePlain) {
+	for _, s := range siteFlags.Choose(files) {
 		sites[s.File] = s.Site
 	}
 
@@ -184,39 +190,6 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		warnf(env, "%s", w)
 	}
 
-	var robotsMu sync.Mutex
-	robotsFor := func(site string) *robots.Robots {
-		robotsMu.Lock()
-		defer robotsMu.Unlock()
-		return rs.For(site)
-	}
-	// One judge per crawler: an address is judged against each profile
-	// it claims, with that crawler's DNS names and IP lists.
-	var w *watch.Watcher
-	overrides := conductOverrides(&o.auditOptions)
-	crawlers := make([]watch.Crawler, len(profiles))
-	checkers := make([]*watch.VerifierChecker, len(profiles))
-	for i, p := range profiles {
-		checkers[i] = &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifiers[i])}
-		name := p.Name
-		judge := watch.NewJudge(watch.JudgeOptions{Checker: checkers[i], Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
-			OnVerdict: func(v watch.Verdict) { w.OnVerdictOf(ctx, name)(v) }})
-		cfg := conduct.ConfigOf(p, overrides)
-		if p.Conduct.Robots {
-			cfg.Robots = robotsFor
-		}
-		crawlers[i] = watch.Crawler{Name: name, Judge: judge, Tracker: conduct.NewTracker(cfg)}
-	}
-	// An address genuine for any crawler, or in any one's list, is never
-	// blocked.
-	guard := watch.NewGuard(nil, never, func() []netip.Addr {
-		var out []netip.Addr
-		for _, c := range crawlers {
-			out = append(out, c.Judge.Genuine()...)
-		}
-		return out
-	})
-	guard.SetLists(id.Lists, never)
 	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
 		if err != nil {
 			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
@@ -230,9 +203,6 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
-		Claims:   audit.ClaimsOf(namedCrawlers(&o.auditOptions, profiles)),
-		Crawlers: crawlers,
-		Guard:    guard,
 		Events:   events,
 		Say:      say,
 		Now:      env.Now,
@@ -268,7 +238,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			}
 		}}
 	}
-	w = watch.New(opts)
+	if csCreds != nil {
+		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
+	}
+	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
+		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency})
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
@@ -299,16 +273,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			say(w.Summary())
 		case <-hup:
 			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, profiles, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
-				robotsMu.Lock()
-				rs = nrs
-				robotsMu.Unlock()
-				guard.SetLists(nid.Lists, nnever)
-				for i, ch := range checkers {
-					ch.SetNew(watchVerifierFactory(nid.Verifiers[i]))
-					crawlers[i].Judge.Stale()
-				}
-			}); err != nil {
+			if err := watchReload(ctx, c, env, o, w); err != nil {
 				say(fmt.Sprintf("reload failed: %v; going on as before", err))
 			} else {
 				say("reloaded: addresses are judged again as they are seen")
@@ -328,15 +293,6 @@ func watchEventWriter(env *Env) io.Writer {
 	return env.Stdout
 }
 
-// watchVerifierFactory makes fresh verifiers set up as base (servers,
-// timeouts, the DNS cache, the IP list).
-func watchVerifierFactory(base *verify.Verifier) func() *verify.Verifier {
-	return func() *verify.Verifier {
-		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
-			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile}
-	}
-}
-
 // watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
 // test's). Where the system has no such signals (Windows) the channels
 // never deliver: watchSignalHelp says so in --help.
@@ -348,9 +304,9 @@ func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 }
 
 // watchReload reads the config file again over the command line's flags,
-// and loads the crawler profiles, their IP lists and robots.txt anew; apply
-// takes them. The crawlers watched (running) stay those of the start.
-func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*identity, *robots.Set, []netip.Prefix)) error {
+// and loads the crawler profiles, their IP lists and robots.txt anew for
+// w. The crawlers watched stay those of the start.
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, w *watch.Watcher) error {
 	no := &watchOptions{}
 	fresh := newWatchCmdWith(env, no)
 	fresh.SetContext(ctx)
@@ -385,16 +341,15 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err != nil {
 		return err
 	}
-	if !slices.EqualFunc(profiles, running, func(a, b *crawler.Profile) bool { return a.Name == b.Name }) {
-		return errors.New("the crawlers to watch changed: restart watch to watch others")
-	}
 	id, err := newIdentityFor(ctx, env, &no.auditOptions, profiles)
 	if err != nil {
+		return err
+	}
+	if err := w.Reload(id, rs.For, never); err != nil {
 		return err
 	}
 	for _, w := range append(rs.Warnings(), id.Warnings()...) {
 		warnf(env, "%s", w)
 	}
-	apply(id, rs, never)
 	return nil
 }
