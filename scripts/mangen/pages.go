@@ -375,7 +375,12 @@ func text(s string) string {
 			case '-':
 				b.WriteString(`\-`)
 			default:
-				b.WriteRune(r)
+				if r < 0x80 {
+					b.WriteRune(r)
+				} else {
+					// groff reads bytes, not UTF-8: name the character.
+					fmt.Fprintf(&b, `\[u%04X]`, r)
+				}
 			}
 			if long && (r == '/' || r == ',' || r == ';' || r == '=' || r == '&') {
 				b.WriteString(`\:`)

@@ -187,6 +187,7 @@ func TestText(t *testing.T) {
 		"'starts with a quote":                `\&'starts with a quote`,
 		`back\slash --flag <FILE>`:            `back\eslash \-\-flag <FILE>`,
 		"/a/very/long/path/of/many/parts.txt": `/\:a/\:very/\:long/\:path/\:of/\:many/\:parts.txt`,
+		"one … two — é":                       `one \[u2026] two \[u2014] \[u00E9]`,
 	} {
 		if got := text(in); got != want {
 			t.Errorf("text(%q) = %q, want %q", in, got, want)
