@@ -108,9 +108,9 @@ type Summary struct {
 	Comments int64 `json:"comments,omitempty" yaml:"comments,omitempty"`
 	// TimeZone is the zone its times without a UTC offset were read in,
 	// when its format logs such times.
-	TimeZone string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
-	UnclaimedHit    int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
-	Incomplete      bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+	TimeZone     string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
+	UnclaimedHit int64  `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
+	Incomplete   bool   `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
 
 	// Crawlers are the totals per crawler, when --crawler named them
 	// (SPEC §10).

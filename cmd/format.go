@@ -113,6 +113,7 @@ func parseByteSize(s string) (int64, error) {
 type formatOptions struct {
 	LogFormat string
 	Lines     int
+	Crawlers  []string
 	readOptions
 }
 
@@ -150,6 +151,7 @@ format auto-detection tries made of the first lines, and which it chose.`,
 	f := c.Flags()
 	f.StringVar(&o.LogFormat, "log-format", "auto", "the log format to test: auto, a built-in name, a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>'")
 	f.IntVar(&o.Lines, "lines", 10, "how many lines to show")
+	addCrawlerFlag(f, &o.Crawlers)
 	addReadFlags(f, &o.readOptions)
 	return c
 }
@@ -166,6 +168,14 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	if err != nil {
 		return err
 	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return err
+	}
+	groups := make([][]string, len(profiles))
+	for i, p := range profiles {
+		groups[i] = p.Tokens
+	}
 	name := "-"
 	if len(args) == 1 {
 		name = args[0]
@@ -181,7 +191,7 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read %s: %v", name, err)}
 	}
 	defer in.Close()
-	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict})
+	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict, Claims: parse.NewTokenSet(groups)})
 	if res != nil {
 		writeFormatTest(env.Stdout, res, read.ZoneName)
 	}

@@ -105,7 +105,7 @@ func readCapped(t *testing.T, data []byte, maxDict int64) (recs int, err error, 
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r := NewReader(bytes.NewReader(data), Options{Name: "in", MaxDict: maxDict, Workers: 1})
+	r := NewReader(bytes.NewReader(data), Options{Claims: testClaims, Name: "in", MaxDict: maxDict, Workers: 1})
 	for r.Scan() {
 		recs++
 	}

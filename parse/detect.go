@@ -108,7 +108,7 @@ type Candidate struct {
 func candidates(s *sample) []Candidate {
 	var out []Candidate
 	try := func(f *Format) {
-		lp := newLineParser(f, nil, "", false)
+		lp := newLineParser(f, nil, nil, "", false)
 		lp.ipOnly, lp.strictQuotes = true, true
 		var rec Record
 		c := Candidate{Format: f, FirstMiss: -1}
@@ -149,7 +149,7 @@ func extendedCandidates(lines [][]byte) []*Format {
 			if tf == nil {
 				continue
 			}
-			lp := newLineParser(tf, nil, "", false)
+			lp := newLineParser(tf, nil, nil, "", false)
 			lp.ipOnly, lp.strictQuotes = true, true
 			last := len(tf.items) - 1
 			var rec Record
@@ -263,9 +263,9 @@ func syslogFitsBetter(f *Format, lines [][]byte) bool {
 // and with any client.
 func fitCount(f *Format, lines [][]byte) (ip, any int) {
 	var rec Record
-	strict := newLineParser(f, nil, "", false)
+	strict := newLineParser(f, nil, nil, "", false)
 	strict.ipOnly = true
-	loose := newLineParser(f, nil, "", false)
+	loose := newLineParser(f, nil, nil, "", false)
 	for _, l := range lines {
 		if _, reason := strict.parse(l, &rec); reason == "" {
 			ip++

@@ -163,11 +163,8 @@ func TestFormat(in io.Reader, f *Format, o TestOptions) (*FormatTest, error) {
 			}
 		}
 		if lp == nil && cur != nil {
-			lp = newLineParser(cur, nil, "", false)
+			lp = newLineParser(cur, o.Claims, nil, "", false)
 			lp.loc, lp.keepAll, lp.ipOnly = o.Location, true, f == nil
-			if o.Claims != nil {
-				lp.claims = o.Claims
-			}
 		}
 		out.Lines = append(out.Lines, traceLine(lp, n, line, cur))
 	}
@@ -344,6 +341,9 @@ func (r *Record) Summary() string {
 	}
 	if r.UserAgent != "" {
 		fmt.Fprintf(&b, ", user agent %q", r.UserAgent)
+	}
+	if r.Claimed {
+		b.WriteString(", a claimed hit")
 	}
 	return b.String()
 }

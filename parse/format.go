@@ -96,14 +96,14 @@ type item struct {
 
 // How the line parser validates a field's text.
 const (
-	checkNone   = iota // any text
-	checkField         // validField: numbers, times
-	checkClient        // an IP address literal (or a host name, when allowed)
-	checkUser          // a remote user: spaces only where no field was shifted in
-	checkIdent         // Apache's %l: anything but an IP address
-	checkVhost         // a virtual host of a built-in format: a host name or address, with an optional port
-	checkAddrPort      // an IP address and a port
-	checkXFFClient     // an X-Forwarded-For list whose last entry is an IP address
+	checkNone      = iota // any text
+	checkField            // validField: numbers, times
+	checkClient           // an IP address literal (or a host name, when allowed)
+	checkUser             // a remote user: spaces only where no field was shifted in
+	checkIdent            // Apache's %l: anything but an IP address
+	checkVhost            // a virtual host of a built-in format: a host name or address, with an optional port
+	checkAddrPort         // an IP address and a port
+	checkXFFClient        // an X-Forwarded-For list whose last entry is an IP address
 )
 
 // How a field's text is encoded.

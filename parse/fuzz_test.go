@@ -88,7 +88,7 @@ func FuzzLine(f *testing.F) {
 		}
 		for _, fm := range formats {
 			for _, ipOnly := range []bool{false, true} {
-				lp := newLineParser(fm, nil, "s", false)
+				lp := newLineParser(fm, testClaims, nil, "s", false)
 				lp.ipOnly = ipOnly
 				var rec Record
 				keep, reason := lp.parse([]byte(line), &rec)
@@ -114,7 +114,7 @@ func checkRecord(t *testing.T, fm *Format, rec *Record, ipOnly bool) {
 	t.Helper()
 	// The token as a product token in the User-Agent as sent (matched
 	// at token boundaries, see TokenSet), however the log escaped it.
-	if rec.Claimed != (DefaultClaims.MatchText([]byte(rec.UserAgent)) != 0) {
+	if rec.Claimed != (testClaims.MatchText([]byte(rec.UserAgent)) != 0) {
 		t.Fatalf("%s: claimed=%v for user agent %q", fm.Name(), rec.Claimed, rec.UserAgent)
 	}
 	if rec.Time.IsZero() {
@@ -236,7 +236,7 @@ func FuzzDetect(f *testing.F) {
 			return
 		}
 		lines := sampleLines([]byte(sample))
-		lp := newLineParser(fm, nil, "s", false)
+		lp := newLineParser(fm, testClaims, nil, "s", false)
 		lp.keepAll, lp.ipOnly = true, true
 		fit := 0
 		for _, l := range lines {
@@ -301,7 +301,7 @@ func FuzzCompileFormat(f *testing.F) {
 					t.Fatalf("two fields side by side in %q", spec)
 				}
 			}
-			lp := newLineParser(fm, nil, "s", false)
+			lp := newLineParser(fm, testClaims, nil, "s", false)
 			var rec Record
 			lp.parse([]byte(line), &rec)
 		}
@@ -314,7 +314,7 @@ func FuzzReader(f *testing.F) {
 	seedLines(f)
 	f.Add("\n\n\r\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		r := NewReader(strings.NewReader(in), Options{Name: "f", Format: Combined, ChunkSize: 64, Workers: 2})
+		r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "f", Format: Combined, ChunkSize: 64, Workers: 2})
 		if kind := compressionOf([]byte(in)); kind.name != "" {
 			// read as compressed: it ends in a ReadError, in what it
 			// holds, or in a CompressedError
@@ -335,7 +335,7 @@ func FuzzReader(f *testing.F) {
 			if rec.Line < 1 || rec.Line > int64(len(lines)) {
 				t.Fatalf("record at line %d of %d", rec.Line, len(lines))
 			}
-			if !DefaultClaims.Contains([]byte(lines[rec.Line-1])) && !strings.Contains(lines[rec.Line-1], `\x`) {
+			if !testClaims.Contains([]byte(lines[rec.Line-1])) && !strings.Contains(lines[rec.Line-1], `\x`) {
 				t.Fatalf("record at line %d, which has no token: %q", rec.Line, lines[rec.Line-1])
 			}
 			n++
@@ -365,7 +365,7 @@ func FuzzW3C(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			lp := newLineParser(fm, nil, "s", false)
+			lp := newLineParser(fm, testClaims, nil, "s", false)
 			lp.keepAll, lp.ipOnly = true, true
 			var rec Record
 			if _, reason := lp.parse([]byte(line), &rec); reason == "" {
@@ -395,7 +395,7 @@ func FuzzExtras(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: inferred %v, which does not build: %v", tail, ex, err)
 		}
-		lp := newLineParser(fm, nil, "s", false)
+		lp := newLineParser(fm, testClaims, nil, "s", false)
 		lp.keepAll, lp.ipOnly = true, true
 		var rec Record
 		if _, reason := lp.parse([]byte(base+" "+tail), &rec); reason != "" {

@@ -107,8 +107,9 @@ type Options struct {
 	TrustXFF bool
 	// Claims are the crawlers' User-Agent tokens, one group per crawler:
 	// a line whose User-Agent carries one is a claimed hit, kept, and its
-	// Record.Claims says which groups it names. nil means DefaultClaims
-	// (LohiSoftBot only).
+	// Record.Claims says which groups it names. nil claims nothing: only
+	// the requests of Listed addresses (or, with KeepAll, every request)
+	// are kept.
 	Claims *TokenSet
 	// Listed are addresses whose requests are kept even without a
 	// crawler's token (the crawlers' published addresses).
@@ -144,8 +145,8 @@ type Stats struct {
 	// and do not match the format: AWStats' and W3C logs' headers. They
 	// are neither requests nor malformed.
 	Comments int64
-	Bytes int64 // bytes of log text (after decompression)
-	Gzip  bool  // the input was gzip (Compression is "gzip")
+	Bytes    int64 // bytes of log text (after decompression)
+	Gzip     bool  // the input was gzip (Compression is "gzip")
 	// Compression is how the input was compressed: "gzip", "bzip2",
 	// "xz", "zstd", or "" for plain text.
 	Compression string
@@ -205,9 +206,6 @@ func NewReader(r io.Reader, opts Options) *Reader {
 	}
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
-	}
-	if opts.Claims == nil {
-		opts.Claims = DefaultClaims
 	}
 	if opts.ChunkSize > MaxLineLength {
 		opts.ChunkSize = MaxLineLength
@@ -710,8 +708,7 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 			f = r.format.Load()
 		}
 		if f != nil && (lp == nil || lpFormat != f) {
-			lp = newLineParser(f, r.opts.Listed, r.opts.Site, r.opts.TrustXFF)
-			lp.claims = r.opts.Claims
+			lp = newLineParser(f, r.opts.Claims, r.opts.Listed, r.opts.Site, r.opts.TrustXFF)
 			lp.loc = r.opts.Location
 			lp.keepAll = r.opts.KeepAll
 			lp.ipOnly = r.opts.Format == nil

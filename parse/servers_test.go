@@ -18,6 +18,9 @@ func readKeep(t *testing.T, data []byte, o Options) ([]*Record, Stats, *Reader) 
 		o.Site = "in"
 	}
 	o.KeepAll = true
+	if o.Claims == nil {
+		o.Claims = testClaims
+	}
 	r := NewReader(bytes.NewReader(data), o)
 	var recs []*Record
 	for r.Scan() {
@@ -187,7 +190,7 @@ func TestServerClients(t *testing.T) {
 // X-Forwarded-For address has no client: malformed, saying why.
 func TestEnvoyClientNeeded(t *testing.T) {
 	line := `[2026-12-01T06:25:01.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "-" "LohiSoftBot/1.0" "x" "www.example.org" "10.0.2.1:80"`
-	lp := newLineParser(Envoy, nil, "s", false)
+	lp := newLineParser(Envoy, testClaims, nil, "s", false)
 	var rec Record
 	if _, reason := lp.parse([]byte(line), &rec); !strings.Contains(reason, "the last X-Forwarded-For address \"-\" is not an IP address") {
 		t.Errorf("reason %q", reason)
@@ -255,7 +258,6 @@ func TestW3CFieldsChange(t *testing.T) {
 	}
 }
 
-
 // TestCommentsAndBlanks: '#' lines and blank lines before and between
 // records are counted apart from malformed lines; a line of text is
 // malformed; detection looks past them.
@@ -285,7 +287,7 @@ func TestExtraFields(t *testing.T) {
 		format string
 		dur    time.Duration // read from the first line; -1: none
 	}{
-		{[]string{" 26012", " 311"}, "combined+num", -1},                     // Apache %D: a number, unread
+		{[]string{" 26012", " 311"}, "combined+num", -1},                      // Apache %D: a number, unread
 		{[]string{" 0.026", " 0.003"}, "combined+sec", 26 * time.Millisecond}, // nginx $request_time
 		{[]string{" 0.026 0.025", " 0.003 -"}, "combined+sec+sec", 26 * time.Millisecond},
 		{[]string{` 7 "blog@docker" "http://172.18.0.4:80" 12ms`}, "traefik", 12 * time.Millisecond},

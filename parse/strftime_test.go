@@ -63,7 +63,7 @@ func TestApacheTimeFormats(t *testing.T) {
 				parts := strings.SplitN(tc.timeText, " ", 3)
 				text = "203.0.113.10 - - " + parts[0] + " " + parts[1] + rest + " " + parts[2]
 			}
-			lp := newLineParser(f, nil, "s", false)
+			lp := newLineParser(f, testClaims, nil, "s", false)
 			lp.loc = tc.loc
 			var rec Record
 			keep, reason := lp.parse([]byte(text), &rec)
@@ -99,7 +99,7 @@ func TestNginxTimes(t *testing.T) {
 		if f.NeedsZone() {
 			t.Errorf("%s needs a zone", tc.format)
 		}
-		lp := newLineParser(f, nil, "s", false)
+		lp := newLineParser(f, testClaims, nil, "s", false)
 		var rec Record
 		if _, reason := lp.parse([]byte(tc.text), &rec); reason != "" || rec.Time.UTC().Format(time.RFC3339Nano) != tc.want {
 			t.Errorf("%s: %v %q", tc.format, rec.Time, reason)
