@@ -230,6 +230,9 @@ func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
 		fmt.Fprintf(w, "format: %s (detected)\n", t.Format.Name())
 	case t.Format != nil:
 		fmt.Fprintf(w, "format: %s\n", t.Format.Name())
+		if best := bestCandidate(t.Candidates); best != nil && best.Format.Name() != t.Format.Name() {
+			fmt.Fprintf(w, "auto-detection reads %d of these %d lines as %s (try --log-format auto)\n", best.Fit, best.Lines, best.Format.Name())
+		}
 	}
 	if t.Format != nil && t.Format.NeedsZone() {
 		fmt.Fprintf(w, "times without a UTC offset are read in %s (--timezone)\n", zone)
@@ -266,4 +269,16 @@ func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
 			fmt.Fprintf(w, "  = %s\n", esc(l.Record.Summary()))
 		}
 	}
+}
+
+// bestCandidate is the candidate auto-detection would choose: the first
+// that fits the most lines, more than half of them.
+func bestCandidate(cs []parse.CandidateTrace) *parse.CandidateTrace {
+	var best *parse.CandidateTrace
+	for i := range cs {
+		if c := &cs[i]; c.Fit*2 > c.Lines && (best == nil || c.Fit > best.Fit) {
+			best = c
+		}
+	}
+	return best
 }

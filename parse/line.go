@@ -91,6 +91,9 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// end of the line, even if a logger left a bare quote inside.
 			next := items[i+1].lit
 			if len(line)-pos < len(next) || string(line[len(line)-len(next):]) != next {
+				if q := findQuote(line, pos); q >= 0 && strings.HasPrefix(next, `"`) {
+					return false, "unexpected text after the last field at byte " + p.at(q+len(next))
+				}
 				return false, "line does not end with " + strconv.Quote(next)
 			}
 			end = len(line) - len(next)

@@ -147,7 +147,7 @@ func TestLineFormats(t *testing.T) {
 		{name: "bad status", format: Combined, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 2x0 1 "-" "-"`, reason: "bad status"},
 		{name: "combined line under common", format: Common, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-"`, reason: "bad bytes"},
 		{name: "vhost line is not combined", format: Combined, line: `www.example.com:443 203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5 "-" "-"`, reason: "has a port"},
-		{name: "trailing garbage", format: Combined, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-" extra`, reason: "does not end"},
+		{name: "trailing garbage", format: Combined, line: `1.2.3.4 - - [10/Oct/2026:13:55:36 +0200] "GET / HTTP/1.1" 200 1 "-" "-" extra`, reason: "unexpected text after the last field at byte 72"},
 		{name: "empty line", format: Combined, line: ``, reason: "no"},
 		{name: "json not an object", format: JSON, line: `["a"]`, reason: "not a JSON object"},
 		{name: "json without address", format: JSON, line: `{"time_local":"10/Oct/2026:13:55:36 +0200","status":200}`, reason: "no remote_addr"},
