@@ -89,6 +89,7 @@ func ParseFile(data []byte, name string) (*Profile, error) {
 			p.RobotsToken, err = scalarString(v)
 		case "fcrdns":
 			p.FCrDNS, err = stringList(v)
+			itemLines(lines, key, v)
 		case "ip_lists":
 			p.IPLists, err = stringList(v)
 		case "builtin_ips":
@@ -212,6 +213,16 @@ func parseConduct(n *yaml.Node, c *Conduct, lines map[string]int, fail func(*yam
 		}
 	}
 	return nil
+}
+
+// itemLines records the line of each item of a list field, as
+// "key.INDEX", so that an error about one item names its line.
+func itemLines(lines map[string]int, key string, v *yaml.Node) {
+	if v.Kind == yaml.SequenceNode {
+		for i, c := range v.Content {
+			lines[key+"."+strconv.Itoa(i)] = c.Line
+		}
+	}
 }
 
 func scalarString(n *yaml.Node) (string, error) {

@@ -78,6 +78,9 @@ func TestParseFileErrors(t *testing.T) {
 		{"budget half", "name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct:\n  budget: {pages: 3}\n", 5, "both pages and window"},
 		{"budget zero", "name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct:\n  budget:\n    pages: -1\n    window: 1h\n", 6, "conduct.budget.pages"},
 		{"nothing to verify", "name: x\ntokens: [XBot]\n", 1, "no way to verify"},
+		{"public suffix", "name: x\ntokens: [XBot]\nfcrdns:\n  - crawl.example.net\n  - co.uk\n", 5, `fcrdns: "co.uk" is a public suffix`},
+		{"private public suffix", "name: x\ntokens: [XBot]\nfcrdns: [github.io]\n", 3, "Public Suffix List"},
+		{"cloud zone", "name: x\ntokens: [XBot]\nfcrdns:\n- googleusercontent.com\n", 4, "Google Compute Engine names every customer's VM under bc.googleusercontent.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.yaml), "p.yaml")

@@ -110,7 +110,16 @@ type fieldError struct {
 	err   error
 }
 
-func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+func (e *fieldError) Error() string { return e.name() + ": " + e.err.Error() }
+
+// name is the field as a user writes it: "fcrdns" for "fcrdns.2", the
+// third item of the list (whose index picks its line in a file).
+func (e *fieldError) name() string {
+	if i := strings.LastIndexByte(e.field, '.'); i >= 0 && e.field[i+1:] != "" && strings.Trim(e.field[i+1:], "0123456789") == "" {
+		return e.field[:i]
+	}
+	return e.field
+}
 
 func bad(field, format string, a ...any) error {
 	return &fieldError{field: field, err: fmt.Errorf(format, a...)}
@@ -151,8 +160,11 @@ func (p *Profile) validate() error {
 	}
 	for i, s := range p.FCrDNS {
 		n, err := normSuffix(s)
+		if err == nil {
+			err = checkSuffixOwner(n)
+		}
 		if err != nil {
-			return &fieldError{"fcrdns", err}
+			return &fieldError{fmt.Sprintf("fcrdns.%d", i), err}
 		}
 		p.FCrDNS[i] = n
 	}

@@ -136,10 +136,64 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want ErrInvalid", err)
 			}
 			var fe *fieldError
-			if !errors.As(err, &fe) || fe.field != tc.field {
+			if !errors.As(err, &fe) || fe.name() != tc.field {
 				t.Errorf("Validate() = %v, want an error about %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// TestSuffixOwners checks that a PTR suffix must belong to one owner:
+// not a public suffix nor above one, no public suffixes right below it,
+// and no cloud zone of customers' machines (SPEC §3: anyone with a name
+// under the suffix passes FCrDNS).
+func TestSuffixOwners(t *testing.T) {
+	for _, tc := range []struct {
+		suffix string
+		ok     bool
+	}{
+		// Public suffixes, ICANN and private.
+		{"co.uk", false},
+		{"com", false},
+		{"uk", false},
+		{"github.io", false},
+		{"appspot.com", false},
+		{"blogspot.com", false},
+		{"cloudapp.net", false},
+		{"in-addr.arpa", false},
+		{"amazon", false},
+		// Every child a public suffix (*.compute-1.amazonaws.com).
+		{"compute-1.amazonaws.com", false},
+		// Cloud zones of customers' machines, and names above and below.
+		{"googleusercontent.com", false},
+		{"bc.googleusercontent.com", false},
+		{"10.0.0.1.bc.googleusercontent.com", false},
+		{"amazonaws.com", false},
+		{"eu-west-1.compute.amazonaws.com", false},
+		{"azure.com", false},
+		{"westeurope.cloudapp.azure.com", false},
+		// One owner each: the built-in crawlers' zones and the like.
+		{"gae.googleusercontent.com", true},
+		{"googlebot.com", true},
+		{"geo.googlebot.com", true},
+		{"google.com", true},
+		{"search.msn.com", true},
+		{"applebot.apple.com", true},
+		{"crawl.amazonbot.amazon", true},
+		{"bot.lohisoft.com", true},
+		{"example.co.uk", true},
+		{"crawl.example.net", true},
+		{"someone.github.io", true},
+	} {
+		p := &Profile{Name: "examplebot", Tokens: []string{"ExampleBot"}, FCrDNS: []string{tc.suffix}}
+		err := p.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("fcrdns %q: Validate() = %v, want ok %v", tc.suffix, err, tc.ok)
+		}
+		var fe *fieldError
+		if err != nil && (!errors.As(err, &fe) || fe.name() != "fcrdns") {
+			t.Errorf("fcrdns %q: %v is not about fcrdns", tc.suffix, err)
+		}
 	}
 }
 
