@@ -155,9 +155,16 @@ func TestVerifyCrawlerProfileOffline(t *testing.T) {
 	if len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" || ips[0].Crawler != "examplebot" {
 		t.Errorf("got %+v", ips)
 	}
-	// googlebot has no built-in list: offline without a cached one, its
-	// claims stay unverified, never spoofed.
-	code, ips, _ = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1")
+	// googlebot offline without a cached list: its list's built-in
+	// snapshot decides, and stderr says how old it is.
+	code, ips, stderr = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1", "203.0.113.9")
+	if code != 0 || len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" ||
+		!strings.Contains(stderr, "googlebot: offline and no copy cached of common-crawlers.json; its built-in snapshot (2026-08-21, ") {
+		t.Errorf("exit %d, got %+v, stderr %q", code, ips, stderr)
+	}
+	// amazonbot publishes no list: offline, its claims stay unverified,
+	// never spoofed.
+	code, ips, _ = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "amazonbot", "52.70.240.171")
 	if code != 0 || len(ips) != 1 || ips[0].Verdict != "unverified" || ips[0].Reason != verify.ReasonNoIPList {
 		t.Errorf("exit %d, got %+v", code, ips)
 	}
@@ -170,7 +177,7 @@ func TestVerifyCrawlerErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown name", []string{"--crawler", "yandexbot"}, `unknown crawler "yandexbot": built in are bingbot, googlebot, lohisoftbot`},
+		{"unknown name", []string{"--crawler", "yandexbot"}, `unknown crawler "yandexbot": built in are amazonbot, applebot, bingbot, `},
 		{"missing file", []string{"--crawler", "./nope.yaml"}, "cannot read crawler profile ./nope.yaml: no such file or directory"},
 		{"invalid file", []string{"--crawler", bad}, bad + `:3: fcrdns: "com": give a domain of two labels or more`},
 		{"twice", []string{"--crawler", "googlebot", "--crawler", "GoogleBot"}, "crawler googlebot is given twice"},

@@ -140,6 +140,8 @@ func ipsShow(ll *verify.Lists, now time.Time) *ipsShowDoc {
 	case !l.Fetched.IsZero():
 		t := l.Fetched.UTC()
 		out.Fetched, since = &t, t
+	case !l.Snapshot.IsZero():
+		since = l.Snapshot
 	case l.Source != verify.IPListSourceBuiltin:
 		if fi, err := os.Stat(l.Source); err == nil {
 			since = fi.ModTime()
@@ -336,6 +338,8 @@ func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists,
 			what := "the built-in list"
 			if ld.Cached {
 				what = "the cached list"
+			} else if ld.Snapshot {
+				what = "its built-in snapshot of " + ld.List.Snapshot.Format(time.DateOnly)
 			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
 				what = "no list (" + p.Name + " has no built-in one)"
 			}
