@@ -3,8 +3,6 @@ package parse
 import (
 	"encoding/binary"
 	"strings"
-
-	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // letterRarity ranks the letters from rarest to commonest in the
@@ -72,13 +70,6 @@ type anchor struct {
 	fold bool   // a letter: compare with b|0x20
 	rep  uint64 // b in all eight bytes
 }
-
-// DefaultClaims is the set a Reader matches when Options.Claims is nil:
-// the tokens of the default crawler profile (LohiSoftBot) as group 0.
-var DefaultClaims = func() *TokenSet {
-	p, _ := crawler.Builtin(crawler.Default)
-	return NewTokenSet([][]string{p.Tokens})
-}()
 
 // NewTokenSet builds the set of groups[i]'s tokens, reported as bit i of
 // Match. Empty tokens are ignored; at most 64 groups are used.

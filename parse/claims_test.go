@@ -68,6 +68,9 @@ func naive(groups [][]string, b []byte, escaped bool) uint64 {
 
 var claimGroups = [][]string{{"LohiSoftBot"}, {"Googlebot"}, {"bingbot"}}
 
+// testClaims is the token set the tests read logs with: LohiSoftBot's.
+var testClaims = NewTokenSet(claimGroups[:1])
+
 func TestTokenSetMatch(t *testing.T) {
 	s := NewTokenSet(claimGroups)
 	for _, tc := range []struct {
@@ -116,11 +119,11 @@ func TestTokenSetMatch(t *testing.T) {
 	}
 }
 
-// TestDefaultClaims checks the reader's default set (LohiSoftBot, the
+// TestOneTokenClaims checks the set of one crawler (LohiSoftBot, the
 // default profile) against the obvious definition, on text made of the
 // token's letters.
-func TestDefaultClaims(t *testing.T) {
-	s := DefaultClaims
+func TestOneTokenClaims(t *testing.T) {
+	s := testClaims
 	if len(s.anchors) != 1 || s.anchors[0].b != 'f' {
 		t.Errorf("default anchors = %+v, want 'f' (the rarest letter of LohiSoftBot)", s.anchors)
 	}
@@ -247,7 +250,7 @@ var benchUAs = [][]byte{
 }
 
 func BenchmarkTokenSet1(b *testing.B) {
-	s := DefaultClaims
+	s := testClaims
 	for i := 0; i < b.N; i++ {
 		for _, ua := range benchUAs {
 			s.Match(ua)
@@ -298,10 +301,14 @@ func TestReaderClaims(t *testing.T) {
 		// malformedClaims counts the malformed claims.
 		malformedClaims int64
 	}{
-		{"combined, default", combined, Combined, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"combined, one", combined, Combined, testClaims, []want{{1, 1}, {5, 1}}, 0},
 		{"combined, three", combined, Combined, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
-		{"json, default", jsonl, JSON, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"json, one", jsonl, JSON, testClaims, []want{{1, 1}, {5, 1}}, 0},
 		{"json, three", jsonl, JSON, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
+		// No tokens given, nothing is claimed: the reader knows no crawler
+		// of its own.
+		{"combined, none", combined, Combined, nil, nil, 0},
+		{"json, none", jsonl, JSON, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReader(strings.NewReader(tc.log), Options{Name: "x.log", Format: tc.format, Claims: tc.claims, Workers: 2})

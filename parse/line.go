@@ -29,8 +29,8 @@ type lineParser struct {
 	spans  [maxItems]span // where the fields of the current line are
 }
 
-func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
-	return &lineParser{f: f, claims: DefaultClaims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
+func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
+	return &lineParser{f: f, claims: claims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
 // at names a byte of the current line for a reason: i counts from the
