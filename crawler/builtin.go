@@ -90,6 +90,7 @@ func BuiltinsIn(c string) []*Profile {
 var builtins = map[string]func() *Profile{
 	"lohisoftbot":           lohiSoftBot,
 	"googlebot":             googlebot,
+	"google-common":         googleCommon,
 	"google-special":        googleSpecial,
 	"google-user-triggered": googleUserTriggered,
 	"bingbot":               bingbot,
@@ -155,9 +156,9 @@ const googleRanges = "https://developers.google.com/static/crawling/ipranges/"
 // accepted for the Googlebot token, a program on Google Cloud could
 // fetch from those addresses as "Googlebot" and pass.
 //
-// Googlebot-Image, Googlebot-News and Googlebot-Video are other product
-// tokens (each with its own robots.txt group, falling back to
-// Googlebot's); a profile file can audit them.
+// Google's other common crawlers (Googlebot-Image, GoogleOther, …) send
+// product tokens of their own, each with its own robots.txt group: they
+// are google-common.
 func googlebot() *Profile {
 	return &Profile{
 		Name:        "googlebot",
@@ -168,6 +169,27 @@ func googlebot() *Profile {
 		IPLists:     []string{googleRanges + "common-crawlers.json"},
 		IPv6:        true,
 		Conduct:     Conduct{Robots: true},
+	}
+}
+
+// googleCommon is Google's common crawlers other than Googlebot, as
+// "Google's common crawlers" (developers.google.com/crawling/docs/
+// crawlers-fetchers/google-common-crawlers) lists them: verified as
+// Googlebot is (googlebot.com, common-crawlers.json). They obey
+// robots.txt, but each by the group of its own token (Googlebot-Image by
+// Googlebot-Image's, else Googlebot's; GoogleOther by GoogleOther's):
+// one robots.txt token cannot stand for them all, so robots.txt is not
+// checked for them rather than judged by another crawler's group.
+func googleCommon() *Profile {
+	return &Profile{
+		Name:     "google-common",
+		Category: CategorySearch,
+		Tokens: []string{"Googlebot-Image", "Googlebot-News", "Googlebot-Video", "Storebot-Google",
+			"Google-InspectionTool", "GoogleOther", "GoogleOther-Image", "GoogleOther-Video",
+			"Google-CloudVertexBot"},
+		FCrDNS:  []string{"googlebot.com"},
+		IPLists: []string{googleRanges + "common-crawlers.json"},
+		IPv6:    true,
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	want := []string{"amazonbot", "applebot", "bingbot", "chatgpt-user", "claude-searchbot", "claude-user", "claudebot",
-		"duckduckbot", "google-special", "google-user-triggered", "googlebot", "gptbot", "lohisoftbot",
+		"duckduckbot", "google-common", "google-special", "google-user-triggered", "googlebot", "gptbot", "lohisoftbot",
 		"oai-searchbot", "perplexity-user", "perplexitybot"}
 	if got := BuiltinNames(); !slices.Equal(got, want) {
 		t.Fatalf("BuiltinNames() = %v, want %v", got, want)
@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 		if p.Category == "" || p.Category == CategoryOther {
 			t.Errorf("%s: category %q", name, p.Category)
 		}
-		if p.Conduct.Robots == p.Conduct.RobotsNotPromised {
+		if p.Conduct.Robots == p.Conduct.RobotsNotPromised && name != "google-common" {
 			t.Errorf("%s: robots promised %v, not promised %v: each built-in crawler's operator says one or the other", name, p.Conduct.Robots, p.Conduct.RobotsNotPromised)
 		}
 		for _, u := range p.IPLists {
@@ -83,6 +83,7 @@ func TestGoogleProfiles(t *testing.T) {
 		robots   bool
 	}{
 		{"googlebot", []string{"googlebot.com"}, []string{"common-crawlers.json"}, true},
+		{"google-common", []string{"googlebot.com"}, []string{"common-crawlers.json"}, false},
 		{"google-special", []string{"google.com"}, []string{"special-crawlers.json"}, false},
 		{"google-user-triggered", []string{"gae.googleusercontent.com", "google.com"},
 			[]string{"user-triggered-fetchers.json", "user-triggered-fetchers-google.json", "user-triggered-agents.json"}, false},
@@ -102,8 +103,25 @@ func TestGoogleProfiles(t *testing.T) {
 		if !slices.Equal(lists, tc.lists) {
 			t.Errorf("%s lists = %v, want %v", tc.name, lists, tc.lists)
 		}
-		if p.Conduct.Robots != tc.robots || p.Conduct.RobotsNotPromised == tc.robots {
+		notPromised := !tc.robots && tc.name != "google-common" // google-common: promised, not checkable by one token
+		if p.Conduct.Robots != tc.robots || p.Conduct.RobotsNotPromised != notPromised {
 			t.Errorf("%s robots %v, not promised %v", tc.name, p.Conduct.Robots, p.Conduct.RobotsNotPromised)
+		}
+	}
+	// Each of Google's crawler tokens belongs to one profile.
+	seen := map[string]string{}
+	for _, name := range []string{"googlebot", "google-common", "google-special", "google-user-triggered"} {
+		p, _ := Builtin(name)
+		for _, tok := range p.Tokens {
+			if other, ok := seen[strings.ToLower(tok)]; ok {
+				t.Errorf("token %s in %s and %s", tok, other, name)
+			}
+			seen[strings.ToLower(tok)] = name
+		}
+	}
+	for _, tok := range []string{"googlebot-image", "googleother", "storebot-google", "google-inspectiontool", "adsbot-google", "feedfetcher-google"} {
+		if seen[tok] == "" {
+			t.Errorf("no Google profile claims %s", tok)
 		}
 	}
 }
@@ -167,7 +185,7 @@ func TestResolveCategories(t *testing.T) {
 		{[]string{"AI-Search"}, []string{"claude-searchbot", "oai-searchbot", "perplexitybot"}},
 		{[]string{"user-triggered"}, []string{"chatgpt-user", "claude-user", "google-user-triggered", "perplexity-user"}},
 		{[]string{"special-case"}, []string{"google-special"}},
-		{[]string{"lohisoftbot", "search"}, []string{"lohisoftbot", "applebot", "bingbot", "duckduckbot", "googlebot"}},
+		{[]string{"lohisoftbot", "search"}, []string{"lohisoftbot", "applebot", "bingbot", "duckduckbot", "google-common", "googlebot"}},
 		{[]string{"gptbot", "ai-training", "ai-training"}, []string{"gptbot", "amazonbot", "claudebot"}},
 	} {
 		ps, err := Resolve(tc.values)
