@@ -416,6 +416,7 @@ the LohiSoftBot search crawler:
 		newEmitCmd(env),
 		newIPsCmd(env),
 		newWatchCmd(env),
+		newFormatCmd(env),
 		newVersionCmd(env),
 	)
 	registerCompletions(root)
