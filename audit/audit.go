@@ -449,6 +449,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
+		SchemaVersion:     SchemaVersion,
 		Summary:           a.summary,
 		IPs:               []IPReport{}, // made one at a time: see AllIPs
 		Sites:             []SiteReport{},
