@@ -225,7 +225,7 @@ func TestIPsCrawler(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, stderr)
 	}
-	var shown []ipsShowOutput
+	var shown []ipsShown
 	if err := json.Unmarshal([]byte(stdout), &shown); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}

@@ -231,12 +231,20 @@ func TestIdentityListFallbacks(t *testing.T) {
 	}
 }
 
+// ipsShown is what the tests read of the JSON of ips show.
+type ipsShown struct {
+	Crawler  string   `json:"crawler"`
+	Source   string   `json:"source"`
+	Cached   bool     `json:"cached"`
+	Prefixes []string `json:"prefixes"`
+}
+
 func TestIPsShowJSONShape(t *testing.T) {
 	code, stdout, stderr := identityRun(t, &Env{}, "ips", "show", "--format", "json", "--no-cache")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got ipsShowOutput
+	var got ipsShown
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}

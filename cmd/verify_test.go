@@ -414,37 +414,6 @@ func TestVerifyCommandNoNetwork(t *testing.T) {
 	}
 }
 
-func TestVerifyCommandResolvConf(t *testing.T) {
-	old := identityResolvConf
-	t.Cleanup(func() { identityResolvConf = old })
-	tests := []struct {
-		name, content string
-		warning       string
-	}{
-		{"no nameserver", "search example.com\noptions ndots:2\n", "dns: no nameserver in "},
-		{"missing file", "", "dns: cannot read "},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			identityResolvConf = filepath.Join(t.TempDir(), "resolv.conf")
-			if tc.content != "" {
-				os.WriteFile(identityResolvConf, []byte(tc.content), 0o600)
-			}
-			code, stdout, stderr := identityRun(t, &Env{}, "verify", "--format", "json", "--ip-list",
-				identityWriteFile(t, "ips.json", `["79.139.58.98"]`), "--cache-dir", t.TempDir(), "79.139.58.98", "192.0.2.1")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			if !strings.Contains(stderr, tc.warning) || strings.Contains(stderr, verify.NoResolverWarning) || strings.Count(stderr, "warning:") != 1 {
-				t.Errorf("want one warning saying %q, stderr:\n%s", tc.warning, stderr)
-			}
-			if !strings.Contains(stdout, `"reason": "dns-error"`) || !strings.Contains(stdout, `"method": "ip-list"`) {
-				t.Errorf("want the list to decide:\n%s", stdout)
-			}
-		})
-	}
-}
-
 func TestIdentityServers(t *testing.T) {
 	tests := []struct {
 		in   []string
