@@ -67,6 +67,10 @@ type IPList struct {
 	// Fetched is when the list was fetched from Source (or last confirmed
 	// unchanged with a 304); zero for the built-in list and for files.
 	Fetched time.Time
+	// Snapshot, for a list from a built-in snapshot (crawler.SnapshotOf:
+	// none fetched or cached), is the day it was known to be published
+	// so; the oldest of them for a union. Zero otherwise.
+	Snapshot time.Time
 	// SHA256 is the hex SHA-256 of the list as its source served it (or
 	// as the file holds it): evidence that names the very list that
 	// decided. Empty for the built-in list.
