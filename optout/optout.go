@@ -194,7 +194,7 @@ func (l *Letter) Bytes() ([]byte, error) {
 	if l.Date.IsZero() {
 		return nil, errors.New("optout: a letter needs its date")
 	}
-	body := l.body(domains, from, to)
+	body := l.body(domains, from)
 	var b strings.Builder
 	header := func(name, value string) {
 		b.WriteString(fold(name + ": " + value))
@@ -263,18 +263,19 @@ func (l *Letter) subject(domains []string) string {
 	return s + " from " + l.Crawler + "'s crawl"
 }
 
-// body is the letter's text, with "\n" line ends: what is asked, the
-// domains (Unicode names with their ASCII form), and the date.
-func (l *Letter) body(domains []string, from, to *mail.Address) string {
+// body is the letter's text, with "\n" line ends: what is asked, in the
+// words crawler pages use for it (exclusion from the crawl, removal from
+// the crawl list), the domains (Unicode names with their ASCII form), and
+// the date.
+func (l *Letter) body(domains []string, from *mail.Address) string {
 	var b strings.Builder
 	one := len(domains) == 1
-	what, them := "these domains", "them"
+	sites, its, them, what := "sites", "their", "them", "these domains have"
 	if one {
-		what, them = "this domain", "it"
+		sites, its, them, what = "site", "its", "it", "this domain has"
 	}
-	wrap(&b, fmt.Sprintf("Hello,\n\nI am responsible for the web %s below and ask that %s no longer crawl %s: please exclude %s from %s's crawl and remove %s from its crawl list. %s's page offers this exclusion on request by e-mail to %s.",
-		plural(one, "site", "sites"), l.Crawler, them, what, l.Crawler, them, l.Crawler, to.Address))
-	b.WriteString("\n")
+	wrap(&b, fmt.Sprintf("Hello,\n\nI am responsible for the web %s below and ask for %s immediate exclusion from %s's crawl: please remove %s from the crawl list, so that %s fetches nothing more from %s.",
+		sites, its, l.Crawler, them, l.Crawler, them))
 	for _, d := range domains {
 		b.WriteString("  ")
 		if u := Display(d); u != d {
@@ -286,9 +287,9 @@ func (l *Letter) body(domains []string, from, to *mail.Address) string {
 	}
 	b.WriteString("\n")
 	utc := l.Date.UTC()
-	wrap(&b, fmt.Sprintf("This request is made on %s (%s). Please confirm when %s %s been removed from the crawl list.",
-		utc.Format("2 January 2006"), utc.Format(time.RFC3339), what, plural(one, "has", "have")))
-	b.WriteString("\nThank you,\n")
+	wrap(&b, fmt.Sprintf("This request is made on %s (%s). Please confirm when %s been removed from the crawl list.",
+		utc.Format("2 January 2006"), utc.Format(time.RFC3339), what))
+	b.WriteString("Thank you,\n")
 	if from.Name != "" {
 		b.WriteString(from.Name + "\n")
 	}

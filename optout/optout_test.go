@@ -173,14 +173,14 @@ func TestLetterReadsBack(t *testing.T) {
 			from:    "webmaster@example.com",
 			domains: []string{"example.com"},
 			subject: "Opt-out request: please exclude example.com from LohiSoftBot's crawl",
-			lines:   []string{"  example.com\n", "remove it from its crawl list", "2026-12-04T15:30:05Z"},
+			lines:   []string{"  example.com\n", "ask for its immediate exclusion from", "2026-12-04T15:30:05Z"},
 		},
 		{
 			name:    "unicode name and domains",
 			from:    "Jörg Müller <webmaster@bücher.example>",
 			domains: []string{"bücher.example", "example.com", "xn--bcher-kva.example", "пример.бг"},
 			subject: "Opt-out request: please exclude bücher.example and 2 more domains from LohiSoftBot's crawl",
-			lines:   []string{"  bücher.example (xn--bcher-kva.example)\n  example.com\n  пример.бг (xn--e1afmkfd.xn--90ae)\n", "Jörg Müller\nwebmaster@xn--bcher-kva.example\n", "remove them from its crawl list"},
+			lines:   []string{"  bücher.example (xn--bcher-kva.example)\n  example.com\n  пример.бг (xn--e1afmkfd.xn--90ae)\n", "Jörg Müller\nwebmaster@xn--bcher-kva.example\n", "please remove them from the crawl list"},
 			qp:      true,
 		},
 	} {
@@ -203,8 +203,9 @@ func TestLetterReadsBack(t *testing.T) {
 			if !p.date.Equal(date) {
 				t.Errorf("date %v, want %v", p.date, date)
 			}
+			flat := strings.Join(strings.Fields(p.body), " ")
 			for _, want := range tc.lines {
-				if !strings.Contains(p.body, want) {
+				if !strings.Contains(p.body, want) && (strings.Contains(want, "\n") || !strings.Contains(flat, want)) {
 					t.Errorf("body lacks %q:\n%s", want, p.body)
 				}
 			}
