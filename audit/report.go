@@ -113,7 +113,11 @@ type Summary struct {
 
 // CrawlerSummary is one crawler's totals (SPEC §10 summary.crawlers).
 type CrawlerSummary struct {
-	Name           string `json:"name" yaml:"name"`
+	Name string `json:"name" yaml:"name"`
+	// Category is what the crawler is for (crawler.Profile.Category:
+	// search, ai-training, ai-search, user-triggered, …); "" when the
+	// report was made without its profile.
+	Category       string `json:"category,omitempty" yaml:"category,omitempty"`
 	ClaimedHits    int64  `json:"claimed_hits" yaml:"claimed_hits"`
 	GenuineHits    int64  `json:"genuine_hits" yaml:"genuine_hits"`
 	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`

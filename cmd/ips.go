@@ -195,6 +195,8 @@ func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists,
 			what := "the built-in list"
 			if ld.Cached {
 				what = "the cached list"
+			} else if ld.Snapshot {
+				what = "its built-in snapshot of " + ld.List.Snapshot.Format(time.DateOnly)
 			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
 				what = "no list (" + p.Name + " has no built-in one)"
 			}

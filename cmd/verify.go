@@ -177,7 +177,7 @@ func verifyParseArgs(args []string) ([]netip.Addr, error) {
 
 // addCrawlerFlag adds --crawler, the crawlers to judge against.
 func addCrawlerFlag(f *pflag.FlagSet, crawlers *[]string) {
-	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
+	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+"), a CATEGORY of them ("+strings.Join(crawler.BuiltinCategories(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
 }
 
 // resolveCrawlers turns --crawler values into profiles; a name that is not

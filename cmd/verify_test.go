@@ -450,11 +450,12 @@ func TestVerifyCSVSeveralCrawlers(t *testing.T) {
 		}
 		return records
 	}
-	got := read("--crawler", "lohisoftbot", "--crawler", "googlebot", "79.139.58.98")
+	got := read("--crawler", "lohisoftbot", "--crawler", "googlebot", "--crawler", "amazonbot", "79.139.58.98")
 	want := [][]string{
 		{"crawler", "ip", "verdict", "method", "reason"},
 		{"lohisoftbot", "79.139.58.98", "genuine", "ip-list", ""},
-		{"googlebot", "79.139.58.98", "unverified", "ip-list", "no-ip-list"},
+		{"googlebot", "79.139.58.98", "spoofed", "ip-list", "not-in-ip-list"},
+		{"amazonbot", "79.139.58.98", "unverified", "ip-list", "no-ip-list"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d records, want %d: %q", len(got), len(want), got)
@@ -464,7 +465,7 @@ func TestVerifyCSVSeveralCrawlers(t *testing.T) {
 			t.Errorf("record %d = %q, want it to begin %q", i, got[i], want[i])
 		}
 	}
-	if plain := read("79.139.58.98"); plain[0][0] != "ip" || len(plain[0]) != len(got[0])-1 || plain[1][0] != "79.139.58.98" {
+	if plain := read("79.139.58.98"); plain[0][0] != "ip" || len(plain[0]) != len(got[0])-1 || plain[1][0] != "79.139.58.98" || len(plain) != 2 {
 		t.Errorf("without --crawler: %q", plain)
 	}
 }

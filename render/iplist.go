@@ -52,6 +52,8 @@ func NewIPListDoc(ll *verify.Lists, crawler string, written, now time.Time) *IPL
 	case !l.Fetched.IsZero():
 		t := l.Fetched.UTC()
 		out.Fetched, since = &t, t
+	case !l.Snapshot.IsZero():
+		since = l.Snapshot // a built-in snapshot: as old as its date
 	case l.Source != verify.IPListSourceBuiltin:
 		since = written
 	default:
