@@ -417,6 +417,7 @@ the LohiSoftBot search crawler:
 		newIPsCmd(env),
 		newWatchCmd(env),
 		newFormatCmd(env),
+		newOptoutCmd(env),
 		newVersionCmd(env),
 	)
 	registerCompletions(root)
