@@ -193,8 +193,8 @@ func prefill(c *nftables.Conn, ns string, t *nftables.Table, n int) ([]string, e
 	return names, nil
 }
 
-// pct returns the q-th quantile of sorted d, or -1 when it falls among
-// the missing (not there at all).
+// pct returns the q-th quantile of sorted d, the first len(d) of total,
+// or -1 when it falls among the total that never came.
 func pct(d []time.Duration, total int, q float64) time.Duration {
 	i := int(float64(total) * q)
 	if i >= total {
@@ -208,7 +208,7 @@ func pct(d []time.Duration, total int, q float64) time.Duration {
 
 func fmtDur(d time.Duration) string {
 	if d < 0 {
-		return "never (not blocked)"
+		return "never"
 	}
 	switch {
 	case d < time.Millisecond:
@@ -245,8 +245,7 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 		return err
 	}
 	defer nsf.Close()
-	// A socket per call: a lasting one would share its socket with the
-	// monitor, and a failed dump may leave answers unread.
+	// A socket per call: a failed dump may leave answers unread.
 	mconn, err := nftables.New(nftables.WithNetNSFd(int(nsf.Fd())))
 	if err != nil {
 		return err
@@ -306,40 +305,19 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 	}
 
 	// Element notifications, stamped as they arrive (from now: the
-	// prefill's million would overflow the socket).
+	// prefill's million are not wanted).
 	blocked := newStamps()
-	// Every object: the library hands on events only at the end of a
-	// transaction (NEWGEN), which an object filter filters out.
-	mon := nftables.NewMonitor(nftables.WithMonitorEventBuffer(1 << 16))
-	events, err := mconn.AddMonitor(mon)
+	mon, err := newElementMonitor("/run/netns/" + ns)
 	if err != nil {
-		return fmt.Errorf("nftables monitor: %w", err)
+		return fmt.Errorf("element notifications: %w", err)
 	}
-	defer mon.Close()
 	var monErr error
 	monDone := make(chan struct{})
 	go func() {
 		defer close(monDone)
-		for e := range events {
-			if e.Error != nil {
-				monErr = e.Error
-				continue
-			}
-			if e.Type != nftables.MonitorEventTypeNewSetElem {
-				continue
-			}
-			now := time.Now()
-			els, _ := e.Data.([]nftables.SetElement)
-			for _, el := range els {
-				if el.IntervalEnd {
-					continue
-				}
-				if a, ok := netip.AddrFromSlice(el.Key); ok {
-					blocked.put(a, now)
-				}
-			}
-		}
+		monErr = mon.run(func(a netip.Addr) { blocked.put(a, time.Now()) })
 	}()
+	defer func() { mon.close(); <-monDone }()
 
 	w := bufio.NewWriter(f)
 	warm := netip.MustParseAddr("203.0.113.250")
@@ -423,13 +401,17 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 		}
 	}
 	slices.Sort(glat)
-	var jlat []time.Duration
+	var jlat, blat []time.Duration
 	for _, a := range spoofers {
 		if t, ok := judged.get(a); ok {
 			jlat = append(jlat, t.Sub(written[a]))
+			if b, ok := blocked.get(a); ok {
+				blat = append(blat, max(0, b.Sub(t)))
+			}
 		}
 	}
 	slices.Sort(jlat)
+	slices.Sort(blat)
 
 	fmt.Printf("botnet: %d new spoofers written in %s (%.0f/s), %d genuine addresses among them\n",
 		len(spoofers), el.Round(time.Millisecond), float64(len(spoofers))/el.Seconds(), len(genuine))
@@ -439,6 +421,8 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 	fmt.Printf("botnet: blocked %.0f spoofers/s sustained over the %s of writing\n", float64(inWindow-1)/el.Seconds(), el.Round(time.Second))
 	fmt.Printf("botnet: line written -> spoofer's verdict event: median %s, p99 %s, max %s (%d events)\n",
 		fmtDur(pct(jlat, len(spoofers), 0.5)), fmtDur(pct(jlat, len(spoofers), 0.99)), fmtDur(pct(jlat, len(spoofers), 1-1e-9)), len(jlat))
+	fmt.Printf("botnet: spoofer's verdict event -> element in the kernel set: median %s, p99 %s, max %s\n",
+		fmtDur(pct(blat, len(blat), 0.5)), fmtDur(pct(blat, len(blat), 0.99)), fmtDur(pct(blat, len(blat), 1-1e-9)))
 	fmt.Printf("botnet: line written -> genuine verdict event: median %s, p99 %s, max %s (%d of %d)\n",
 		fmtDur(pct(glat, len(genuine), 0.5)), fmtDur(pct(glat, len(genuine), 0.99)), fmtDur(pct(glat, len(genuine), 1-1e-9)), len(glat), len(genuine))
 	fmt.Printf("botnet: watch's CPU over the writing: user %s + system %s = %.0f%% of one core (%s drained after %s)\n",
@@ -459,7 +443,7 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	stopped = true
-	mon.Close()
+	mon.close()
 	<-monDone
 	if monErr != nil {
 		fmt.Printf("botnet: the element notifications failed (%v): blocked counts may be low\n", monErr)
