@@ -82,9 +82,10 @@ func TestVerdictsDoNotWaitForTheBlockSet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	list := &verify.IPList{}
 	var w *Watcher
-	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdict(ctx)(v) }})
-	w = New(Options{Files: []string{log}, SiteOf: func(string) string { return "www.example" }, Judge: j,
-		Guard: NewGuard(list, nil, j.Genuine), Events: &Events{W: events}, Adder: held})
+	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, lohiName)(v) }})
+	w = New(Options{Files: []string{log}, SiteOf: func(string) string { return "www.example" },
+		Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: j}},
+		Guard:    NewGuard(list, nil, j.Genuine), Events: &Events{W: events}, Adder: held})
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() { held.open(); cancel(); <-done })
@@ -219,14 +220,14 @@ func TestConductQueueOverflowIsSaid(t *testing.T) {
 	settled := make(chan netip.Addr, 16)
 	var w *Watcher
 	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) {
-		w.OnVerdict(ctx)(v)
+		w.OnVerdictOf(ctx, lohiName)(v)
 		settled <- v.Addr
 	}})
-	w = New(Options{Judge: j, Tracker: tr, Guard: NewGuard(list, nil, j.Genuine), Events: &Events{W: &lockedBuffer{}},
-		Say: func(s string) { says <- s }})
+	w = New(Options{Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: j, Tracker: tr}},
+		Guard: NewGuard(list, nil, j.Genuine), Events: &Events{W: &lockedBuffer{}}, Say: func(s string) { says <- s }})
 	go j.Run(ctx)
 	rec := func(a string, sec int) *parse.Record {
-		return &parse.Record{Client: netip.MustParseAddr(a), Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Millisecond)}
+		return &parse.Record{Client: netip.MustParseAddr(a), Claims: 1, Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Millisecond)}
 	}
 	// wait waits for the verdicts of addrs, in any order.
 	wait := func(addrs ...string) {

@@ -75,18 +75,7 @@ func (g *Guard) BlockableAll(rs []verify.Result) ([]netip.Addr, []string) {
 	if len(spoofed) == 0 {
 		return out, whys
 	}
-	g.mu.Lock()
-	in := emit.Input{
-		Mode:       emit.BlockSpoofed,
-		Spoofed:    spoofed,
-		Listed:     g.list,
-		NeverBlock: g.never,
-	}
-	g.mu.Unlock()
-	if g.genuine != nil {
-		in.Genuine = g.genuine()
-	}
-	plan, err := emit.NewPlan(in)
+	plan, err := emit.NewPlan(g.input(spoofed...))
 	if err != nil {
 		for i := range rs {
 			if whys[i] == "" {
@@ -123,4 +112,18 @@ func (g *Guard) BlockableAll(rs []verify.Result) ([]netip.Addr, []string) {
 		}
 	}
 	return out, whys
+}
+
+// input is the plan's input for the spoofing addresses: the IP lists, the
+// genuine addresses known now and the never-block prefixes.
+func (g *Guard) input(spoofed ...netip.Addr) emit.Input {
+	g.mu.Lock()
+	// Every crawler's addresses as one: none may be blocked.
+	c := emit.CrawlerInput{Spoofed: spoofed, Listed: g.list}
+	never := g.never
+	g.mu.Unlock()
+	if g.genuine != nil {
+		c.Genuine = g.genuine()
+	}
+	return emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never}
 }
