@@ -538,6 +538,20 @@ func TestRuleDropsPackets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The kernel adds an IPv6 address's local route after ip returns; a
+	// socket connected before it keeps a route to nowhere.
+	for hangAt := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		out, err := ns.run(nil, ip, "-6", "route", "show", "table", "local")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "local 2001:db8::2 ") && strings.Contains(string(out), "local 2001:db8::3 ") {
+			break
+		}
+		if time.Now().After(hangAt) {
+			t.Fatalf("the local IPv6 routes never came (hang detector):\n%s", out)
+		}
+	}
 	a := openIn(t, ns, Options{})
 	mustAdd(t, a, "127.0.0.2", "2001:db8::2")
 
