@@ -17,7 +17,7 @@ type sample struct {
 	fields     string
 	lineFields []string
 	comments   int
-	software string // a W3C #Software: directive
+	software   string // a W3C #Software: directive
 }
 
 // isComment reports whether line is a comment: '#' first, after any
@@ -108,6 +108,9 @@ type Candidate struct {
 	// not fit, or -1, and Reason why it does not.
 	FirstMiss int
 	Reason    string
+	// NotRequests counts the lines that are no requests in this format
+	// (Caddy's other loggers): they count neither way.
+	NotRequests int
 }
 
 // candidates tries every format auto-detection knows on the sample, in
@@ -122,6 +125,8 @@ func candidates(s *sample) []Candidate {
 		for i, l := range s.lines {
 			if _, reason := lp.parse(l, &rec); reason == "" {
 				c.Fit++
+			} else if lp.notRequest {
+				c.NotRequests++
 			} else if c.FirstMiss < 0 {
 				c.FirstMiss, c.Reason = i, reason
 			}
@@ -229,6 +234,9 @@ func detectFormat(s *sample) (*Format, error) {
 		}
 	}
 	n := len(s.lines)
+	if best != nil {
+		n -= best.NotRequests
+	}
 	if best == nil {
 		if u := recognise(s); u != nil {
 			return nil, u

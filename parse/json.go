@@ -190,13 +190,16 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	if skipJSONSpace(line, i) != len(line) {
 		return false, "text after the JSON object at byte " + p.at(i)
 	}
+	if v := js.logger; v.set && !bytes.HasPrefix(line[v.s:v.e], []byte("http.log.access")) && (js.request || p.f.caddy) {
+		// Caddy's other loggers (http.log.error, tls.obtain, …) share
+		// its output; http.log.error logs a request too, one that the
+		// access log has already. Such an entry is no request, nor a
+		// malformed one.
+		p.notRequest = true
+		return false, "an entry of Caddy's " + strconv.Quote(clip(line[v.s:v.e])) + " logger, not of its access log"
+	}
 	if p.f.caddy && !js.request {
 		return false, "no \"request\" object: not a Caddy access log"
-	}
-	if v := js.logger; js.request && v.set && !bytes.HasPrefix(line[v.s:v.e], []byte("http.log.access")) {
-		// Caddy's other loggers (http.log.error, http.handlers.…) log
-		// a request too, one that its access log has already.
-		return false, "an entry of Caddy's " + strconv.Quote(clip(line[v.s:v.e])) + " logger, not of its access log"
 	}
 	if js.request {
 		// Caddy: client_ip is the client after the trusted_proxies
