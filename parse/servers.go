@@ -94,7 +94,7 @@ var (
 	// and the duration in milliseconds ("12ms"). The time is when the
 	// request started.
 	Traefik = func() *Format {
-		f := compileSpec("traefik", `{addr} - {user} [{clf}] "{request}" {status} {bytes} "{referer}" "{ua}" {-:requests so far} "{-:router}" "{-:server URL}" {dur_ms}ms`)
+		f := compileSpec("traefik", `{addr} - {user} [{clf}] "{request}" {statusopt} {bytes} "{referer}" "{ua}" {-:requests so far} "{-:router}" "{-:server URL}" {dur_ms}ms`)
 		f.server = "Traefik"
 		return f
 	}()
@@ -107,7 +107,8 @@ var (
 	// "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%". It logs no connecting
 	// address: the client is the last address of X-Forwarded-For, the
 	// one Envoy appends at the edge (use_remote_address: true) or the
-	// proxy before it appended.
+	// proxy before it appended; without X-Forwarded-For ("-") the
+	// request's client is not known.
 	Envoy = func() *Format {
 		f := compileSpec("envoy", `[{iso}] "{request}" {statusopt} {-:response flags} {-:bytes received} {bytes} {dur_ms} {-:upstream service time} "{xffclient}" "{ua}" "{-:request id}" "{hosthdr}" "{-:upstream host}"`)
 		f.server = "Envoy"

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,13 +187,19 @@ func TestServerClients(t *testing.T) {
 	}
 }
 
-// TestEnvoyClientNeeded: a line of Envoy's default format without an
-// X-Forwarded-For address has no client: malformed, saying why.
-func TestEnvoyClientNeeded(t *testing.T) {
-	line := `[2026-12-01T06:25:01.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "-" "LohiSoftBot/1.0" "x" "www.example.org" "10.0.2.1:80"`
+// TestEnvoyClient: a line of Envoy's default format without
+// X-Forwarded-For ("-", a request from inside) is a request whose client is
+// not known; one whose last X-Forwarded-For entry is not an address is
+// malformed, saying why.
+func TestEnvoyClient(t *testing.T) {
+	const format = `[2026-12-01T06:25:01.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "%s" "LohiSoftBot/1.0" "x" "www.example.org" "10.0.2.1:80"`
 	lp := newLineParser(Envoy, testClaims, nil, "s", false)
+	lp.ipOnly = true
 	var rec Record
-	if _, reason := lp.parse([]byte(line), &rec); !strings.Contains(reason, "the last X-Forwarded-For address \"-\" is not an IP address") {
+	if keep, reason := lp.parse([]byte(fmt.Sprintf(format, "-")), &rec); !keep || reason != "" || rec.Client.IsValid() || rec.ClientRaw != "-" || !rec.Claimed {
+		t.Errorf("no X-Forwarded-For: kept %v %q, client %v %q", keep, reason, rec.Client, rec.ClientRaw)
+	}
+	if _, reason := lp.parse([]byte(fmt.Sprintf(format, "10.0.0.1, unknown")), &rec); !strings.Contains(reason, `the last X-Forwarded-For address "unknown" is not an IP address`) {
 		t.Errorf("reason %q", reason)
 	}
 }
