@@ -147,6 +147,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err := checkConductFlags(&o.auditOptions); err != nil {
 		return err
 	}
+	read, err := o.readOptions.settings(env.Getenv)
+	if err != nil {
+		return err
+	}
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit watch --help' for the formats")}
@@ -221,6 +225,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
+		Location: read.Location,
 		Events:   events,
 		Say:      say,
 		Now:      env.Now,

@@ -67,6 +67,9 @@ type Options struct {
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
 	TrustXFF bool
+	// Location is the zone of logged times without a UTC offset (nil:
+	// the machine's).
+	Location *time.Location
 	// Subjects are the crawlers watched, one or more: a claimed hit goes to
 	// the judge (and tracker) of each crawler whose tokens it carries.
 	Subjects []Subject
@@ -488,7 +491,7 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 	}
 	r := parse.NewReader(bytes.NewReader(b.data), parse.Options{
 		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Claims: w.claims,
-		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1,
+		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1, Location: w.o.Location,
 	})
 	for r.Scan() {
 		rec := *r.Record()
