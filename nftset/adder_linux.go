@@ -63,7 +63,7 @@ func open(o Options) (*Adder, error) {
 		reqs:   make(chan *request),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
-		table:  &nftables.Table{Family: families[c.family], Name: c.table},
+		table:  &nftables.Table{Family: families[c.Family], Name: c.Table},
 	}
 	a.set4 = a.newSet(SetV4, nftables.TypeIPAddr)
 	a.set6 = a.newSet(SetV6, nftables.TypeIP6Addr)
@@ -87,7 +87,7 @@ func (a *Adder) newSet(name string, t nftables.SetDatatype) *nftables.Set {
 		Interval:   true,
 		AutoMerge:  true,
 		HasTimeout: true,
-		Timeout:    a.cfg.ttl,
+		Timeout:    a.cfg.TTL,
 	}
 }
 
@@ -115,7 +115,7 @@ func (a *Adder) redial() {
 	}
 }
 
-func (a *Adder) tableRef() string { return a.cfg.family + " " + a.cfg.table }
+func (a *Adder) tableRef() string { return a.cfg.TableRef() }
 
 var families = map[string]nftables.TableFamily{
 	"inet": nftables.TableFamilyINet,
@@ -136,7 +136,7 @@ func (a *Adder) ensure() error {
 	if err != nil {
 		return fmt.Errorf("list nftables tables: %w", err)
 	}
-	haveTable := slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == a.cfg.table })
+	haveTable := slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == a.cfg.Table })
 	haveSet := map[string]bool{}
 	haveChain := false
 	if haveTable {
@@ -147,12 +147,12 @@ func (a *Adder) ensure() error {
 		for _, s := range sets {
 			haveSet[s.Name] = true
 		}
-		if !a.cfg.setOnly {
-			_, err := a.conn.ListChain(a.table, a.cfg.hook)
+		if !a.cfg.SetOnly {
+			_, err := a.conn.ListChain(a.table, a.cfg.Hook)
 			haveChain = err == nil
 		}
 	}
-	if haveTable && haveSet[SetV4] && haveSet[SetV6] && (a.cfg.setOnly || haveChain) {
+	if haveTable && haveSet[SetV4] && haveSet[SetV6] && (a.cfg.SetOnly || haveChain) {
 		return nil
 	}
 	a.conn.AddTable(a.table)
@@ -164,7 +164,7 @@ func (a *Adder) ensure() error {
 			return fmt.Errorf("add set %s to table %s: %w", s.Name, a.tableRef(), err)
 		}
 	}
-	if !a.cfg.setOnly && !haveChain {
+	if !a.cfg.SetOnly && !haveChain {
 		a.addChain()
 	}
 	if err := a.conn.Flush(); err != nil {
@@ -184,10 +184,10 @@ func (a *Adder) ensure() error {
 func (a *Adder) addChain() {
 	accept := nftables.ChainPolicyAccept
 	ch := a.conn.AddChain(&nftables.Chain{
-		Name:     a.cfg.hook,
+		Name:     a.cfg.Hook,
 		Table:    a.table,
 		Type:     nftables.ChainTypeFilter,
-		Hooknum:  hooks[a.cfg.hook],
+		Hooknum:  hooks[a.cfg.Hook],
 		Priority: nftables.ChainPriorityRef(nftables.ChainPriority(a.cfg.priority)),
 		Policy:   &accept,
 	})
@@ -329,7 +329,7 @@ func (a *Adder) add(addrs []netip.Addr) error {
 func (a *Adder) send(addrs []netip.Addr) error {
 	var v4, v6 []nftables.SetElement
 	for _, ad := range addrs {
-		els := elements(ad, a.cfg.ttl)
+		els := elements(ad, a.cfg.TTL)
 		if ad.Is4() {
 			v4 = append(v4, els...)
 		} else {
