@@ -20,7 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-
 // t0 is when the test crawls begin.
 var t0 = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 
