@@ -3,10 +3,9 @@ package render
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
-	"os"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,8 +16,6 @@ import (
 
 	"golang.org/x/net/html"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // t0 is when the test crawls begin.
 var t0 = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
@@ -90,35 +87,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal("two renderings of the same page differ")
 			}
 			checkStructure(t, got)
-			path := filepath.Join("testdata", tc.name+".golden.html")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./render -run TestGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := 0; i < len(gl) || i < len(wl); i++ {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
-					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Fatalf("%s differs at line %d:\n got: %.300s\nwant: %.300s\n(go test ./render -run TestGolden -update rewrites it)", path, i+1, g, w)
-					}
-				}
-			}
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden.html"), got)
 		})
 	}
 }
