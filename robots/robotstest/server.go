@@ -4,6 +4,7 @@ package robotstest
 
 import (
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,8 +15,8 @@ import (
 )
 
 // OK is the robots.txt served at /ok/robots.txt: it disallows everything
-// to LohiSoftBot, by line 2.
-const OK = "User-agent: LohiSoftBot\nDisallow: /\n"
+// to the default crawler, by line 2.
+var OK = "User-agent: " + crawler.DefaultTitle() + "\nDisallow: /\n"
 
 // Server is an httptest TLS server answering:
 //
