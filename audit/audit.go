@@ -544,32 +544,21 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		hit := a.conductHit(int(i), names)
 		c.Anchor(&hit)
 	}
-	ids := make([]uint32, 0, a.sites.count())
-	for id := range a.sites.count() + 1 {
-		if start[id+1] > start[id] {
-			ids = append(ids, uint32(id))
-		}
-	}
-	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
-	skips := map[string][]string{} // sites share their lists of skipped checks
 	var hits []conduct.Hit
-	for _, id := range ids {
-		hits = hits[:0]
-		for _, i := range order[start[id]:start[id+1]] {
-			hits = append(hits, a.conductHit(int(i), names))
-		}
-		vs, rep := c.CheckSite(a.sites.name(id), hits)
-		k := strings.Join(rep.ChecksSkipped, ",")
-		if shared, ok := skips[k]; ok {
-			rep.ChecksSkipped = shared
-		} else {
-			skips[k] = rep.ChecksSkipped
-		}
-		for _, v := range vs {
-			v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
-			r.Violations = append(r.Violations, v)
-		}
-		s := &r.Sites[pos[id]]
+	for _, i := range order {
+		hits = append(hits, a.conductHit(int(i), names))
+	}
+	vs, reps := conduct.Check(hits, cfg)
+	for _, v := range vs {
+		v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
+		r.Violations = append(r.Violations, v)
+	}
+	ids := map[string]uint32{}
+	for id := range a.sites.count() + 1 {
+		ids[a.sites.name(uint32(id))] = uint32(id)
+	}
+	for _, rep := range reps {
+		s := &r.Sites[pos[ids[rep.Site]]]
 		s.Pages, s.RobotsFetches, s.ChecksSkipped, s.Violations = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped, rep.Violations
 	}
 }

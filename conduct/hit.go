@@ -71,8 +71,8 @@ func (h *Hit) span() (start, end time.Time) {
 // the times as logged (or derived with the duration).
 type hit struct {
 	Hit
-	idx   int  // position in the site's input, the last tie-break
-	timed bool // the log recorded a time
+	idx   int64 // position in the input, the last tie-break
+	timed bool  // the log recorded a time
 	path  string
 	page  bool
 	dur   bool          // the hit has a usable duration
@@ -84,6 +84,7 @@ type hit struct {
 
 // fileUnits is what the hits of one file tell about the file.
 type fileUnits struct {
+	name       string
 	tIdx, dIdx int // indexes into units
 	// The hit with the earliest sHi: its sHi and sNom.
 	firstHi, firstNom time.Time
@@ -102,7 +103,7 @@ func fits(d, unit time.Duration) bool {
 
 // newHit works out the bounds of a hit's start and end; idx is its
 // position in the input.
-func newHit(r *Hit, idx int, f *fileUnits) *hit {
+func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 	path := (&parse.Record{Target: r.Target}).Path()
 	h := &hit{Hit: *r, idx: idx, timed: r.Resolution > 0, path: path, page: path != robotsPath}
 	if !h.timed {
