@@ -155,7 +155,8 @@ func (e *InputError) Error() string {
 // Run reads the inputs, one after another, into an audit, asks for the
 // verdicts of the addresses that claimed to be the crawler, checks the
 // genuine crawler's conduct and returns the report. Version, GeneratedAt
-// and Summary.IPListSource are left for the caller.
+// and Summary.IPListSource are left for the caller. Once the report is
+// made, Run closes the audits (their kept hits are gone).
 //
 // When an input cannot be read whole, Run reads the others and returns
 // the report with an [*InputError]. When ctx is cancelled, Run returns
@@ -224,8 +225,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return set.report(&o, results)
 	})
 	if err != nil {
-		return nil, err
+		return nil, err // the checks left behind still read the hits
 	}
+	set.close()
 	if o.Robots != nil {
 		rep.Warnings = append(rep.Warnings, o.Robots.UnknownSiteWarnings(reportSites(rep))...)
 	}

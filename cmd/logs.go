@@ -175,6 +175,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	var crawlers []audit.Crawler
 	if named != nil {
 		crawlers = audit.CrawlersOf(id.Identity, since, until, conductOverrides(o))
+		for i := range crawlers {
+			crawlers[i].Conduct.MaxViolations = o.MaxViolations
+		}
 	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
@@ -186,11 +189,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
 		Classifier: identityClassifier{id},
 		Conduct: conduct.Config{
-			Token:        profiles[0].RobotsToken,
-			Budget:       o.Budget,
-			BudgetWindow: o.BudgetWindow,
-			MinPause:     o.MinPause,
-			MinBackoff:   o.MinBackoff,
+			Token:         profiles[0].RobotsToken,
+			Budget:        o.Budget,
+			BudgetWindow:  o.BudgetWindow,
+			MinPause:      o.MinPause,
+			MinBackoff:    o.MinBackoff,
+			MaxViolations: o.MaxViolations,
 		},
 		Robots: robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
@@ -320,6 +324,8 @@ func checkConductFlags(o *auditOptions) error {
 		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
 	case o.MinBackoff < 0:
 		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
+	case o.MaxViolations < 0:
+		return usageError("--max-violations %d: give a number of 0 (list all) or more, such as 1000", o.MaxViolations)
 	}
 	return nil
 }

@@ -206,6 +206,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		judge := watch.NewJudge(watch.JudgeOptions{Checker: checkers[i], Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
 			OnVerdict: func(v watch.Verdict) { w.OnVerdictOf(ctx, name)(v) }})
 		cfg := conduct.ConfigOf(p, overrides)
+		cfg.MaxViolations = o.MaxViolations
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor
 		}

@@ -8,7 +8,7 @@ import (
 
 // checkRemoteUser flags a request that carried credentials.
 func (c *siteCheck) checkRemoteUser(h *hit) {
-	if u := h.RemoteUser; u != "" && u != "-" && c.want(kAuth, h) {
+	if u := h.RemoteUser(); u != "" && u != "-" && c.want(kAuth, h) {
 		c.add(kAuth, h, "sent credentials: the log shows the remote user "+quote(u))
 	}
 }

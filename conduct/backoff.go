@@ -50,7 +50,7 @@ func parseRetryAfter(v string) (delta time.Duration, at time.Time, isDate, ok bo
 // waitFor is the wait that a 429 or 5xx answer x asked for; ok is false
 // when there is nothing to check.
 func waitFor(cfg *Config, x *hit) (w wait, ok bool) {
-	w.header = x.RetryAfter
+	w.header = x.RetryAfter()
 	delta, at, isDate, parsed := parseRetryAfter(w.header)
 	switch {
 	case parsed && isDate:

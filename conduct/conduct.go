@@ -174,6 +174,10 @@ type Checker struct {
 	cfg   Config
 	files map[string]*fileUnits
 	sites map[string]*siteSurvey
+	// The file and site of the last hit shown: hits come file by file.
+	lastFile *fileUnits
+	lastSite *siteSurvey
+	lastName string
 	// lead is the most that a hit's earliest possible start lies before
 	// its start as logged: a hit to come, logged at t or later, surely
 	// started at t-lead or later.
@@ -204,11 +208,15 @@ func NewChecker(cfg Config) *Checker {
 
 // fileOf returns what is known of the named file.
 func (e *Checker) fileOf(name string) *fileUnits {
+	if f := e.lastFile; f != nil && f.name == name {
+		return f
+	}
 	f := e.files[name]
 	if f == nil {
 		f = &fileUnits{name: name}
 		e.files[name] = f
 	}
+	e.lastFile = f
 	return f
 }
 
@@ -236,17 +244,23 @@ func (e *Checker) Measure(h *Hit) {
 // durations.
 func (e *Checker) Anchor(h *Hit) {
 	f := e.fileOf(h.File)
-	x := newHit(h, 0, f)
+	var xh hit
+	xh.fill(h, 0, f)
+	x := &xh
 	if x.timed && (!f.hasFirst || x.sHi.Before(f.firstHi)) {
 		f.firstHi, f.firstNom, f.hasFirst = x.sHi, x.sNom, true
 	}
 	if x.timed {
 		e.lead = max(e.lead, x.sNom.Sub(x.sLo))
 	}
-	s := e.sites[h.Site]
-	if s == nil {
-		s = &siteSurvey{}
-		e.sites[h.Site] = s
+	s := e.lastSite
+	if s == nil || e.lastName != h.Site {
+		s = e.sites[h.Site]
+		if s == nil {
+			s = &siteSurvey{}
+			e.sites[h.Site] = s
+		}
+		e.lastSite, e.lastName = s, h.Site
 	}
 	s.untimed = s.untimed || !x.timed
 	s.nodur = s.nodur || !x.dur

@@ -93,31 +93,51 @@ func compareHits(a, b *hit) int {
 	return cmp.Or(a.sNom.Compare(b.sNom), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.idx, b.idx))
 }
 
-// hitHeap is a min-heap of hits in the checks' order.
-type hitHeap []*hit
-
-func (q hitHeap) Len() int           { return len(q) }
-func (q hitHeap) Less(i, j int) bool { return compareHits(q[i], q[j]) < 0 }
-func (q hitHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *hitHeap) Push(x any)        { *q = append(*q, x.(*hit)) }
-func (q *hitHeap) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return x
-}
-
 // reorder puts one source's hits in order, holding back those within
-// Disorder of the latest one read.
+// Disorder of the latest one read. held is sorted from head on: a log
+// being nearly in order, a hit read goes at or near its end.
 type reorder struct {
 	src    source
 	e      *Checker
-	held   hitHeap
+	held   []*hit
+	head   int
 	newest time.Time // the latest start read
 	read   bool      // newest is set
 	done   bool
 	buf    Hit
+}
+
+// first returns the earliest hit held; there must be one.
+func (r *reorder) first() *hit { return r.held[r.head] }
+
+func (r *reorder) count() int { return len(r.held) - r.head }
+
+// hold puts h in its place among the hits held.
+func (r *reorder) hold(h *hit) {
+	if r.head > 0 && len(r.held) == cap(r.held) {
+		// Move what is held to the front rather than grow.
+		n := copy(r.held, r.held[r.head:])
+		clear(r.held[n:])
+		r.held, r.head = r.held[:n], 0
+	}
+	i := len(r.held)
+	for i > r.head && compareHits(h, r.held[i-1]) < 0 {
+		i--
+	}
+	r.held = append(r.held, nil)
+	copy(r.held[i+1:], r.held[i:])
+	r.held[i] = h
+}
+
+// take removes and returns the earliest hit held.
+func (r *reorder) take() *hit {
+	h := r.held[r.head]
+	r.held[r.head] = nil
+	r.head++
+	if r.head == len(r.held) {
+		r.held, r.head = r.held[:0], 0
+	}
+	return h
 }
 
 // fill reads until the earliest hit held can go: the hits to come start
@@ -134,18 +154,18 @@ func (r *reorder) fill() {
 		if h.timed && (!r.read || h.sNom.After(r.newest)) {
 			r.newest, r.read = h.sNom, true
 		}
-		heap.Push(&r.held, h)
+		r.hold(h)
 	}
 }
 
 func (r *reorder) ready() bool {
-	if len(r.held) == 0 {
+	switch n := r.count(); {
+	case n == 0:
 		return false
-	}
-	if len(r.held) >= maxDisorderHits {
+	case n >= maxDisorderHits:
 		return true
 	}
-	return r.read && r.newest.Sub(r.held[0].sNom) >= Disorder
+	return r.read && r.newest.Sub(r.first().sNom) >= Disorder
 }
 
 // merger merges the reordered sources by the checks' order.
@@ -153,7 +173,7 @@ type merger []*reorder
 
 func (m merger) Len() int { return len(m) }
 func (m merger) Less(i, j int) bool {
-	return compareHits(m[i].held[0], m[j].held[0]) < 0
+	return compareHits(m[i].first(), m[j].first()) < 0
 }
 func (m merger) Swap(i, j int) { m[i], m[j] = m[j], m[i] }
 func (m *merger) Push(x any)   { *m = append(*m, x.(*reorder)) }
@@ -169,7 +189,7 @@ func newMerger(e *Checker, sources []source) *merger {
 	for _, s := range sources {
 		r := &reorder{src: s, e: e}
 		r.fill()
-		if len(r.held) > 0 {
+		if r.count() > 0 {
 			*m = append(*m, r)
 		}
 	}
@@ -184,12 +204,13 @@ func (m *merger) next() *hit {
 		return nil
 	}
 	r := (*m)[0]
-	h := heap.Pop(&r.held).(*hit)
+	h := r.take()
 	r.fill()
-	if len(r.held) > 0 {
-		heap.Fix(m, 0)
-	} else {
+	switch {
+	case r.count() == 0:
 		heap.Pop(m)
+	case len(*m) > 1:
+		heap.Fix(m, 0)
 	}
 	return h
 }

@@ -304,7 +304,7 @@ func (c *refCheck) checkBackoff() {
 // checkRemoteUser flags requests that carried credentials.
 func (c *refCheck) checkRemoteUser() {
 	for _, h := range c.hits {
-		if u := h.RemoteUser; u != "" && u != "-" {
+		if u := h.RemoteUser(); u != "" && u != "-" {
 			c.add(KindAuth, h, "sent credentials: the log shows the remote user "+quote(u))
 		}
 	}

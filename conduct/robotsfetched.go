@@ -223,6 +223,9 @@ func compareFives(a, b *hit) int { return cmp.Or(a.eLo.Compare(b.eLo), cmp.Compa
 // the logged start of the latest request: every one to come starts at
 // now-lead or later.
 func (v *availState) settle(c *siteCheck, now time.Time) {
+	if len(v.waiting) == 0 && len(v.openA) == 0 && len(v.openC) == 0 {
+		return // nothing unsettled
+	}
 	bound := now.Add(-c.lead)
 	n := 0
 	for _, w := range v.waiting {

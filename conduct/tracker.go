@@ -179,6 +179,7 @@ func (t *Tracker) Prune(before time.Time) {
 	}
 	if len(t.sites) == 0 {
 		clear(t.c.files)
+		t.c.lastFile = nil
 	}
 }
 
