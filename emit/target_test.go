@@ -11,15 +11,14 @@ import (
 )
 
 func TestTargets(t *testing.T) {
-	if got, want := TargetNames(), []string{"nftables", "cloudflare", "modsecurity"}; !slices.Equal(got, want) {
+	if got, want := TargetNames(), []string{"nftables", "cloudflare", "modsecurity", "crowdsec"}; !slices.Equal(got, want) {
 		t.Fatalf("TargetNames() = %q, want %q", got, want)
 	}
 	if _, ok := Lookup("iptables"); ok {
 		t.Error("Lookup(iptables) found a target")
 	}
 	in := Input{
-		Spoofed: []netip.Addr{netip.MustParseAddr("203.0.113.7")},
-		Listed:  []netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")},
+		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{netip.MustParseAddr("203.0.113.7")}, Listed: []netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")}}},
 	}
 	tests := []struct {
 		target string
@@ -37,6 +36,8 @@ func TestTargets(t *testing.T) {
 		{target: "cloudflare", opts: Options{Cloudflare: CloudflareOptions{ListName: "Bad Name"}}, bad: `cloudflare list name "Bad Name"`},
 		{target: "modsecurity", opts: Options{ModSec: ModSecOptions{IDBase: 5000}}},
 		{target: "modsecurity", opts: Options{ModSec: ModSecOptions{IDBase: -1}}, bad: "modsecurity rule id base -1"},
+		{target: "crowdsec"},
+		{target: "crowdsec", opts: Options{CrowdSec: CrowdSecOptions{TTL: 400 * 24 * time.Hour}}, bad: "ttl"},
 		// Options of another target are not this one's business.
 		{target: "modsecurity", opts: Options{NFTables: NFTOptions{Hook: "output"}}},
 	}
@@ -67,6 +68,8 @@ func TestTargets(t *testing.T) {
 				_, err = Cloudflare(&want, in, tc.opts.Cloudflare)
 			case "modsecurity":
 				_, err = ModSecurity(&want, in, tc.opts.ModSec)
+			case "crowdsec":
+				_, err = CrowdSec(&want, in, tc.opts.CrowdSec)
 			}
 			if err != nil || got.String() != want.String() || got.Len() == 0 {
 				t.Errorf("Write wrote %d bytes, the target's own function %d (%v): not the same rules", got.Len(), want.Len(), err)

@@ -60,7 +60,7 @@ func TestVerifyBrokenResolver(t *testing.T) {
 func TestVerifyTrustedNegativeAnswer(t *testing.T) {
 	z := dnstest.NewZone(t)
 	server := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 4}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 4}
 	addrs := []netip.Addr{netip.MustParseAddr("198.51.100.9"), netip.MustParseAddr("198.51.100.10"), netip.MustParseAddr("203.0.113.7")}
 	for _, r := range v.Verify(context.Background(), addrs) {
 		if r.Verdict != Spoofed || r.Reason != ReasonNoPTR {
@@ -84,7 +84,7 @@ func TestVerifyBrokenResolverThenWorking(t *testing.T) {
 	z := dnstest.NewZone(t, "crawler1.bot.lohisoft.com. 3600 IN A 192.0.2.98")
 	z.PTR(t, "192.0.2.98", "crawler1.bot.lohisoft.com")
 	bad, good := dnstest.Serve(t, liar), dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{bad, good}, Timeout: dnsTestHang, Concurrency: 1}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{bad, good}, Timeout: dnsTestHang, Concurrency: 1}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("192.0.2.98"), netip.MustParseAddr("198.51.100.9")})
 	if got[0].Verdict != Genuine || got[0].Method != MethodFCrDNS {
 		t.Errorf("genuine address: %s/%s/%q", got[0].Verdict, got[0].Reason, got[0].DNSFailure)

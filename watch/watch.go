@@ -33,15 +33,14 @@ const (
 	maxBatch = 8 << 20
 )
 
-// CrawlerName is the crawler's name in events when Options.Crawlers does
-// not name the crawlers.
-const CrawlerName = "lohisoftbot"
-
-// Crawler is one crawler watched: its name in events and for --exec, the
-// judge of the addresses that claim it, and the checks of its conduct.
-type Crawler struct {
-	Name  string
-	Judge *Judge
+// Subject is one crawler watched: its name in events and for --exec, the
+// User-Agent tokens that claim it, the judge of the addresses that claim
+// it, and the checks of its conduct.
+type Subject struct {
+	Name string
+	// Tokens are the User-Agent product tokens that claim it.
+	Tokens []string
+	Judge  *Judge
 	// Tracker, when set, checks the crawler's conduct.
 	Tracker Tracker
 }
@@ -56,7 +55,7 @@ type Tracker interface {
 	Prune(t time.Time)
 }
 
-// Options configure a Watcher. Files, Judge, Guard and Events are
+// Options configure a Watcher. Files, Subjects, Guard and Events are
 // required.
 type Options struct {
 	// Files are followed as tail -F follows them ("-" is standard input).
@@ -68,15 +67,10 @@ type Options struct {
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
 	TrustXFF bool
-	// Claims are the User-Agent tokens that claim a crawler, one group per
-	// crawler of Crawlers; nil means parse.DefaultClaims.
-	Claims *parse.TokenSet
-	// Crawlers are the crawlers watched, in the order of Claims' groups:
-	// a claimed hit goes to the judge (and tracker) of each crawler it
-	// names. Empty means one, CrawlerName, with Judge and Tracker.
-	Crawlers []Crawler
+	// Subjects are the crawlers watched, one or more: a claimed hit goes to
+	// the judge (and tracker) of each crawler whose tokens it carries.
+	Subjects []Subject
 
-	Judge  *Judge
 	Guard  *Guard
 	Events *Events
 	// Adder, when set, receives every new spoofer the guard lets through.
@@ -84,8 +78,9 @@ type Options struct {
 	// Exec, when set, runs its command for every new spoofer the guard lets
 	// through.
 	Exec *Exec
-	// Tracker, when set, checks the genuine crawler's conduct.
-	Tracker Tracker
+	// CrowdSec, when set, gets a ban for every spoofer the guard lets
+	// through, each time it is judged.
+	CrowdSec Decisions
 	// Say prints a message for people (stderr): problems that are waited
 	// out, each said once.
 	Say func(msg string)
@@ -133,7 +128,7 @@ type Watcher struct {
 // watched is a crawler with the hits that wait for their verdict before
 // its conduct checks see them.
 type watched struct {
-	Crawler
+	Subject
 	cqueue []queued
 	cdrop  int64
 }
@@ -167,18 +162,13 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
-	w.claims = o.Claims
-	if w.claims == nil {
-		w.claims = parse.DefaultClaims
-	}
 	w.bspace = sync.NewCond(&w.bmu)
-	cs := o.Crawlers
-	if len(cs) == 0 {
-		cs = []Crawler{{Name: CrawlerName, Judge: o.Judge, Tracker: o.Tracker}}
+	groups := make([][]string, len(o.Subjects))
+	for i, c := range o.Subjects {
+		w.crawlers = append(w.crawlers, &watched{Subject: c})
+		groups[i] = c.Tokens
 	}
-	for _, c := range cs {
-		w.crawlers = append(w.crawlers, &watched{Crawler: c})
-	}
+	w.claims = parse.NewTokenSet(groups)
 	return w
 }
 
@@ -191,11 +181,6 @@ func (w *Watcher) sayOnce(msg string) {
 	if first {
 		w.o.Say(msg)
 	}
-}
-
-// OnVerdict is OnVerdictOf the crawler CrawlerName.
-func (w *Watcher) OnVerdict(ctx context.Context) func(Verdict) {
-	return w.OnVerdictOf(ctx, CrawlerName)
 }
 
 // OnVerdictOf is the callback of the judge of the crawler named crawler:
@@ -255,6 +240,9 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict) {
 			w.sayOnce(fmt.Sprintf("exec: %v (more are dropped while the commands are this slow)", err))
 		}
 	}
+	if w.o.CrowdSec != nil {
+		w.pushCrowdSec(crawler, v)
+	}
 }
 
 // Run follows the files until ctx ends or every input ends (standard input
@@ -290,6 +278,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.o.Exec != nil {
 		wg.Go(func() { w.o.Exec.Run(ctx) })
 	}
+	if w.o.CrowdSec != nil {
+		wg.Go(func() { w.o.CrowdSec.Run(ctx) })
+	}
 	parsed := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {
@@ -318,6 +309,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		// Standard input ended: let the judge finish what it read.
 		w.waitIdle(ctx)
+		w.waitPushed(ctx)
 	}
 	cancel()
 	wg.Wait()
@@ -513,13 +505,9 @@ func (w *Watcher) record(rec *parse.Record) {
 		// blocked (SPEC §2).
 		return
 	}
-	if len(w.crawlers) == 1 {
-		w.see(w.crawlers[0], rec)
-	} else {
-		for m := rec.Claims; m != 0; m &= m - 1 {
-			if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
-				w.see(w.crawlers[i], rec)
-			}
+	for m := rec.Claims; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
+			w.see(w.crawlers[i], rec)
 		}
 	}
 	w.drainConduct()
@@ -597,6 +585,10 @@ func (w *Watcher) Summary() string {
 	if w.o.Exec != nil {
 		x := w.o.Exec.Stats()
 		msg += fmt.Sprintf("; exec %d ok, %d failed, %d dropped", x.OK, x.Failed, x.Dropped)
+	}
+	if w.o.CrowdSec != nil {
+		c := w.o.CrowdSec.Stats()
+		msg += fmt.Sprintf("; crowdsec %d added, %d extended, %d in force already, %d waiting, %d dropped", c.Added, c.Extended, c.Kept, c.Waiting, c.Dropped)
 	}
 	if written, lost := w.o.Events.Counts(); lost > 0 {
 		msg += fmt.Sprintf("; %s written, %d lost", nouns.Count(written, "event", "events"), lost)
