@@ -475,13 +475,19 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 			a.readFailed(src.r, r)
 		}
 	}
-	sources := make([]*hitSource, a.hits.Segments())
-	in := make([]conduct.Source, len(sources))
-	for seg := range sources {
-		sources[seg] = a.source(seg, genuine, names, false)
-		in[seg] = sources[seg]
-	}
-	res := c.Run(in)
+	var sources []*hitSource
+	res := c.Run(func() []conduct.Source {
+		for _, src := range sources {
+			a.readFailed(src.r, r)
+		}
+		sources = make([]*hitSource, a.hits.Segments())
+		in := make([]conduct.Source, len(sources))
+		for seg := range sources {
+			sources[seg] = a.source(seg, genuine, names, false)
+			in[seg] = sources[seg]
+		}
+		return in
+	})
 	for _, src := range sources {
 		a.readFailed(src.r, r)
 	}
@@ -527,6 +533,24 @@ type hitSource struct {
 
 func (a *Audit) source(seg int, genuine []bool, names map[uint32]string, skipTarget bool) *hitSource {
 	return &hitSource{a: a, r: a.hits.Reader(seg), genuine: genuine, names: names, skipTarget: skipTarget}
+}
+
+// Only gives the hits of the sites keep holds alone, leaving the others'
+// undecoded (conduct.SiteSource).
+func (s *hitSource) Only(keep func(site string) bool) {
+	memo := make([]int8, s.a.sites.count()+1) // 0 not asked, 1 kept, 2 left out
+	s.r.SkipSite = func(id uint32) bool {
+		if int(id) >= len(memo) {
+			return !keep(s.a.sites.name(id))
+		}
+		if memo[id] == 0 {
+			memo[id] = 2
+			if keep(s.a.sites.name(id)) {
+				memo[id] = 1
+			}
+		}
+		return memo[id] == 2
+	}
 }
 
 func (s *hitSource) Next(h *conduct.Hit) bool {

@@ -159,7 +159,9 @@ func Check(hits []Hit, cfg Config) ([]Violation, []SiteReport) {
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(keys[a].compare(&keys[b]), cmp.Compare(a, b))
 	})
-	res := c.run([]source{&sliceSource{hits: hits, order: order}})
+	res := c.runPasses(func(keep func(string) bool) []source {
+		return []source{&sliceSource{hits: hits, order: order, keep: keep}}
+	})
 	return res.Violations, res.Sites
 }
 
@@ -178,6 +180,8 @@ type Checker struct {
 	lastFile *fileUnits
 	lastSite *siteSurvey
 	lastName string
+	// sitesAtOnce, when above zero, replaces maxSitesAtOnce (tests).
+	sitesAtOnce int
 	// lead is the most that a hit's earliest possible start lies before
 	// its start as logged: a hit to come, logged at t or later, surely
 	// started at t-lead or later.

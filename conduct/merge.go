@@ -48,21 +48,25 @@ func (s *numbered) next(h *Hit) (int64, bool) {
 	return s.i<<40 | s.n, true
 }
 
-// sliceSource gives hits from memory in the order given.
+// sliceSource gives hits from memory in the order given, those of the
+// sites keep holds (keep nil: all).
 type sliceSource struct {
 	hits  []Hit
 	order []int
+	keep  func(string) bool
 	pos   int
 }
 
 func (s *sliceSource) next(h *Hit) (int64, bool) {
-	if s.pos == len(s.order) {
-		return 0, false
+	for s.pos < len(s.order) {
+		i := s.order[s.pos]
+		s.pos++
+		if s.keep == nil || s.keep(s.hits[i].Site) {
+			*h = s.hits[i]
+			return int64(i), true
+		}
 	}
-	i := s.order[s.pos]
-	s.pos++
-	*h = s.hits[i]
-	return int64(i), true
+	return 0, false
 }
 
 // orderKey is where a hit stands in the checks' order: by start as

@@ -18,7 +18,7 @@ type crawlState struct {
 	// one logged last (the first of those logged at that time).
 	anyRobots  bool
 	robotsEHi  time.Time
-	robotsLast *hit
+	robotsLast robotsRef
 
 	// The crawl under way: its first page, the bounds of its pages'
 	// starts, and the /robots.txt requests as they were at its first
@@ -29,7 +29,7 @@ type crawlState struct {
 	minLo, minHi, maxHi time.Time
 	earlyAny            bool
 	earlyEHi            time.Time
-	earlyLast           *hit
+	earlyLast           robotsRef
 	late                []*hit
 	overflow            bool // late outgrew maxRobotsKept
 	unjudged            int64
@@ -71,8 +71,8 @@ func (s *crawlState) step(c *siteCheck, h *hit) {
 		s.robotsEHi = h.eHi
 	}
 	s.anyRobots = true
-	if s.robotsLast == nil || h.sNom.After(s.robotsLast.sNom) {
-		s.robotsLast = h
+	if !s.robotsLast.set || h.sNom.After(s.robotsLast.sNom) {
+		s.robotsLast = refOf(h)
 	}
 }
 
@@ -117,8 +117,8 @@ func (s *crawlState) judge(c *siteCheck) {
 		if s.minLo.Sub(r.eHi) <= robotsMaxAge {
 			return
 		}
-		if last == nil || r.sNom.After(last.sNom) {
-			last = r
+		if !last.set || r.sNom.After(last.sNom) {
+			last = refOf(r)
 		}
 	}
 	first := s.first
@@ -126,13 +126,24 @@ func (s *crawlState) judge(c *siteCheck) {
 		return
 	}
 	detail := "first page of a crawl with no /robots.txt request to this site in the 24h before it"
-	if last != nil {
-		detail += fmt.Sprintf(" (the last one was %s earlier, on %s)", fmtDur(first.sNom.Sub(last.sNom)), refTo(last, first))
+	if last.set {
+		detail += fmt.Sprintf(" (the last one was %s earlier, on %s)", fmtDur(first.sNom.Sub(last.sNom)), refAt(last.file, last.line, first))
 	} else {
 		detail += fmt.Sprintf(" (none since the logs begin at %s)", fmtTime(c.coverNom))
 	}
 	c.add(kRobotsNotFetched, first, detail)
 }
+
+// robotsRef is what the robots-not-fetched check keeps of a /robots.txt
+// request: when it started, as logged, and where it was logged.
+type robotsRef struct {
+	sNom time.Time
+	file string
+	line int64
+	set  bool
+}
+
+func refOf(h *hit) robotsRef { return robotsRef{sNom: h.sNom, file: h.File, line: h.Line, set: true} }
 
 // availState follows one site's requests, in order, for the
 // robots-unavailable check, from its first /robots.txt request on (no

@@ -24,39 +24,121 @@ type Result struct {
 	Warnings []string
 }
 
-// Run checks the hits that sources give, after every one of them went
-// through Measure and then Anchor. Each source's hits are put in time
+// Run checks the hits that the sources give, after every one of them
+// went through Measure and then Anchor. Each source's hits are put in time
 // order within [Disorder] and the sources merged by time, so that each
 // site's hits are checked in order, keeping only what the checks' windows
-// need: memory grows with the hits of a window, not with a site's hits.
-func (e *Checker) Run(sources []Source) Result {
-	in := make([]source, len(sources))
-	for i, s := range sources {
-		in[i] = &numbered{src: s, i: int64(i)}
-	}
-	return e.run(in)
+// need: memory grows with the hits of a window and the sites checked at
+// once, not with a site's hits. open gives the sources afresh for each
+// pass: past maxSitesAtOnce sites, the sites are checked a share at a
+// time, a pass over the sources each; a [SiteSource] then gives only the
+// hits of the pass's sites.
+func (e *Checker) Run(open func() []Source) Result {
+	return e.runPasses(func(keep func(string) bool) []source {
+		srcs := open()
+		in := make([]source, len(srcs))
+		for i, s := range srcs {
+			if keep != nil {
+				if ss, ok := s.(SiteSource); ok {
+					ss.Only(keep)
+				} else {
+					s = &onlySites{Source: s, keep: keep}
+				}
+			}
+			in[i] = &numbered{src: s, i: int64(i)}
+		}
+		return in
+	})
 }
 
-func (e *Checker) run(sources []source) Result {
+// maxSitesAtOnce bounds the sites checked in one pass over the sources.
+const maxSitesAtOnce = 1 << 14
+
+// SiteSource is a Source that can leave out the hits of some sites more
+// cheaply than by giving them: Only, called before the first Next, makes
+// it give only the hits of the sites keep reports true for.
+type SiteSource interface {
+	Source
+	Only(keep func(site string) bool)
+}
+
+// onlySites leaves out the hits of other sites of a Source.
+type onlySites struct {
+	Source
+	keep func(string) bool
+}
+
+func (s *onlySites) Next(h *Hit) bool {
+	for s.Source.Next(h) {
+		if s.keep(h.Site) {
+			return true
+		}
+	}
+	return false
+}
+
+// runPasses checks the sites a share at a time: open gives the sources
+// of a pass over the sites keep holds (keep nil: every site).
+func (e *Checker) runPasses(open func(keep func(string) bool) []source) Result {
+	atOnce := e.sitesAtOnce
+	if atOnce <= 0 {
+		atOnce = maxSitesAtOnce
+	}
+	if len(e.sites) <= atOnce {
+		res, late := e.run(open(nil))
+		res.Warnings = append(res.Warnings, lateWarnings(late)...)
+		return res
+	}
+	names := slices.Sorted(maps.Keys(e.sites))
+	all := Result{Violations: []Violation{}, Sites: make([]SiteReport, 0, len(names))}
+	late := map[string]*lateHits{}
+	for len(names) > 0 {
+		share := names[:min(len(names), atOnce)]
+		names = names[len(share):]
+		in := make(map[string]bool, len(share))
+		for _, n := range share {
+			in[n] = true
+		}
+		res, l := e.run(open(func(site string) bool { return in[site] }))
+		all.Violations = append(all.Violations, res.Violations...)
+		all.Sites = append(all.Sites, res.Sites...)
+		all.Warnings = append(all.Warnings, res.Warnings...)
+		for file, x := range l {
+			if y := late[file]; y != nil {
+				y.n += x.n
+				y.line = min(y.line, x.line)
+			} else {
+				late[file] = x
+			}
+		}
+	}
+	all.Warnings = append(all.Warnings, lateWarnings(late)...)
+	return all
+}
+
+// run checks the hits of sources in one pass; it returns the hits that
+// came too far out of order, per file, apart.
+func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 	st := &stream{e: e, sites: map[string]*siteCheck{}}
 	m := newMerger(e, sources)
 	for h := m.next(); h != nil; h = m.next() {
 		st.add(h)
 	}
-	return st.end()
+	return st.end(), st.late
 }
 
 // stream hands each hit to its site's checks.
 type stream struct {
 	e     *Checker
 	sites map[string]*siteCheck
-	last  *siteCheck // the site of the previous hit
+	skips map[uint16][]string // the lists of skipped checks, shared
+	last  *siteCheck          // the site of the previous hit
 	// late counts, per file, the hits that came too far out of order.
 	late map[string]*lateHits
 }
 
 type lateHits struct {
-	n, line int64 // how many, and the line of the first
+	n, line int64 // how many, and the lowest line
 }
 
 func (st *stream) add(h *hit) {
@@ -64,7 +146,7 @@ func (st *stream) add(h *hit) {
 	if c == nil || c.site != h.Site {
 		c = st.sites[h.Site]
 		if c == nil {
-			c = newSiteCheck(&st.e.cfg, h.Site, st.e.sites[h.Site], st.e.lead)
+			c = newSiteCheck(st.e, h.Site)
 			st.sites[h.Site] = c
 		}
 		st.last = c
@@ -79,6 +161,7 @@ func (st *stream) add(h *hit) {
 			st.late[h.File] = l
 		}
 		l.n++
+		l.line = min(l.line, h.Line)
 	}
 }
 
@@ -89,17 +172,31 @@ func (st *stream) end() Result {
 		c := st.sites[name]
 		c.end()
 		vs, rep := c.report()
+		if shared, ok := st.skips[c.skipped]; ok {
+			rep.ChecksSkipped = shared
+		} else {
+			if st.skips == nil {
+				st.skips = map[uint16][]string{}
+			}
+			st.skips[c.skipped] = rep.ChecksSkipped
+		}
 		res.Violations = append(res.Violations, vs...)
 		res.Sites = append(res.Sites, rep)
 		res.Warnings = append(res.Warnings, c.warnings...)
 	}
-	for _, file := range slices.Sorted(maps.Keys(st.late)) {
-		l := st.late[file]
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
+	return res
+}
+
+// lateWarnings says which files had hits too far out of order.
+func lateWarnings(late map[string]*lateHits) []string {
+	var out []string
+	for _, file := range slices.Sorted(maps.Keys(late)) {
+		l := late[file]
+		out = append(out, fmt.Sprintf(
 			"%s: %s logged more than %s out of time order (the first on line %d): counted and checked against robots.txt and for credentials, but left out of the time checks of their site, which are listed as not fully checked",
 			parse.EscapeControl(file), countOf(l.n, "request", "requests"), fmtDur(Disorder), l.line))
 	}
-	return res
+	return out
 }
 
 // countOf says n things: "1 request", "2 requests".
@@ -113,6 +210,7 @@ func countOf(n int64, one, many string) string {
 // siteCheck runs the checks of one site over its hits, given in order.
 type siteCheck struct {
 	cfg  *Config
+	e    *Checker // its files, for the budget check
 	site string
 	// From the survey: every hit has a time, and a duration; the files
 	// of the site's hits.
@@ -140,9 +238,9 @@ type siteCheck struct {
 	avail   *availState
 	auth    *authState
 
-	skipped  [numKinds]bool
-	lists    [numKinds]kindList
-	seq      int64 // violations made so far, to keep their order
+	skipped  uint16              // kinds skipped, by bit
+	lists    *[numKinds]kindList // nil before the first violation
+	seq      int64               // violations made so far, to keep their order
 	warnings []string
 
 	// out, when not nil, takes every violation instead of the lists (the
@@ -150,9 +248,9 @@ type siteCheck struct {
 	out *[]Violation
 }
 
-func newSiteCheck(cfg *Config, site string, sv *siteSurvey, lead time.Duration) *siteCheck {
-	c := &siteCheck{cfg: cfg, site: site, timed: true, durs: true, lead: lead}
-	if sv != nil {
+func newSiteCheck(e *Checker, site string) *siteCheck {
+	c := &siteCheck{cfg: &e.cfg, e: e, site: site, timed: true, durs: true, lead: e.lead}
+	if sv := e.sites[site]; sv != nil {
 		c.timed, c.durs, c.files = !sv.untimed, !sv.nodur, sv.files
 	}
 	return c
@@ -186,7 +284,7 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	c.overlap.step(c, h)
 	c.backoff.step(c, h)
 	if h.page {
-		c.budget.step(c, h)
+		c.budget.step(c, h, c.e.fileOf(h.File))
 	}
 	c.crawl.step(c, h)
 	c.stepAvail(h)
@@ -230,7 +328,7 @@ func (c *siteCheck) end() {
 	}
 }
 
-func (c *siteCheck) skip(k int) { c.skipped[k] = true }
+func (c *siteCheck) skip(k int) { c.skipped |= 1 << k }
 
 // warn adds a warning about the site's checks.
 func (c *siteCheck) warn(format string, args ...any) {
@@ -271,7 +369,7 @@ func (c *siteCheck) coverTo(hi, nom time.Time) {
 // listed: when it surely is not, it is only counted, and the caller need
 // not write its detail.
 func (c *siteCheck) want(k int, h *hit) bool {
-	if c.out != nil {
+	if c.out != nil || c.lists == nil {
 		return true
 	}
 	l := &c.lists[k]
@@ -307,6 +405,9 @@ func (c *siteCheck) add(k int, h *hit, detail string) *Violation {
 		return &(*c.out)[len(*c.out)-1]
 	}
 	c.seq++
+	if c.lists == nil {
+		c.lists = new([numKinds]kindList)
+	}
 	return c.lists[k].add(v, c.seq, c.cfg.MaxViolations)
 }
 
@@ -315,8 +416,11 @@ func (c *siteCheck) report() ([]Violation, SiteReport) {
 	rep := SiteReport{Site: c.site, Pages: c.pages, RobotsFetches: c.robotsFetches, ChecksSkipped: []string{}}
 	var all []listed
 	for k := range numKinds {
-		if c.skipped[k] {
+		if c.skipped&(1<<k) != 0 {
 			rep.ChecksSkipped = append(rep.ChecksSkipped, kinds[k])
+		}
+		if c.lists == nil {
+			continue
 		}
 		l := &c.lists[k]
 		rep.Violations += int(l.n)

@@ -28,10 +28,33 @@ func (s *logSource) Next(h *Hit) bool {
 	return true
 }
 
+// siteSource is a logSource that can leave out sites (a SiteSource).
+type siteSource struct {
+	logSource
+	keep func(string) bool
+}
+
+func (s *siteSource) Only(keep func(string) bool) { s.keep = keep }
+
+func (s *siteSource) Next(h *Hit) bool {
+	for s.logSource.Next(h) {
+		if s.keep == nil || s.keep(h.Site) {
+			return true
+		}
+	}
+	return false
+}
+
 // streamed runs the checks the way a caller with large logs does: every
 // hit through Measure, then Anchor, then the logs to Run, one Source each.
-func streamed(logs [][]Hit, cfg Config) Result {
+func streamed(logs [][]Hit, cfg Config) Result { return streamedAtOnce(logs, cfg, 0) }
+
+// streamedAtOnce is streamed with at most atOnce sites checked in one
+// pass over the logs (0: the default); the even logs leave out sites
+// themselves, the odd ones are filtered.
+func streamedAtOnce(logs [][]Hit, cfg Config, atOnce int) Result {
 	c := NewChecker(cfg)
+	c.sitesAtOnce = atOnce
 	for _, l := range logs {
 		for i := range l {
 			c.Measure(&l[i])
@@ -42,11 +65,17 @@ func streamed(logs [][]Hit, cfg Config) Result {
 			c.Anchor(&l[i])
 		}
 	}
-	var sources []Source
-	for _, l := range logs {
-		sources = append(sources, &logSource{hits: l})
-	}
-	return c.Run(sources)
+	return c.Run(func() []Source {
+		var sources []Source
+		for i, l := range logs {
+			if i%2 == 0 {
+				sources = append(sources, &siteSource{logSource: logSource{hits: l}})
+			} else {
+				sources = append(sources, &logSource{hits: l})
+			}
+		}
+		return sources
+	})
 }
 
 // randomLogs makes a few small logs of random requests from the crawler
@@ -183,6 +212,10 @@ func TestStreamEqualsBatch(t *testing.T) {
 		}
 		if inMem, inMemSites := Check(all, cfg); !reflect.DeepEqual(inMem, want) || !reflect.DeepEqual(inMemSites, wantSites) {
 			t.Fatalf("seed %d: Check differs from the batch check", seed)
+		}
+		// Sites checked one or two at a time, a pass over the logs each.
+		if byShare := streamedAtOnce(logs, cfg, 1+int(seed%2)); !reflect.DeepEqual(byShare, got) {
+			t.Fatalf("seed %d: checked %d sites at a time: %s %+v\nwant %s %+v", seed, 1+seed%2, dumpVs(byShare.Violations), byShare.Sites, dumpVs(got.Violations), got.Sites)
 		}
 
 		// A bound on the list keeps the first of each site and kind, and

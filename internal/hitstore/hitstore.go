@@ -291,6 +291,10 @@ var ErrCorrupt = errors.New("hit store: bad encoding")
 
 // Reader reads the hits of one segment in the order they were added.
 type Reader struct {
+	// SkipSite, when set, leaves out the hits of the sites it reports
+	// true for, at little more than the cost of reading their bytes.
+	SkipSite func(site uint32) bool
+
 	s      *Store
 	blocks []block
 	next   int // the next block to read
@@ -326,11 +330,21 @@ func (r *Reader) Next(h *Hit, skipTarget bool) bool {
 			return false
 		}
 	}
-	if !r.decode(h, skipTarget) {
-		r.err = ErrCorrupt
-		return false
+	for {
+		skipped, ok := r.decode(h, skipTarget)
+		if !ok {
+			r.err = ErrCorrupt
+			return false
+		}
+		if !skipped {
+			return true
+		}
+		for r.pos >= len(r.data) {
+			if r.err != nil || r.next >= len(r.blocks) || !r.load() {
+				return false
+			}
+		}
 	}
-	return true
 }
 
 // Err returns the error that ended the reading, if any.
@@ -363,10 +377,12 @@ func (r *Reader) load() bool {
 	return true
 }
 
-func (r *Reader) decode(h *Hit, skipTarget bool) bool {
+// decode reads the hit at r.pos into h; skipped reports a hit of a site
+// SkipSite leaves out.
+func (r *Reader) decode(h *Hit, skipTarget bool) (skipped, ok bool) {
 	d := r.data[r.pos:]
 	if len(d) == 0 {
-		return false
+		return false, false
 	}
 	fl := d[0]
 	i := 1
@@ -375,57 +391,60 @@ func (r *Reader) decode(h *Hit, skipTarget bool) bool {
 	var v int64
 	*h = Hit{Timed: fl&fTimed != 0, HasDuration: fl&fDur != 0, StartLogged: fl&fStartLogged != 0}
 	if u, n = binary.Uvarint(d[i:]); n <= 0 {
-		return false
+		return false, false
 	}
 	h.Addr, i = uint32(u), i+n
 	if u, n = binary.Uvarint(d[i:]); n <= 0 {
-		return false
+		return false, false
 	}
 	h.Site, i = uint32(u), i+n
+	if r.SkipSite != nil && r.SkipSite(h.Site) {
+		skipped, skipTarget = true, true
+	}
 	if u, n = binary.Uvarint(d[i:]); n <= 0 {
-		return false
+		return false, false
 	}
 	h.File, i = uint32(u), i+n
 	if v, n = binary.Varint(d[i:]); n <= 0 {
-		return false
+		return false, false
 	}
 	i += n
 	r.state.line += v
 	h.Line = r.state.line
 	if h.Timed {
 		if v, n = binary.Varint(d[i:]); n <= 0 {
-			return false
+			return false, false
 		}
 		i += n
 		r.state.sec += v
 		var nsec uint64
 		if fl&fNsec != 0 {
 			if nsec, n = binary.Uvarint(d[i:]); n <= 0 || nsec >= uint64(time.Second) {
-				return false
+				return false, false
 			}
 			i += n
 		}
 		h.Time = time.Unix(r.state.sec, int64(nsec)).UTC()
 		if i >= len(d) {
-			return false
+			return false, false
 		}
 		ri := int(d[i])
 		i++
 		switch {
 		case ri == otherResolution:
 			if v, n = binary.Varint(d[i:]); n <= 0 {
-				return false
+				return false, false
 			}
 			h.Resolution, i = time.Duration(v), i+n
 		case ri < len(resolutions):
 			h.Resolution = resolutions[ri]
 		default:
-			return false
+			return false, false
 		}
 	}
 	if h.HasDuration {
 		if v, n = binary.Varint(d[i:]); n <= 0 {
-			return false
+			return false, false
 		}
 		i += n
 		if fl&fDurMicro != 0 {
@@ -434,22 +453,22 @@ func (r *Reader) decode(h *Hit, skipTarget bool) bool {
 		h.Duration = time.Duration(v)
 	}
 	if v, n = binary.Varint(d[i:]); n <= 0 {
-		return false
+		return false, false
 	}
 	h.Status, i = int(v), i+n
 	if fl&fPair != 0 {
 		if u, n = binary.Uvarint(d[i:]); n <= 0 {
-			return false
+			return false, false
 		}
 		h.Pair, i = uint32(u), i+n
 	}
 	if u, n = binary.Uvarint(d[i:]); n <= 0 || u > uint64(len(d)-i-n) {
-		return false
+		return false, false
 	}
 	i += n
 	if !skipTarget {
 		h.Target = string(d[i : i+int(u)])
 	}
 	r.pos += i + int(u)
-	return true
+	return skipped, true
 }

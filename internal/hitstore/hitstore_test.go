@@ -108,6 +108,22 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 		}
+		// Leaving out the hits of some sites: the others, whole.
+		r3 := s.Reader(3)
+		r3.SkipSite = func(site uint32) bool { return site%2 == 1 }
+		var kept []Hit
+		for h := (Hit{}); r3.Next(&h, false); {
+			kept = append(kept, h)
+		}
+		var wantKept []Hit
+		for _, h := range got[3] {
+			if h.Site%2 == 0 {
+				wantKept = append(wantKept, h)
+			}
+		}
+		if r3.Err() != nil || !reflect.DeepEqual(kept, wantKept) {
+			t.Fatalf("memory %d: %d hits of even sites, want %d (%v)", memory, len(kept), len(wantKept), r3.Err())
+		}
 		// Without the targets: the same but for them.
 		r := s.Reader(3)
 		var h Hit
