@@ -504,9 +504,18 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		} else {
 			skips[k] = rep.ChecksSkipped
 		}
+		if len(rep.NotPromised) > 0 {
+			// The same few checks for every site: one slice for all.
+			k := "not promised: " + strings.Join(rep.NotPromised, ",")
+			if shared, ok := skips[k]; ok {
+				rep.NotPromised = shared
+			} else {
+				skips[k] = rep.NotPromised
+			}
+		}
 		s := &r.Sites[pos[a.sites.ids[rep.Site]]]
 		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
-		s.Violations, s.ViolationsLeftOut = rep.Violations, rep.ViolationsLeftOut
+		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
 	}
 }
 

@@ -115,7 +115,13 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 	if !s.named {
 		return reps[0]
 	}
-	return Merge(names, reps)
+	r := Merge(names, reps)
+	for i, c := range s.subjects {
+		if c.Profile != nil && i < len(r.Summary.Crawlers) {
+			r.Summary.Crawlers[i].Category = c.Profile.Category
+		}
+	}
+	return r
 }
 
 // listSource is the report's ip_list_source: the list's source, or when

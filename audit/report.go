@@ -107,8 +107,14 @@ type Summary struct {
 	// MalformedClaims counts malformed lines that carry the product token:
 	// claims that could not be read as requests (no verdict, no rule).
 	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
-	UnclaimedHit    int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
-	Incomplete      bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+	// Comments counts the lines that start with '#' (AWStats' and W3C
+	// logs' headers): neither requests nor malformed.
+	Comments int64 `json:"comments,omitempty" yaml:"comments,omitempty"`
+	// TimeZone is the zone its times without a UTC offset were read in,
+	// when its format logs such times.
+	TimeZone     string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
+	UnclaimedHit int64  `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
+	Incomplete   bool   `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
 
 	// Crawlers are the totals per crawler, when --crawler named them
 	// (SPEC §10).
@@ -117,7 +123,11 @@ type Summary struct {
 
 // CrawlerSummary is one crawler's totals (SPEC §10 summary.crawlers).
 type CrawlerSummary struct {
-	Name           string `json:"name" yaml:"name"`
+	Name string `json:"name" yaml:"name"`
+	// Category is what the crawler is for (crawler.Profile.Category:
+	// search, ai-training, ai-search, user-triggered, …); "" when the
+	// report was made without its profile.
+	Category       string `json:"category,omitempty" yaml:"category,omitempty"`
 	ClaimedHits    int64  `json:"claimed_hits" yaml:"claimed_hits"`
 	GenuineHits    int64  `json:"genuine_hits" yaml:"genuine_hits"`
 	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`
@@ -132,18 +142,21 @@ type IPReport struct {
 	IP string `json:"ip" yaml:"ip"`
 	// Crawler is the crawler the address claimed to be, when --crawler
 	// named the crawlers (SPEC §10).
-	Crawler    string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
-	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
-	Method     string         `json:"method" yaml:"method"`
-	Reason     string         `json:"reason" yaml:"reason"`
-	PTR        []string       `json:"ptr" yaml:"ptr"`
-	Forward    []string       `json:"forward" yaml:"forward"`
-	InIPList   bool           `json:"in_ip_list" yaml:"in_ip_list"`
-	Hits       int64          `json:"hits" yaml:"hits"`
-	FirstSeen  time.Time      `json:"first_seen" yaml:"first_seen"`
-	LastSeen   time.Time      `json:"last_seen" yaml:"last_seen"`
-	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
-	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	Crawler  string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
+	Verdict  verify.Verdict `json:"verdict" yaml:"verdict"`
+	Method   string         `json:"method" yaml:"method"`
+	Reason   string         `json:"reason" yaml:"reason"`
+	PTR      []string       `json:"ptr" yaml:"ptr"`
+	Forward  []string       `json:"forward" yaml:"forward"`
+	InIPList bool           `json:"in_ip_list" yaml:"in_ip_list"`
+	Hits     int64          `json:"hits" yaml:"hits"`
+	// FirstSeen and LastSeen are the times of its first and last hits;
+	// left out when none of its hits has a time (and by verify, which
+	// reads no log).
+	FirstSeen  time.Time `json:"first_seen,omitzero" yaml:"first_seen,omitempty"`
+	LastSeen   time.Time `json:"last_seen,omitzero" yaml:"last_seen,omitempty"`
+	UserAgents []string  `json:"user_agents" yaml:"user_agents"`
+	Warnings   []string  `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 	// DNSFailure says why DNS could not answer (a DNSFailure constant),
 	// when it could not: why an address stayed unverified.
 	DNSFailure string `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
@@ -179,6 +192,12 @@ type InputReport struct {
 	LastTime  time.Time `json:"last_time" yaml:"last_time"`
 	// MalformedClaims counts malformed lines carrying the product token.
 	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
+	// Comments counts the lines that start with '#' (AWStats' and W3C
+	// logs' headers): neither requests nor malformed.
+	Comments int64 `json:"comments,omitempty" yaml:"comments,omitempty"`
+	// TimeZone is the zone its times without a UTC offset were read in,
+	// when its format logs such times.
+	TimeZone string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
 	// Site is the site of lines without a virtual host, and HostLogged
 	// says whether the format records the virtual host; together they
 	// say which sites the input covers.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,6 +100,41 @@ func TestEmitCrowdSec(t *testing.T) {
 	// What operators see.
 	if got := len(l.Listed(t)); got != 3 {
 		t.Errorf("cscli decisions list shows %d decisions", got)
+	}
+}
+
+// From logs: the spoofers DNS shows (a PTR outside the crawler's domain,
+// one that does not resolve back) are pushed with their evidence; the
+// genuine crawler, a private address and one DNS could not check are not.
+func TestEmitCrowdSecFromLogs(t *testing.T) {
+	t.Parallel()
+	l := crowdsectest.Start(t)
+	server := startEmitDNS(t, []string{"9.113.0.203.in-addr.arpa."},
+		"98.58.139.79.in-addr.arpa. 3600 IN PTR crawler1.bot.lohisoft.com.",
+		"crawler1.bot.lohisoft.com. 3600 IN A 79.139.58.98",
+		"7.113.0.203.in-addr.arpa. 3600 IN PTR crawler1.bot.lohisoft.com.evil.example.",
+		"8.113.0.203.in-addr.arpa. 3600 IN PTR crawler9.bot.lohisoft.com.",
+		"crawler9.bot.lohisoft.com. 3600 IN A 198.51.100.99",
+	)
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	writeFile(t, logFile, emitTestLog)
+	env, _, errb := emitTestEnv(t, "", emitNow)
+	args := []string{"emit", "crowdsec", logFile, "--resolver", server, "--dns-timeout", "1s", "--dns-retries", "0", "--ip-list", emitIPListFile(t),
+		"--no-cache", "--log-format", "combined", "--crowdsec-credentials", l.Credentials}
+	if code := Run(context.Background(), env, args); code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errb)
+	}
+	want := []string{"Ip:2001:db8::7", "Ip:203.0.113.7", "Ip:203.0.113.8", "Range:2001:db8::/64"}
+	if got := decisionsOf(t, l); !slices.Equal(got, want) {
+		t.Fatalf("decisions %v, want %v", got, want)
+	}
+	for _, d := range l.Decisions(t) {
+		if d.Value == "203.0.113.7" && !strings.Contains(d.Message, "203.0.113.7 claimed to be lohisoftbot in 1 request (2026-12-01T02:01:00Z to 2026-12-01T02:01:00Z) and is not: ptr-mismatch, PTR crawler1.bot.lohisoft.com.evil.example") {
+			t.Errorf("evidence of 203.0.113.7: %q", d.Message)
+		}
+		if d.Value == "203.0.113.8" && !strings.Contains(d.Message, "forward-mismatch") {
+			t.Errorf("evidence of 203.0.113.8: %q", d.Message)
+		}
 	}
 }
 
@@ -236,6 +272,8 @@ func TestWatchCrowdSec(t *testing.T) {
 	w.waitErr("takes decisions again")
 	want = []string{"Ip:2001:db8:dead::7", "Ip:203.0.113.7", "Ip:203.0.113.8", "Ip:203.0.113.9", "Range:2001:db8:dead::/64"}
 	waitFor(t, w.done, w.stderr, func() bool { return slices.Equal(decisionsOf(t, l), want) })
+	w.usr1 <- syscall.SIGUSR1
+	w.waitErr("; crowdsec 5 added, 0 extended, 0 in force already, 0 waiting, 0 dropped")
 	if code := w.stop(); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, w.stderr.String())
 	}

@@ -115,6 +115,14 @@ type Config struct {
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
 	Robots func(site string) *robots.Robots
+	// RobotsOff turns off the robots.txt checks (robots, robots-not-fetched
+	// and robots-unavailable) for a crawler that makes no promise about
+	// robots.txt: they are listed as skipped.
+	RobotsOff bool
+	// RobotsNotPromised turns them off for a crawler whose operator says
+	// it may ignore robots.txt: they are listed in SiteReport.NotPromised,
+	// not as skipped, and never found broken.
+	RobotsNotPromised bool
 	// LogStart, when set, returns the time on the first line of a file
 	// (any request, not only the crawler's) and true, or false when it is
 	// not known: how far back that log reaches, so that a crawl early in

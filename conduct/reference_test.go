@@ -49,6 +49,7 @@ func refCheckSite(e *Checker, site string, hits []Hit) ([]Violation, SiteReport)
 		Pages:         int64(len(c.pages)),
 		RobotsFetches: int64(len(c.robots)),
 		ChecksSkipped: skipped,
+		NotPromised:   slices.Sorted(maps.Keys(c.notPromised)),
 		Violations:    len(c.out),
 	}
 }
@@ -68,6 +69,7 @@ type refCheck struct {
 	coverHi, coverNom time.Time
 	coverSet          bool
 	skipped           map[string]bool
+	notPromised       map[string]bool // checks the crawler's operator does not promise
 	out               []Violation
 }
 
@@ -122,7 +124,10 @@ func (c *refCheck) cover(hi, nom time.Time) {
 }
 
 func (c *refCheck) run() {
-	c.checkRobots()
+	robotsOn := c.robotsOn()
+	if robotsOn {
+		c.checkRobots()
+	}
 	c.checkRemoteUser()
 	if !c.timed {
 		for _, k := range []string{KindRobotsNotFetched, KindRobotsUnavailable, KindBudget, KindConcurrency, KindPause, KindBackoff, KindAuth} {
@@ -133,12 +138,41 @@ func (c *refCheck) run() {
 	c.checkOverlapAndPause()
 	c.checkBackoff()
 	c.checkBudget()
-	c.checkRobotsFetched()
-	c.checkRobotsAvailable()
+	if robotsOn {
+		c.checkRobotsFetched()
+		c.checkRobotsAvailable()
+	}
 	c.checkDeniedThenOK()
 }
 
-func (c *refCheck) skip(kind string) { c.skipped[kind] = true }
+// robotsOn reports whether the robots.txt checks run; when they do not,
+// it lists them as skipped or as not promised.
+func (c *refCheck) robotsOn() bool {
+	kinds := []string{KindRobots, KindRobotsNotFetched, KindRobotsUnavailable}
+	switch {
+	case c.cfg.RobotsNotPromised:
+		if c.notPromised == nil {
+			c.notPromised = map[string]bool{}
+		}
+		for _, k := range kinds {
+			c.notPromised[k] = true
+		}
+		return false
+	case c.cfg.RobotsOff:
+		for _, k := range kinds {
+			c.skip(k)
+		}
+		return false
+	}
+	return true
+}
+
+// skip lists a check as skipped, unless it is not promised.
+func (c *refCheck) skip(kind string) {
+	if !c.notPromised[kind] {
+		c.skipped[kind] = true
+	}
+}
 
 func (c *refCheck) add(kind string, h *hit, detail string) {
 	var t time.Time

@@ -239,6 +239,8 @@ type siteCheck struct {
 	auth    *authState
 
 	skipped  uint16              // kinds skipped, by bit
+	notProm  uint16              // kinds not promised, by bit
+	robotsOn bool                // the robots.txt checks run
 	lists    *[numKinds]kindList // nil before the first violation
 	seq      int64               // violations made so far, to keep their order
 	warnings []string
@@ -250,6 +252,7 @@ type siteCheck struct {
 
 func newSiteCheck(e *Checker, site string) *siteCheck {
 	c := &siteCheck{cfg: &e.cfg, e: e, site: site, timed: true, durs: true, lead: e.lead}
+	c.robotsOn = c.robotsPromise()
 	if sv := e.sites[site]; sv != nil {
 		c.timed, c.durs, c.files = !sv.untimed, !sv.nodur, sv.files
 	}
@@ -269,7 +272,9 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	}
 	if h.page {
 		c.pages++
-		c.checkRobots(h)
+		if c.robotsOn {
+			c.checkRobots(h)
+		}
 	} else {
 		c.robotsFetches++
 	}
@@ -286,8 +291,10 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	if h.page {
 		c.budget.step(c, h, c.e.fileOf(h.File))
 	}
-	c.crawl.step(c, h)
-	c.stepAvail(h)
+	if c.robotsOn {
+		c.crawl.step(c, h)
+		c.stepAvail(h)
+	}
 	if h.page {
 		c.stepAuth(h)
 	}
@@ -296,10 +303,10 @@ func (c *siteCheck) take(h *hit) (late bool) {
 
 // end finishes the checks that wait for what follows a hit.
 func (c *siteCheck) end() {
-	if c.cfg.Robots != nil && !c.rbLooked {
+	if c.robotsOn && c.cfg.Robots != nil && !c.rbLooked {
 		c.rbLooked, c.rb = true, c.cfg.Robots(c.site)
 	}
-	if c.rb == nil {
+	if c.robotsOn && c.rb == nil {
 		c.skip(kRobots)
 	}
 	if !c.timed {
@@ -328,7 +335,34 @@ func (c *siteCheck) end() {
 	}
 }
 
-func (c *siteCheck) skip(k int) { c.skipped |= 1 << k }
+// skip lists a check as skipped, unless it is not promised.
+func (c *siteCheck) skip(k int) {
+	if c.notProm&(1<<k) == 0 {
+		c.skipped |= 1 << k
+	}
+}
+
+// robotsKinds are the checks of a robots.txt promise.
+var robotsKinds = []int{kRobots, kRobotsNotFetched, kRobotsUnavailable}
+
+// robotsPromise reports whether the robots.txt checks run; when they do
+// not, it lists them as skipped (no promise made, RobotsOff) or as not
+// promised (RobotsNotPromised).
+func (c *siteCheck) robotsPromise() bool {
+	switch {
+	case c.cfg.RobotsNotPromised:
+		for _, k := range robotsKinds {
+			c.notProm |= 1 << k
+		}
+		return false
+	case c.cfg.RobotsOff:
+		for _, k := range robotsKinds {
+			c.skip(k)
+		}
+		return false
+	}
+	return true
+}
 
 // warn adds a warning about the site's checks.
 func (c *siteCheck) warn(format string, args ...any) {
@@ -418,6 +452,9 @@ func (c *siteCheck) report() ([]Violation, SiteReport) {
 	for k := range numKinds {
 		if c.skipped&(1<<k) != 0 {
 			rep.ChecksSkipped = append(rep.ChecksSkipped, kinds[k])
+		}
+		if c.notProm&(1<<k) != 0 {
+			rep.NotPromised = append(rep.NotPromised, kinds[k])
 		}
 		if c.lists == nil {
 			continue

@@ -172,6 +172,12 @@ func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
 			return nil
 		}
 	}
+	switch rng.IntN(10) {
+	case 0:
+		cfg.RobotsOff = true
+	case 1:
+		cfg.RobotsNotPromised = true
+	}
 	switch rng.IntN(3) {
 	case 0:
 		cfg.Covered = func(site string, from, to time.Time) bool { return site != "b.example" || from.Second()%2 == 0 }

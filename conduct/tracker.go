@@ -64,6 +64,7 @@ func (t *Tracker) Add(in Hit) []Violation {
 	if s == nil {
 		s = &trackSite{check: siteCheck{cfg: &t.c.cfg, site: in.Site}}
 		s.check.out = &s.out
+		s.check.robotsOn = s.check.robotsPromise()
 		t.sites[in.Site] = s
 	}
 	if in.Line > 0 && s.lastFile == in.File && s.lastLine == in.Line {
@@ -74,7 +75,7 @@ func (t *Tracker) Add(in Hit) []Violation {
 	h := newHit(&in, 0, t.c.fileOf(in.File))
 	c := &s.check
 	s.out = s.out[:0]
-	if h.page {
+	if h.page && c.robotsOn {
 		c.checkRobots(h)
 	}
 	c.checkRemoteUser(h)
