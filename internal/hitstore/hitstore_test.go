@@ -204,3 +204,27 @@ func TestCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzReader reads any bytes as a block of hits: never a panic, and an
+// error rather than hits past what does not decode.
+func FuzzReader(f *testing.F) {
+	s := &Store{Memory: -1}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		h := randomHit(rng)
+		h.Target = "/x"
+		s.Add(&h)
+	}
+	s.Reader(0)
+	f.Add(s.segs[0][0].data)
+	f.Add([]byte{fTimed | fNsec, 1, 2, 3, 4, 5, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &Reader{s: &Store{}, blocks: []block{{data: data, n: len(data)}}}
+		n := 0
+		for h := (Hit{}); r.Next(&h, n%2 == 0); n++ {
+			if n > len(data) {
+				t.Fatalf("%d hits from %d bytes", n, len(data))
+			}
+		}
+	})
+}
