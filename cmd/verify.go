@@ -1,15 +1,13 @@
 package cmd
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -152,79 +150,28 @@ func verifyAddrs(env *Env, args []string) ([]netip.Addr, error) {
 	return verifyParseArgs(all)
 }
 
-// verifyMaxBadLines is how many bad lines of stdin an error names.
-const verifyMaxBadLines = 5
-
-// verifyReadAddrs reads one address a line, skipping blank lines and
-// comments (# to the end of the line); lines that are not an address are
-// an error that names them by line number.
+// verifyReadAddrs reads one address a line from stdin
+// (verify.ReadAddrList): bad lines are a usage error naming them.
 func verifyReadAddrs(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	var out, bad []string
-	nbad := 0
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if a, err := netip.ParseAddr(line); err != nil || a.Zone() != "" {
-			nbad++
-			if len(bad) < verifyMaxBadLines {
-				bad = append(bad, fmt.Sprintf("line %d: %q", n, parse.EscapeControl(clipText(line, 60))))
-			}
-			continue
-		}
-		out = append(out, line)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
-	}
-	if nbad > 0 {
-		more := ""
-		if nbad > len(bad) {
-			more = fmt.Sprintf(" and %d more", nbad-len(bad))
-		}
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("stdin: not an IP address on %s%s", strings.Join(bad, ", "), more),
+	out, err := verify.ReadAddrList(r)
+	var bad *verify.AddrListError
+	switch {
+	case errors.As(err, &bad):
+		return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("stdin: %w", err),
 			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")}
+	case err != nil:
+		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
 	}
 	return out, nil
 }
 
-// clipText cuts s to at most n bytes, at a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xc0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// verifyParseArgs parses the addresses, unmapped, deduplicated and sorted.
+// verifyParseArgs parses the addresses (verify.ParseAddrs).
 func verifyParseArgs(args []string) ([]netip.Addr, error) {
-	seen := map[netip.Addr]bool{}
-	var addrs []netip.Addr
-	for _, s := range args {
-		a, err := netip.ParseAddr(strings.TrimSpace(s))
-		if err != nil || a.Zone() != "" {
-			return nil, &exitError{code: ExitUsage, err: withHint(
-				fmt.Errorf("%q is not an IP address", s),
-				"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
-		}
-		a = a.Unmap()
-		if !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
+	addrs, err := verify.ParseAddrs(args)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: withHint(err,
+			"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
 	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
 	return addrs, nil
 }
 
