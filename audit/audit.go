@@ -708,6 +708,7 @@ func (v *ipView) report(i uint32) IPReport {
 		}
 		ip.Warnings = res.Warnings
 		ip.DNSFailure = res.DNSFailure
+		ip.DNS = dnsEvidence(res.DNS)
 	}
 	return ip
 }

@@ -234,6 +234,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	set.close()
 	rep.Summary.IPListSource = set.listSource()
+	rep.IPLists = set.listEvidence()
 	if o.Robots != nil {
 		rep.Warnings = append(rep.Warnings, o.Robots.UnknownSiteWarnings(reportSites(rep))...)
 	}

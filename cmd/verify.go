@@ -17,6 +17,7 @@ import (
 func newVerifyCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	var crawlers []string
+	var recheck string
 	c := &cobra.Command{
 		Use:   "verify IP...|-",
 		Short: "Say whether addresses are the genuine crawler, with the evidence",
@@ -41,13 +42,34 @@ fcrdns-failed. A DNS failure never makes an address spoofed.
 bingbot, or a profile file): its PTR suffixes, IP lists and IPv6 policy;
 given several times, each address gets a verdict for each crawler. "-"
 reads addresses from stdin, one a line (blank lines and # comments are
-skipped).`,
+skipped).
+
+Each verdict carries its evidence: the DNS answers with their TTLs, the
+resolver that gave them and when it was asked (dns in JSON).
+
+--recheck REPORT completes the JSON report of an earlier logs run (one made
+during a DNS outage, say): its unverified addresses, and those whose DNS
+answers have passed their TTL, are asked about again, and the report is
+printed in the same shape with the new verdicts and the hit counts of the
+summary counted again. An address that DNS cannot answer for now keeps the
+verdict it had. Conduct is not checked again (a report holds no requests):
+sites and violations stay the first run's, and a warning says how many
+hits of newly genuine addresses that leaves unchecked; run logs again over
+the same logs for them. --crawler then picks which of the report's
+crawlers to recheck (a profile file for one not built in).`,
 		Example: `  lohibot-audit verify 79.139.58.98 203.0.113.7
   lohibot-audit verify --format json --resolver 1.1.1.1:53 2001:db8::1
   lohibot-audit verify --offline --fail-on spoofed 198.51.100.4
   lohibot-audit verify --crawler googlebot 66.249.66.1 203.0.113.50
-  lohibot-audit verify --crawler googlebot --crawler bingbot - <addresses.txt`,
+  lohibot-audit verify --crawler googlebot --crawler bingbot - <addresses.txt
+  lohibot-audit verify --recheck audit.json --format json > audit-rechecked.json`,
 		Args: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("recheck") {
+				if len(args) > 0 {
+					return usageError("give addresses or --recheck REPORT, not both")
+				}
+				return nil
+			}
 			if len(args) == 0 {
 				return &exitError{code: ExitUsage, err: withHint(
 					fmt.Errorf("verify needs at least one IP address"),
@@ -56,6 +78,9 @@ skipped).`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("recheck") {
+				return runVerifyRecheck(c, env, o, crawlers, recheck)
+			}
 			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
@@ -126,6 +151,7 @@ skipped).`,
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
 	addCrawlerFlag(f, &crawlers)
+	f.StringVar(&recheck, "recheck", "", "complete the JSON report of an earlier logs run (`REPORT`, or - for stdin): ask again about its unverified addresses and expired evidence, and print it updated")
 	return c
 }
 

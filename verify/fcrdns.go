@@ -63,6 +63,11 @@ type Result struct {
 	// DNS answered.
 	DNSError   string
 	DNSFailure string
+	// DNS are the lookups the verdict rests on, with the resolver, the
+	// time asked and the TTL of each (see DNSAnswer): the PTR lookup
+	// first, then the forward ones; nil when DNS was not asked. The
+	// answers are shared between results: do not change them.
+	DNS []*DNSAnswer
 }
 
 // Verifier classifies addresses that claim to be the crawler (SPEC §3). Set
@@ -97,6 +102,9 @@ type Verifier struct {
 	// List is the IP list in force; nil means the profile's built-in list
 	// ([BuiltinList]).
 	List *IPList
+	// Now tells when a question is asked, for the evidence; nil means the
+	// DNS cache's clock, else time.Now.
+	Now func() time.Time
 
 	// share, when set, is the verifier whose resolver, DNS answers,
 	// warnings and progress this one uses (see For).
@@ -162,7 +170,10 @@ func (v *Verifier) init() {
 		if v.after != nil {
 			v.res.after = v.after
 		}
-		v.memo = &dnsMemo{cache: v.Cache, calls: map[string]*dnsCall{}}
+		v.memo = &dnsMemo{cache: v.Cache, clock: v.Now, calls: map[string]*dnsCall{}}
+		if v.memo.clock == nil && v.Cache != nil {
+			v.memo.clock = v.Cache.now
+		}
 		if !v.Offline && len(v.Servers) == 0 {
 			v.warn(NoResolverWarning)
 		}
@@ -179,7 +190,7 @@ func (v *Verifier) For(p *crawler.Profile, list *IPList) *Verifier {
 	w := &Verifier{
 		Servers: root.Servers, Timeout: root.Timeout, Retries: root.Retries,
 		Concurrency: root.Concurrency, RetryTimeout: root.RetryTimeout,
-		Cache: root.Cache, Offline: root.Offline,
+		Cache: root.Cache, Offline: root.Offline, Now: root.Now,
 		Profile: p, List: list, share: root,
 	}
 	root.init()
@@ -347,6 +358,7 @@ func fcrdnsCopy(r Result) Result {
 	r.PTR = slices.Clone(r.PTR)
 	r.Forward = slices.Clone(r.Forward)
 	r.Warnings = slices.Clone(r.Warnings)
+	r.DNS = slices.Clone(r.DNS)
 	return r
 }
 
@@ -378,6 +390,9 @@ func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	case listOnly && len(v.list.Prefixes) == 0:
 		// Nothing to judge by: neither DNS nor a list.
 		r.Verdict, r.Method, r.Reason = Unverified, MethodIPList, ReasonNoIPList
+	case listOnly && !v.list.Snapshot.IsZero():
+		// Not in an old copy: perhaps an address the crawler took since.
+		r.Verdict, r.Method, r.Reason = Unverified, MethodIPList, ReasonNotInSnapshot
 	case listOnly:
 		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonNotInIPList
 	default:
@@ -445,6 +460,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 		return noAnswer(err)
 	}
 	ptr := v.memo.lookup(ctx, res, arpa, dns.TypePTR)
+	r.DNS = append(r.DNS, ptr.ans)
 	if ptr.Err != nil {
 		return noAnswer(ptr.Err)
 	}
@@ -466,6 +482,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 		}
 		candidates++
 		fwd := v.memo.lookup(ctx, res, name, qtype)
+		r.DNS = append(r.DNS, fwd.ans)
 		if fwd.Err != nil {
 			fwdErr = fwd.Err
 			continue

@@ -51,7 +51,7 @@ func NewIdentity(base *Verifier, profiles []*crawler.Profile, lists []*IPList) *
 	id := &Identity{Profiles: profiles, Cache: base.Cache, quiet: map[string]bool{}}
 	root := &Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 		Concurrency: base.Concurrency, RetryTimeout: base.RetryTimeout, Cache: base.Cache,
-		Offline: base.Offline, after: base.after}
+		Offline: base.Offline, Now: base.Now, after: base.after}
 	for i, p := range profiles {
 		var l *IPList
 		if i < len(lists) {
@@ -241,7 +241,8 @@ type IdentityConfig struct {
 	Offline     bool
 	// CacheDir, when set, keeps DNS answers between runs.
 	CacheDir string
-	// Now is the clock of the DNS cache; nil means time.Now.
+	// Now is the clock of the DNS cache and of the evidence (when each
+	// question was asked); nil means time.Now.
 	Now func() time.Time
 	// Warnings are said first, as the Identity's own.
 	Warnings []string
@@ -266,7 +267,7 @@ func LoadIdentity(ctx context.Context, c IdentityConfig) (id *Identity, repeated
 		warnings = append(warnings, ll.Warnings...)
 		repeated = append(repeated, ll.Repeated...)
 	}
-	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline}
+	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Now: c.Now}
 	var quiet []string
 	if !c.Offline {
 		base.Servers = c.Servers
