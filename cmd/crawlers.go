@@ -58,6 +58,9 @@ var (
 	defaultMinBackoff   = defaultConduct.MinBackoff
 )
 
+// defaultMaxViolations is --max-violations' default (SPEC §1).
+const defaultMaxViolations = 1000
+
 // emitReportCrawlers chooses the crawlers of rules made from a report of
 // several crawlers (audit.ReportCrawlers): those --crawler names, or every
 // one the report holds. It returns the names, the profiles (nil for a

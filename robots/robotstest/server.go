@@ -4,7 +4,6 @@ package robotstest
 
 import (
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // OK is the robots.txt served at /ok/robots.txt: it disallows everything

@@ -11,7 +11,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 func main() {
