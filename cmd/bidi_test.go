@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,7 +32,7 @@ func TestLogsBidiToTerminal(t *testing.T) {
 	for _, r := range append(append([]rune{}, bidiControls...), invisibleControls...) {
 		fmt.Fprintf(&hostile, "%c", r)
 	}
-	log := identityWriteFile(t, "access.log",
+	log := testutil.TempFile(t, "access.log",
 		`203.0.113.7 - - [01/Dec/2026:06:03:42 +0100] "GET /a`+hostile.String()+`b HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0 `+hostile.String()+`evil"`+"\n"+
 			"not a log line "+hostile.String()+"evil\n")
 	run := func(format string, tty bool) string {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // claimLine is one access-log line claiming the crawler from a spoofer.
@@ -48,7 +50,7 @@ func hasWarning(ws []string, part string) bool {
 func TestLogsPatternMatchingNothing(t *testing.T) {
 	dir := t.TempDir()
 	current := filepath.Join(dir, "access.log")
-	writeFile(t, current, claimLine)
+	testutil.WriteFile(t, current, claimLine)
 	rotated := filepath.Join(dir, "access.log.*")
 
 	code, files, lines, warnings, errOut := inputsReport(t, current, rotated)
@@ -88,8 +90,8 @@ func TestLogsPatternMatchingNothing(t *testing.T) {
 func TestLogsPatternMatches(t *testing.T) {
 	dir := t.TempDir()
 	current := filepath.Join(dir, "access.log")
-	writeFile(t, current, claimLine)
-	writeFile(t, filepath.Join(dir, "access.log.1"), claimLine+claimLine)
+	testutil.WriteFile(t, current, claimLine)
+	testutil.WriteFile(t, filepath.Join(dir, "access.log.1"), claimLine+claimLine)
 	gz, err := os.ReadFile("../testdata/sample/access.log.1.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func TestLogsPatternMatches(t *testing.T) {
 	}
 
 	odd := filepath.Join(dir, "we*ird[1].log")
-	writeFile(t, odd, claimLine)
+	testutil.WriteFile(t, odd, claimLine)
 	if code, files, _, _, errOut := inputsReport(t, odd); code != 0 || files != 1 {
 		t.Errorf("a file named %s: exit %d, %d files: %s", odd, code, files, errOut)
 	}
@@ -128,8 +130,8 @@ func TestLogsPatternMatches(t *testing.T) {
 // that could not be read.
 func TestPatternFileGoneBeforeRead(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "access.log.1"), claimLine)
-	writeFile(t, filepath.Join(dir, "access.log"), claimLine)
+	testutil.WriteFile(t, filepath.Join(dir, "access.log.1"), claimLine)
+	testutil.WriteFile(t, filepath.Join(dir, "access.log"), claimLine)
 	in, err := expandInputs([]string{filepath.Join(dir, "access.log"), filepath.Join(dir, "access.log.*")})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func TestPatternFileGoneBeforeRead(t *testing.T) {
 func TestEmitPatternMatchingNothing(t *testing.T) {
 	dir := t.TempDir()
 	current := filepath.Join(dir, "access.log")
-	writeFile(t, current, claimLine)
+	testutil.WriteFile(t, current, claimLine)
 	out := filepath.Join(dir, "lohibot.nft")
 	code, _, errOut := runInMemory(t, "", "emit", "nftables", "--offline", "--no-cache", "--log-format", "combined",
 		current, filepath.Join(dir, "access.log.*"), "-o", out)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 func TestBuildVersion(t *testing.T) {
@@ -65,9 +67,9 @@ func TestGoInstallReportsModuleVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(at, "list"), version+"\n")
-	writeFile(t, filepath.Join(at, version+".info"), `{"Version":"`+version+`","Time":"2026-12-01T00:00:00Z"}`)
-	writeFile(t, filepath.Join(at, version+".mod"), string(gomod))
+	testutil.WriteFile(t, filepath.Join(at, "list"), version+"\n")
+	testutil.WriteFile(t, filepath.Join(at, version+".info"), `{"Version":"`+version+`","Time":"2026-12-01T00:00:00Z"}`)
+	testutil.WriteFile(t, filepath.Join(at, version+".mod"), string(gomod))
 	zipModule(t, "..", module+"@"+version, filepath.Join(at, version+".zip"))
 	t.Cleanup(func() {
 		// Out of the shared module cache again (it keeps files read-only).
