@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -18,14 +19,20 @@ const (
 	// maxAddRound is how many addresses one round of adds hands the
 	// block set at once (the Adder puts them in few transactions).
 	maxAddRound = 4096
+	// linger is how long a round waits for more once its first spoofer
+	// has come: at a botnet's rate it gathers tens of spoofers, each
+	// round's plan and transaction costing about as much as one, at the
+	// price of this much more time to the block set.
+	linger = 2 * time.Millisecond
 )
 
 // A spoofer's actions are carried out off the verdict path, so that no
 // verdict waits for a block set or a command: OnVerdictOf queues the
 // spoofer and returns; one goroutine (actLoop) asks the guard about all
-// that have come at once and queues the actions; another (addLoop) hands the addresses to the block set in
-// rounds, as many at once as have come while the last round was in the
-// kernel.
+// that have come at once and queues the actions; another (addLoop) hands
+// the addresses to the block set in rounds. Each round takes what has
+// come within linger of its first spoofer (and while the last round was
+// busy), so that one plan and one transaction serve many spoofers.
 
 // actItem is a judged spoofer waiting for its actions.
 type actItem struct {
@@ -103,6 +110,9 @@ func (w *Watcher) actLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		if w.acts.len() < maxAddRound {
+			time.Sleep(linger)
+		}
 		items := w.acts.take(maxAddRound)
 		rs := make([]verify.Result, len(items))
 		for i, it := range items {
@@ -140,15 +150,17 @@ func (w *Watcher) addLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		t := time.NewTimer(linger)
 	more:
 		for len(round) < maxAddRound {
 			select {
 			case a := <-w.adds:
 				round = append(round, a)
-			default:
+			case <-t.C:
 				break more
 			}
 		}
+		t.Stop()
 		var wg sync.WaitGroup
 		for i, a := range round {
 			wg.Go(func() {
