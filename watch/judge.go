@@ -107,9 +107,9 @@ type entry struct {
 // holds any: so that a botnet's thousands of new addresses a second never
 // hold up the verdicts of the genuine crawler, the first queue has the
 // addresses likely to be genuine — judged genuine before (judged again
-// after the TTL), in the /24 (IPv4) or /48 (IPv6) of an address judged
+// after the TTL), in the /16 (IPv4) or /32 (IPv6) of an address judged
 // genuine now (a crawler's addresses come from few networks, a botnet's
-// from everywhere), or preferred by JudgeOptions.Prefer. Every other
+// from everywhere: a million spoofers put about 15 addresses in a /16), or preferred by JudgeOptions.Prefer. Every other
 // address waits in the second queue, first come first judged.
 type Judge struct {
 	o  JudgeOptions
@@ -218,12 +218,13 @@ func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	return e.res, true
 }
 
-// netOf is the network a crawler's neighbouring addresses share: the /24
-// of an IPv4 address, the /48 of an IPv6 one.
+// netOf is the network a crawler's neighbouring addresses share: the /16
+// of an IPv4 address (Googlebot's 66.249.64.0/19, Applebot's 17.0.0.0/8),
+// the /32 of an IPv6 one (an operator's allocation).
 func netOf(a netip.Addr) netip.Prefix {
-	bits := 48
+	bits := 32
 	if a.Is4() {
-		bits = 24
+		bits = 16
 	}
 	p, _ := a.Prefix(bits)
 	return p
