@@ -321,7 +321,9 @@ func (v *Verifier) retryable(todo []netip.Addr) []netip.Addr {
 			continue
 		}
 		switch r.DNSFailure {
-		case DNSFailureNoResolver, DNSFailureTooManyNames, DNSFailureCanceled:
+		case DNSFailureNoResolver, DNSFailureTooManyNames, DNSFailureCanceled, DNSFailureBrokenResolver:
+			// Asking again gives the same: a broken resolver's
+			// negative answers stay distrusted for the run.
 			continue
 		}
 		again = append(again, a)
