@@ -10,34 +10,37 @@ import (
 type field uint8
 
 const (
-	fIgnore      field = iota // any text, not used
-	fAddr                     // client address
-	fUser                     // remote user
-	fTimeCLF                  // 02/Jan/2006:15:04:05 -0700
-	fTimeISO                  // 2006-01-02T15:04:05-07:00
-	fTimeSec                  // seconds since the epoch
-	fTimeMsec                 // seconds.milliseconds since the epoch (nginx $msec)
-	fTimeMsecInt              // milliseconds since the epoch (Apache %{msec}t)
-	fTimeUsecInt              // microseconds since the epoch (Apache %{usec}t)
-	fRequest                  // request line
-	fMethod                   // request method
-	fURI                      // path with query
-	fPath                     // path without query
-	fQuery                    // query, with or without the leading '?'
-	fProto                    // protocol
-	fStatus                   // status code
-	fBytes                    // bytes sent
-	fReferer                  // Referer header
-	fUA                       // User-Agent header
-	fHost                     // virtual host (best)
-	fHostHeader               // Host header (used when no virtual host field)
-	fDurSec                   // duration in seconds, fractions allowed (nginx $request_time, Apache %T)
-	fDurMsec                  // duration in milliseconds (Apache %{ms}T)
-	fDurUsec                  // duration in microseconds (Apache %D, %{us}T)
-	fRetryAfter               // Retry-After response header
-	fXFF                      // X-Forwarded-For request header
-	fTimeAny                  // JSON only: a time in any of the layouts above
-	fIdent                    // Apache %l: the identd answer, almost always "-"
+	fIgnore         field = iota // any text, not used
+	fAddr                        // client address
+	fUser                        // remote user
+	fTimeCLF                     // 02/Jan/2006:15:04:05 -0700
+	fTimeISO                     // 2006-01-02T15:04:05-07:00
+	fTimeSec                     // seconds since the epoch
+	fTimeMsec                    // seconds.milliseconds since the epoch (nginx $msec)
+	fTimeMsecInt                 // milliseconds since the epoch (Apache %{msec}t)
+	fTimeUsecInt                 // microseconds since the epoch (Apache %{usec}t)
+	fRequest                     // request line
+	fMethod                      // request method
+	fURI                         // path with query
+	fPath                        // path without query
+	fQuery                       // query, with or without the leading '?'
+	fProto                       // protocol
+	fStatus                      // status code
+	fBytes                       // bytes sent
+	fReferer                     // Referer header
+	fUA                          // User-Agent header
+	fHost                        // virtual host (best)
+	fHostHeader                  // Host header (used when no virtual host field)
+	fDurSec                      // duration in seconds, fractions allowed (nginx $request_time, Apache %T)
+	fDurMsec                     // duration in milliseconds (Apache %{ms}T)
+	fDurUsec                     // duration in microseconds (Apache %D, %{us}T)
+	fRetryAfter                  // Retry-After response header
+	fXFF                         // X-Forwarded-For request header
+	fTimeAny                     // JSON only: a time in any of the layouts above
+	fIdent                       // Apache %l: the identd answer, almost always "-"
+	fCFConnectingIP              // CF-Connecting-IP request header (Cloudflare)
+	fTrueClientIP                // True-Client-IP request header (Akamai, Cloudflare Enterprise)
+	fXRealIP                     // X-Real-IP request header (set by many reverse proxies)
 	numFields
 )
 
@@ -48,7 +51,7 @@ var fieldNames = [numFields]string{
 	fProto: "protocol", fStatus: "status", fBytes: "bytes", fReferer: "referer",
 	fUA: "user agent", fHost: "virtual host", fHostHeader: "host header", fDurSec: "request time",
 	fDurMsec: "request time", fDurUsec: "request time", fRetryAfter: "retry-after", fXFF: "x-forwarded-for", fTimeAny: "time",
-	fIdent: "remote logname",
+	fIdent: "remote logname", fCFConnectingIP: "cf-connecting-ip", fTrueClientIP: "true-client-ip", fXRealIP: "x-real-ip",
 }
 
 func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
@@ -57,7 +60,8 @@ func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f ==
 // than a number or a time.
 func (f field) isText() bool {
 	switch f {
-	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore, fIdent:
+	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore, fIdent,
+		fCFConnectingIP, fTrueClientIP, fXRealIP:
 		return true
 	}
 	return false
@@ -121,8 +125,10 @@ type Format struct {
 	timeIsEnd bool
 	has       [numFields]bool
 	// uaItem and addrItem are the plan positions of the User-Agent and
-	// client address fields, or -1.
+	// client address fields, or -1; realItems those of the real-client
+	// header fields, by ClientSource (-1: not logged).
 	uaItem, addrItem int
+	realItems        [numClientSources]int
 	// hasDur is true when lines log a request duration: the start or end
 	// derived from it must be a time a report can carry, too.
 	hasDur bool
@@ -318,6 +324,9 @@ var nginxVars = map[string]field{
 	"request_time":          fDurSec,
 	"sent_http_retry_after": fRetryAfter,
 	"http_x_forwarded_for":  fXFF,
+	"http_cf_connecting_ip": fCFConnectingIP,
+	"http_true_client_ip":   fTrueClientIP,
+	"http_x_real_ip":        fXRealIP,
 }
 
 // CompileNginx compiles an nginx log_format string. The string may be
@@ -642,6 +651,12 @@ func apacheDirective(d byte, arg string, hasArg bool) (field, error) {
 			return fHostHeader, nil
 		case "x-forwarded-for":
 			return fXFF, nil
+		case "cf-connecting-ip":
+			return fCFConnectingIP, nil
+		case "true-client-ip":
+			return fTrueClientIP, nil
+		case "x-real-ip":
+			return fXRealIP, nil
 		}
 		return fIgnore, nil
 	case 'o':
@@ -737,6 +752,9 @@ func (f *Format) finish(src string) error {
 	}
 	f.hasDur = f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec]
 	f.uaItem, f.addrItem = -1, -1
+	for i := range f.realItems {
+		f.realItems[i] = -1
+	}
 	for i, it := range f.items {
 		switch {
 		case it.isLit:
@@ -744,6 +762,8 @@ func (f *Format) finish(src string) error {
 			f.uaItem = i
 		case it.field == fAddr:
 			f.addrItem = i
+		case clientSourceOf(it.field) != FromAddress:
+			f.realItems[clientSourceOf(it.field)] = i
 		}
 	}
 	// With both a virtual host and a Host header, the virtual host wins.

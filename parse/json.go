@@ -55,8 +55,14 @@ func jsonKeyField(k []byte) field {
 		return fDurSec
 	case "sent_http_retry_after", "retry_after":
 		return fRetryAfter
-	case "http_x_forwarded_for":
+	case "http_x_forwarded_for", "x_forwarded_for":
 		return fXFF
+	case "http_cf_connecting_ip", "cf_connecting_ip":
+		return fCFConnectingIP
+	case "http_true_client_ip", "true_client_ip":
+		return fTrueClientIP
+	case "http_x_real_ip", "x_real_ip":
+		return fXRealIP
 	}
 	return fIgnore
 }
@@ -152,6 +158,7 @@ func jsonNumber(b []byte) bool {
 // parseJSON checks a JSON line and fills rec when it is of interest.
 func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason string) {
 	var vals [numFields]jval
+	p.jsonReal = false
 	i := skipJSONSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false, "not a JSON object"
@@ -184,6 +191,9 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 				f = jsonKeyField([]byte(unescapeJSON(key)))
 			} else {
 				f = jsonKeyField(key)
+			}
+			if clientSourceOf(f) != FromAddress {
+				p.jsonReal = true
 			}
 			if f != fIgnore && !vals[f].set && line[vs] != 'n' {
 				v := jval{s: int32(vs), e: int32(ve), set: true}
@@ -258,9 +268,14 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	}
 	claimed := claims != 0
 	listed := false
-	if p.listed != nil {
+	if p.listed != nil && !claimed {
 		v := vals[fAddr]
-		listed = p.listed.containsText(line[v.s:v.e])
+		addr := line[v.s:v.e]
+		if p.reads() && p.trustsText(addr) {
+			listed = p.listedBehindJSON(line, &vals)
+		} else {
+			listed = p.listed.containsText(addr)
+		}
 	}
 	if !claimed && !listed && !p.keepAll {
 		return false, ""
@@ -293,10 +308,24 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	}
 	p.finishRecord(rec, path, query, hostHeader, timeRes)
 	rec.Claims, rec.Claimed = claims, claimed
-	if !claimed && p.trustXFF && !p.keepAll && !p.listed.Contains(rec.Client) {
-		return false, ""
-	}
 	return true, ""
+}
+
+// listedBehindJSON is listedBehind for a JSON line.
+func (p *lineParser) listedBehindJSON(line []byte, vals *[numFields]jval) bool {
+	for _, f := range [...]field{fXFF, fCFConnectingIP, fTrueClientIP, fXRealIP} {
+		v := vals[f]
+		if !v.set {
+			continue
+		}
+		b := line[v.s:v.e]
+		if len(b) == 0 || len(b) == 1 && b[0] == '-' {
+			continue
+		}
+		a, ok := headerClient(p.trust, b)
+		return ok && p.listed.Contains(a)
+	}
+	return false
 }
 
 // checkJSONSpan makes sure that the start of a request with a logged
