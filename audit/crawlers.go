@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -39,6 +40,9 @@ func newAuditSet(o *Options) *auditSet {
 	for _, au := range s.audits {
 		if o.Observe != nil {
 			au.KeepAll = true
+		}
+		if au.Proxies == nil {
+			au.Proxies = o.Trust
 		}
 	}
 	return s
@@ -80,7 +84,9 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 		if cfg.Robots == nil && o.Robots != nil {
 			cfg.Robots = o.Robots.For
 		}
-		return s.audits[0].Report(results[0], cfg)
+		rep := s.audits[0].Report(results[0], cfg)
+		rep.Warnings = append(rep.Warnings, s.audits[0].proxied.warnings(o.Trust, o.now())...)
+		return rep
 	}
 	reps := make([]*Report, len(s.audits))
 	names := make([]string, len(s.audits))
@@ -92,7 +98,21 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 		reps[i] = s.audits[i].Report(results[i], cfg)
 		names[i] = c.Name
 	}
-	return Merge(names, reps)
+	rep := Merge(names, reps)
+	var proxied proxyTally
+	for _, a := range s.audits {
+		proxied.merge(a.proxied)
+	}
+	rep.Warnings = append(rep.Warnings, proxied.warnings(o.Trust, o.now())...)
+	return rep
+}
+
+// now is the run's clock.
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 // tokenWords names the tokens looked for, in a warning.

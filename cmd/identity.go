@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -35,6 +36,9 @@ type identity struct {
 	// default): what a one-crawler audit reads with.
 	List     *verify.IPList
 	Verifier *verify.Verifier
+	// Proxies are the CDN edges in force and the proxies
+	// --trusted-proxy and --trust-xff trust.
+	Proxies *proxy.Set
 }
 
 // newIdentity is newIdentityFor the default crawler.
@@ -66,6 +70,11 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 	if warn != "" {
 		warnings = append(warnings, warn)
 	}
+	proxies, pw, err := identityProxies(o, dir)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, pw...)
 	loader := identityLoader(env, o, dir, verify.ListAuto)
 	lists := make([]*verify.IPList, len(profiles))
 	for i, p := range profiles {
@@ -88,6 +97,7 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		Retries:     o.DNSRetries,
 		Concurrency: o.DNSConcurrency,
 		Offline:     o.Offline,
+		Proxies:     proxies,
 	}
 	var quiet []string
 	if !o.Offline {
@@ -119,7 +129,20 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 			return startVerifyProgress(env.Stderr, src).stop
 		}
 	}
-	return &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0]}, nil
+	return &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0], Proxies: proxies}, nil
+}
+
+// identityProxies is the proxies of a run: the CDN edge lists as `ips
+// update` cached them in dir (else the built-in snapshot), and what
+// --trusted-proxy and --trust-xff trust. A --trusted-proxy value that
+// names nothing is a usage error.
+func identityProxies(o *auditOptions, dir string) (*proxy.Set, []string, error) {
+	edges, warnings := (&proxy.Loader{CacheDir: dir}).Load()
+	s, err := proxy.NewSet(edges, o.TrustedProxies, o.TrustXFF)
+	if err != nil {
+		return nil, nil, usageError("%v", err)
+	}
+	return s, warnings, nil
 }
 
 // identityListOverride is the --ip-list value that replaces the profiles'

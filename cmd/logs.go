@@ -180,6 +180,8 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
+		Trust:      id.Proxies,
+		Now:        env.Now,
 		Listed:     parse.NewAddrSet(id.Listed()),
 		Crawlers:   crawlers,
 		Claims:     audit.ClaimsOf(named),

@@ -44,12 +44,14 @@ type verifyIP struct {
 	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
 	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 	DNSFailure string         `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
+	// Proxy names the CDN or trusted proxy the address is (reason proxy).
+	Proxy string `json:"proxy,omitempty" yaml:"proxy,omitempty"`
 }
 
 func newVerifyIP(rep audit.IPReport, crawlerName string) verifyIP {
 	return verifyIP{IP: rep.IP, Crawler: crawlerName, Verdict: rep.Verdict, Method: rep.Method, Reason: rep.Reason,
 		PTR: rep.PTR, Forward: rep.Forward, InIPList: rep.InIPList, Hits: rep.Hits, UserAgents: rep.UserAgents,
-		Warnings: rep.Warnings, DNSFailure: rep.DNSFailure}
+		Warnings: rep.Warnings, DNSFailure: rep.DNSFailure, Proxy: rep.Proxy}
 }
 
 // verifyRow is one verdict: an address judged as one crawler.
@@ -172,6 +174,7 @@ skipped).`,
 	}
 	f := c.Flags()
 	addIdentityFlags(f, o)
+	addTrustedProxyFlag(f, o)
 	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")

@@ -221,6 +221,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		return out
 	})
 	guard.SetLists(id.Lists, never)
+	guard.SetProxies(id.Proxies)
 	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
 		if err != nil {
 			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
@@ -234,6 +235,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
+		Trust:    id.Proxies,
 		Claims:   audit.ClaimsOf(namedCrawlers(&o.auditOptions, profiles)),
 		Crawlers: crawlers,
 		Guard:    guard,
@@ -305,6 +307,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 				rs = nrs
 				robotsMu.Unlock()
 				guard.SetLists(nid.Lists, nnever)
+				guard.SetProxies(nid.Proxies)
 				for i, ch := range checkers {
 					ch.SetNew(watchVerifierFactory(nid.Verifiers[i]))
 					crawlers[i].Judge.Stale()

@@ -154,7 +154,7 @@ func newCrawlersPlan(mode Mode, in Input, lim planLimits) (*Plan, error) {
 	var block, exempt, allow []netip.Prefix
 	for i, c := range in.Crawlers {
 		cp := CrawlerPlan{Name: c.Name, Tokens: lowerTokens(c.Tokens)}
-		cp.Block, cp.Exempt, cp.Allow = shares[i].plan(mode, c.Spoofed, all, never, lim, func(q netip.Prefix, r SkipReason) {
+		cp.Block, cp.Exempt, cp.Allow = shares[i].plan(mode, c.Spoofed, all, never, in.Proxies, lim, func(q netip.Prefix, r SkipReason) {
 			skipped = append(skipped, Skipped{Prefix: q, Reason: r, Crawler: c.Name})
 		})
 		block = append(block, cp.Block...)

@@ -277,6 +277,9 @@ func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	if ip.DNSFailure != "" {
 		str(`"dns_failure": `, ip.DNSFailure)
 	}
+	if ip.Proxy != "" {
+		str(`"proxy": `, ip.Proxy)
+	}
 	if err != nil {
 		return b, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
 )
 
@@ -168,5 +169,36 @@ func TestVerifyPositiveEvidenceKept(t *testing.T) {
 				t.Error("no query came over tcp")
 			}
 		})
+	}
+}
+
+// TestVerifyProxy: a CDN edge or a trusted proxy is unverified with
+// reason proxy, named, and never looked up: whatever its DNS says, it is
+// not the claimant.
+func TestVerifyProxy(t *testing.T) {
+	z := dnstest.NewZone(t)
+	server := dnstest.Serve(t, z)
+	trust, err := proxy.NewSet(nil, []string{"203.0.113.0/24"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		proxies *proxy.Set
+		addr    string
+		name    string
+	}{
+		{nil, "162.158.106.126", "cloudflare"},
+		{nil, "2a04:4e42::1", "fastly"},
+		{trust, "203.0.113.9", "203.0.113.0/24"},
+		{trust, "130.211.0.9", "google-lb"},
+	} {
+		v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Proxies: tc.proxies, Offline: tc.addr == "2a04:4e42::1"}
+		r := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr(tc.addr)})[0]
+		if r.Verdict != Unverified || r.Reason != ReasonProxy || r.Proxy != tc.name || r.DNSFailure != "" {
+			t.Errorf("%s: %s/%s proxy %q, want unverified/proxy %q", tc.addr, r.Verdict, r.Reason, r.Proxy, tc.name)
+		}
+	}
+	if n := z.Total(); n != 0 {
+		t.Errorf("%d DNS queries for proxies", n)
 	}
 }

@@ -46,7 +46,7 @@ func NewIdentity(base *Verifier, profiles []*crawler.Profile, lists []*IPList) *
 	id := &Identity{Profiles: profiles, Cache: base.Cache, quiet: map[string]bool{}}
 	root := &Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 		Concurrency: base.Concurrency, RetryTimeout: base.RetryTimeout, Cache: base.Cache,
-		Offline: base.Offline, after: base.after}
+		Offline: base.Offline, Proxies: base.Proxies, after: base.after}
 	for i, p := range profiles {
 		var l *IPList
 		if i < len(lists) {
