@@ -141,7 +141,7 @@ func checkSnapshot(t *testing.T, snap conduct.Snapshot, cfg conduct.Config, r *R
 // TestAuditSettledSpoofersKeepNoHits: the hits of an address known to be
 // spoofed without DNS are counted, not kept.
 func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
-	v := &verify.Verifier{Offline: true}
+	v := &verify.Verifier{Offline: true, Profile: builtinProfiles(t, "lohisoftbot")[0]}
 	a := &Audit{Settled: v.Settled}
 	base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 1000; i++ {

@@ -10,49 +10,69 @@ import (
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
-// auditSet holds the audits of a run: Options.Audit alone, or one per
-// crawler of Options.Crawlers. A claimed hit goes to the audit of each
-// crawler it names, a request from a listed address without a token to
-// those of the crawlers whose list holds it; warnings go to the first
-// audit, and every audit sees every input (the conduct checks need to know
-// what the logs cover).
+// auditSet holds the audits of a run, one per subject of Options.Subjects.
+// A claimed hit goes to the audit of each crawler it names, a request from
+// a listed address without a token to those of the crawlers whose list
+// holds it; warnings go to the first audit, and every audit sees every
+// input (the conduct checks need to know what the logs cover).
 type auditSet struct {
+	subjects []Subject
 	audits   []*Audit
-	crawlers []Crawler // empty for one audit
+	lists    []*parse.AddrSet // each subject's listed addresses
+	named    bool
+	// claims are the subjects' tokens, a group each, and listed every
+	// subject's listed addresses: what the log readers keep.
+	claims *parse.TokenSet
+	listed *parse.AddrSet
 }
 
 func newAuditSet(o *Options) *auditSet {
-	s := &auditSet{crawlers: o.Crawlers}
-	if len(o.Crawlers) == 0 {
-		au := o.Audit
-		if au == nil {
-			au = &Audit{}
-		}
-		s.audits = []*Audit{au}
+	s := &auditSet{subjects: o.Subjects, named: o.Named || len(o.Subjects) > 1}
+	if len(s.subjects) == 0 {
+		// No crawler: one audit for the inputs' counts and the warnings.
+		s.subjects = []Subject{{}}
 	}
-	for _, c := range o.Crawlers {
+	groups := make([][]string, len(s.subjects))
+	var all []netip.Prefix
+	for i, c := range s.subjects {
 		au := c.Audit
 		if au == nil {
 			au = &Audit{}
 		}
-		s.audits = append(s.audits, au)
-	}
-	for _, au := range s.audits {
 		if o.Observe != nil {
 			au.KeepAll = true
+		}
+		if s.named {
+			au.Crawler = c.name()
 		}
 		if au.Proxies == nil {
 			au.Proxies = o.Trust
 		}
+		s.audits = append(s.audits, au)
+		var listed []netip.Prefix
+		if c.List != nil {
+			listed = c.List.Prefixes
+		}
+		s.lists = append(s.lists, parse.NewAddrSet(listed))
+		all = append(all, listed...)
+		if c.Profile != nil {
+			groups[i] = c.Profile.Tokens
+		}
 	}
+	s.claims = parse.NewTokenSet(groups)
+	s.listed = parse.NewAddrSet(all)
 	return s
 }
 
-func (s *auditSet) Add(rec *parse.Record) {
-	if len(s.crawlers) == 0 {
-		s.audits[0].Add(rec)
-		return
+// name is the subject's name in a report that names crawlers.
+func (c *Subject) name() string {
+	if c.Profile == nil {
+		return ""
 	}
+	return c.Profile.Name
+}
+
+func (s *auditSet) Add(rec *parse.Record) {
 	if rec.Claimed {
 		for m := rec.Claims; m != 0; m &= m - 1 {
 			if i := bits.TrailingZeros64(m); i < len(s.audits) {
@@ -61,8 +81,8 @@ func (s *auditSet) Add(rec *parse.Record) {
 		}
 		return
 	}
-	for i, c := range s.crawlers {
-		if c.Listed != nil && c.Listed(rec.Client) {
+	for i, l := range s.lists {
+		if l.Contains(rec.Client) {
 			s.audits[i].Add(rec)
 		}
 	}
@@ -77,28 +97,22 @@ func (s *auditSet) AddInput(in InputReport, examples []*parse.LineError) {
 }
 
 // report makes the report of each audit, with its verdicts (results, by
-// audit) and conduct, and merges them when there are several crawlers.
+// audit) and conduct, and merges them when the report names its crawlers.
 func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *Report {
-	if len(s.crawlers) == 0 {
-		cfg := o.Conduct
-		if cfg.Robots == nil && o.Robots != nil {
-			cfg.Robots = o.Robots.For
-		}
-		rep := s.audits[0].Report(results[0], cfg)
-		rep.Warnings = append(rep.Warnings, s.audits[0].proxied.warnings(o.Trust, o.now())...)
-		return rep
-	}
 	reps := make([]*Report, len(s.audits))
 	names := make([]string, len(s.audits))
-	for i, c := range s.crawlers {
+	for i, c := range s.subjects {
 		cfg := c.Conduct
-		if cfg.Robots == nil && c.Robots && o.Robots != nil {
+		if cfg.Robots == nil && c.Profile != nil && c.Profile.Conduct.Robots && o.Robots != nil {
 			cfg.Robots = o.Robots.For
 		}
 		reps[i] = s.audits[i].Report(results[i], cfg)
-		names[i] = c.Name
+		names[i] = c.name()
 	}
-	rep := Merge(names, reps)
+	rep := reps[0]
+	if s.named {
+		rep = Merge(names, reps)
+	}
 	var proxied proxyTally
 	for _, a := range s.audits {
 		proxied.merge(a.proxied)
@@ -115,24 +129,45 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
+// listSource is the report's ip_list_source: the list's source, or when
+// the report names its crawlers each one's (see [ListSources]).
+func (s *auditSet) listSource() string {
+	lists := make([]*verify.IPList, len(s.subjects))
+	names := make([]string, len(s.subjects))
+	for i, c := range s.subjects {
+		lists[i], names[i] = c.List, c.name()
+	}
+	if s.named {
+		return ListSources(names, lists)
+	}
+	if lists[0] == nil {
+		return ""
+	}
+	return lists[0].Source
+}
+
 // tokenWords names the tokens looked for, in a warning.
-func (o *Options) tokenWords() string {
-	who, _ := o.crawlerWords()
-	if len(o.Crawlers) > 1 {
+func (s *auditSet) tokenWords() string {
+	who, _ := s.crawlerWords()
+	if len(s.subjects) > 1 {
 		return "the token of " + who
 	}
 	return "the " + who + " token"
 }
 
 // crawlerWords names the crawlers audited, and whose listed addresses are
-// looked for, in a warning.
-func (o *Options) crawlerWords() (who, whose string) {
-	if len(o.Crawlers) == 0 {
-		return "LohiSoftBot", "crawler's"
+// looked for, in a warning: by their names when the report names them,
+// else the one crawler by its title.
+func (s *auditSet) crawlerWords() (who, whose string) {
+	if !s.named {
+		if p := s.subjects[0].Profile; p != nil {
+			return p.Title(), "crawler's"
+		}
+		return "a crawler", "crawler's"
 	}
-	names := make([]string, len(o.Crawlers))
-	for i, c := range o.Crawlers {
-		names[i] = c.Name
+	names := make([]string, len(s.subjects))
+	for i, c := range s.subjects {
+		names[i] = c.name()
 	}
 	return strings.Join(names, " or "), "crawlers'"
 }

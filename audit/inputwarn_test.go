@@ -130,14 +130,13 @@ func TestRunMalformedClaimsNamesCrawlers(t *testing.T) {
 		{"two crawlers", []string{"googlebot", "lohisoftbot"}, "x.log: 1 malformed lines carry the token of googlebot or lohisoftbot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Options{Inputs: []Input{textInput("x.log", line)}, Format: parse.Combined}
-			if tc.crawlers != nil {
-				groups := make([][]string, len(tc.crawlers))
-				for i, c := range tc.crawlers {
-					o.Crawlers = append(o.Crawlers, Crawler{Name: c})
-					groups[i] = []string{map[string]string{"googlebot": "Googlebot", "lohisoftbot": "LohiSoftBot"}[c]}
-				}
-				o.Claims = parse.NewTokenSet(groups)
+			o := Options{Inputs: []Input{textInput("x.log", line)}, Format: parse.Combined, Named: tc.crawlers != nil}
+			names := tc.crawlers
+			if names == nil {
+				names = []string{"lohisoftbot"}
+			}
+			for _, p := range builtinProfiles(t, names...) {
+				o.Subjects = append(o.Subjects, Subject{Profile: p})
 			}
 			rep, err := Run(context.Background(), o)
 			if err != nil {

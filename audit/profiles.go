@@ -12,36 +12,22 @@ import (
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
-// CrawlersOf are the crawlers of id audited side by side (SPEC §10), one
-// per profile: each with its audit of [since, until), named in the
-// report and settled by its verifier, its IP list, and its conduct (its
-// promises, replaced by ov: [conduct.ConfigOf]; robots.txt checked when
-// it promises to obey it).
-func CrawlersOf(id *verify.Identity, since, until time.Time, ov conduct.Overrides) []Crawler {
-	out := make([]Crawler, len(id.Profiles))
+// SubjectsOf are the crawlers of id audited side by side (SPEC §10), one
+// per profile: each with its IP list in force, its audit of [since,
+// until) settled by its verifier, and its conduct (its promises, replaced
+// by ov: [conduct.ConfigOf]; robots.txt checked when it promises to obey
+// it).
+func SubjectsOf(id *verify.Identity, since, until time.Time, ov conduct.Overrides) []Subject {
+	out := make([]Subject, len(id.Profiles))
 	for i, p := range id.Profiles {
-		out[i] = Crawler{
-			Name:    p.Name,
-			Audit:   &Audit{Since: since, Until: until, Settled: id.Verifiers[i].Settled, Crawler: p.Name},
-			Listed:  id.Lists[i].Contains,
+		out[i] = Subject{
+			Profile: p,
+			List:    id.Lists[i],
+			Audit:   &Audit{Since: since, Until: until, Settled: id.Verifiers[i].Settled},
 			Conduct: conduct.ConfigOf(p, ov),
-			Robots:  p.Conduct.Robots,
 		}
 	}
 	return out
-}
-
-// ClaimsOf is the token set of profiles, one group each, for
-// Options.Claims; nil for none (the default crawler alone).
-func ClaimsOf(profiles []*crawler.Profile) *parse.TokenSet {
-	if len(profiles) == 0 {
-		return nil
-	}
-	groups := make([][]string, len(profiles))
-	for i, p := range profiles {
-		groups[i] = p.Tokens
-	}
-	return parse.NewTokenSet(groups)
 }
 
 // ListSources is a report's ip_list_source when it audits several

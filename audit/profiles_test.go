@@ -25,22 +25,22 @@ func builtinProfiles(t *testing.T, names ...string) []*crawler.Profile {
 	return out
 }
 
-func TestCrawlersOf(t *testing.T) {
+func TestSubjectsOf(t *testing.T) {
 	profiles := builtinProfiles(t, "lohisoftbot", "googlebot")
 	id := verify.NewIdentity(&verify.Verifier{Offline: true}, profiles, nil)
 	since := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(48 * time.Hour)
 	pause := 3 * time.Second
-	cs := CrawlersOf(id, since, until, conduct.Overrides{MinPause: &pause})
+	cs := SubjectsOf(id, since, until, conduct.Overrides{MinPause: &pause})
 	if len(cs) != 2 {
 		t.Fatalf("got %d crawlers, want 2", len(cs))
 	}
 	lohiAddr := netip.MustParseAddr("79.139.58.98")
 	for i, c := range cs {
 		p := profiles[i]
-		if c.Name != p.Name || c.Audit == nil || c.Audit.Crawler != p.Name || !c.Audit.Since.Equal(since) ||
-			!c.Audit.Until.Equal(until) || c.Audit.Settled == nil || !c.Robots {
-			t.Errorf("crawler %d: got %+v, want %s's audit of the period, robots checked", i, c, p.Name)
+		if c.Profile != p || c.List != id.Lists[i] || c.Audit == nil || !c.Audit.Since.Equal(since) ||
+			!c.Audit.Until.Equal(until) || c.Audit.Settled == nil {
+			t.Errorf("crawler %d: got %+v, want %s's audit of the period with its list", i, c, p.Name)
 		}
 		// Its conduct is its promises with the override: LohiSoftBot keeps
 		// its budget, Googlebot promises none.
@@ -54,26 +54,36 @@ func TestCrawlersOf(t *testing.T) {
 	}
 	// Each is listed by its own list: LohiSoftBot's built-in address is
 	// not Googlebot's.
-	if !cs[0].Listed(lohiAddr) || cs[1].Listed(lohiAddr) {
-		t.Errorf("%s listed: lohisoftbot %v, googlebot %v; want true, false", lohiAddr, cs[0].Listed(lohiAddr), cs[1].Listed(lohiAddr))
+	set := newAuditSet(&Options{Subjects: cs})
+	if !set.lists[0].Contains(lohiAddr) || set.lists[1].Contains(lohiAddr) || !set.listed.Contains(lohiAddr) {
+		t.Errorf("%s listed: lohisoftbot %v, googlebot %v, any %v; want true, false, true", lohiAddr,
+			set.lists[0].Contains(lohiAddr), set.lists[1].Contains(lohiAddr), set.listed.Contains(lohiAddr))
 	}
 }
 
-func TestClaimsOf(t *testing.T) {
-	if ClaimsOf(nil) != nil {
-		t.Errorf("ClaimsOf(nil) is not nil: the default crawler alone needs no token set")
+// TestAuditSetClaims: the log readers of a run match each subject's
+// tokens as its own group, in the subjects' order.
+func TestAuditSetClaims(t *testing.T) {
+	var subjects []Subject
+	for _, p := range builtinProfiles(t, "lohisoftbot", "googlebot", "bingbot") {
+		subjects = append(subjects, Subject{Profile: p})
 	}
-	claims := ClaimsOf(builtinProfiles(t, "lohisoftbot", "googlebot", "bingbot"))
+	claims := newAuditSet(&Options{Subjects: subjects}).claims
 	for ua, want := range map[string]uint64{
 		"Mozilla/5.0 (compatible; LohiSoftBot/1.0)":                  1,
 		"Mozilla/5.0 (compatible; googlebot/2.1)":                    2,
 		"Mozilla/5.0 (compatible; bingbot/2.0) Googlebot":            6,
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/123.0":    0,
-		"Mozilla/5.0 (compatible; BINGBOT/2.0; +LOHISOFTBOT tester)": 5,
+		"Mozilla/5.0 (compatible; BINGBOT/2.0; LOHISOFTBOT tester)":  5,
+		"Mozilla/5.0 (compatible; BINGBOT/2.0; +LOHISOFTBOT tester)": 4, // "+LOHISOFTBOT" is another token
+		"Mozilla/5.0 (compatible; bingbot2; NotGooglebot)":           0,
 	} {
 		if got := claims.Match([]byte(ua)); got != want {
 			t.Errorf("Match(%q) = %b, want %b", ua, got, want)
 		}
+	}
+	if none := newAuditSet(&Options{}).claims; none != nil {
+		t.Errorf("no subject: claims %v, want none", none)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/proxy"
@@ -32,9 +33,9 @@ type Input struct {
 }
 
 // Classifier gives the verdicts of the addresses that claimed to be a
-// crawler. crawler is the index of the crawler profile the addresses
-// claimed (0, the one profile, for now). The map holds each address as
-// given; an address missing from it is unverified (not checked).
+// crawler. crawler is the index in Options.Subjects of the crawler the
+// addresses claimed. The map holds each address as given; an address
+// missing from it is unverified (not checked).
 type Classifier interface {
 	Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result
 }
@@ -75,9 +76,9 @@ const (
 	PhaseConduct Phase = "conduct" // conduct checks and building the report
 )
 
-// Options is what [Run] reads, how, and what it holds the crawler to.
-// The zero value of each field but Inputs is a valid choice, as said per
-// field.
+// Options is what [Run] reads, how, and which crawlers it audits. The
+// zero value of each field but Inputs and Subjects is a valid choice, as
+// said per field.
 type Options struct {
 	Inputs []Input
 	// Format is the log format of every input; nil detects each one's.
@@ -93,39 +94,40 @@ type Options struct {
 	Trust *proxy.Set
 	// Now is the clock (the age of the CDN lists); nil: time.Now.
 	Now func() time.Time
-	// Listed holds the crawler's listed addresses: their requests without
-	// the product token are counted. Nil: none.
-	Listed *parse.AddrSet
-	// Audit holds the claimed hits; nil makes a new one. Its Since,
-	// Until and Settled say which hits are kept and which verdicts need
-	// no DNS.
-	Audit *Audit
+	// Location is the zone of logged times without a UTC offset (nil:
+	// the machine's), and ZoneName names it in the report.
+	Location *time.Location
+	ZoneName string
+	// MaxDict caps a decompressor's dictionary or window (0:
+	// parse.DefaultMaxDict).
+	MaxDict int64
+	// Subjects are the crawlers audited, in one pass over the inputs
+	// (SPEC §10), one or more: a claimed hit goes to the audit of each
+	// subject whose tokens it carries, a request without a token from a
+	// listed address to that of each subject whose list holds it. Each
+	// has its own audit, verdicts (Classifier, by its index) and conduct.
+	// With none, nothing is claimed: the report counts the inputs only.
+	Subjects []Subject
+	// Named makes the report name the crawlers it audits: summary.crawlers
+	// and the crawler of each address, site and violation (SPEC §10), as
+	// `--crawler` asks. Without it the report is that of a run without
+	// `--crawler`, which names no crawler: Subjects then holds one (with
+	// several, the report names them all the same).
+	Named bool
 	// Classifier gives the verdicts; nil leaves every address unverified
 	// (not checked). A Classifier that is a [Warner] adds its warnings.
 	Classifier Classifier
-	// Conduct is what the genuine crawler is held to; Conduct.Robots,
-	// when nil, is taken from Robots.
-	Conduct conduct.Config
 	// Robots, when set, gives the robots.txt per site and its warnings.
 	Robots RobotsSet
 	// ReadWarnings, when set, is called once the inputs are read, with
 	// their reports in input order, and gives warnings for the report
 	// (such as site names chosen for inputs that log no virtual host).
 	ReadWarnings func(inputs []InputReport) []string
-	// Crawlers, when set, are the crawlers audited in one pass over the
-	// inputs (SPEC §10), each with its own audit, verdicts (Classifier,
-	// by its index) and conduct; Audit and Conduct are then not used, and
-	// the report merges theirs (see [Merge]). Listed should hold every
-	// crawler's listed addresses.
-	Crawlers []Crawler
-	// Claims are the crawlers' tokens, a group per crawler of Crawlers;
-	// nil: the default crawler's (LohiSoftBot).
-	Claims *parse.TokenSet
 	// Observe, when set, is called once per claimed hit kept by the
 	// audit (all of them: Observe makes the audit keep the hits of
 	// addresses settled as spoofed too), in input order, with the site,
-	// the crawler profile's index, the hit and its final verdict, before
-	// the conduct checks.
+	// the subject's index, the hit and its final verdict, before the
+	// conduct checks.
 	Observe func(site string, crawler int, h conduct.Hit, v verify.Verdict)
 	// Progress, when set, is told as each input is read.
 	Progress Progress
@@ -133,22 +135,24 @@ type Options struct {
 	OnPhase func(Phase)
 }
 
-// Crawler is one of several crawlers audited in one run.
-type Crawler struct {
-	// Name names the crawler in the report.
-	Name string
-	// Audit holds its claimed hits (Since, Until and Settled as for
-	// Options.Audit; Crawler, when set, names it in the report's
-	// addresses, sites and violations); nil makes a new one.
+// Subject is one crawler a run audits: who it is, its IP list in force,
+// the audit that keeps its claimed hits and what its conduct is held to.
+type Subject struct {
+	// Profile is the crawler: its name in a report that names crawlers,
+	// the User-Agent tokens that claim it, and whether it promises to obey
+	// robots.txt.
+	Profile *crawler.Profile
+	// List is its IP list in force (nil: none): requests from its
+	// addresses without a token are counted, and the report names the
+	// list's source.
+	List *verify.IPList
+	// Audit holds its claimed hits (its Since, Until and Settled say
+	// which are kept and which verdicts need no DNS); nil makes a new
+	// one.
 	Audit *Audit
-	// Listed reports whether an address is one of its listed ones: their
-	// requests without a token go to its audit.
-	Listed func(netip.Addr) bool
-	// Conduct is what it is held to; Conduct.Robots, when nil, is taken
-	// from Options.Robots only when Robots is set here.
+	// Conduct is what it is held to. Conduct.Robots, when nil, is taken
+	// from Options.Robots when the crawler promises to obey robots.txt.
 	Conduct conduct.Config
-	// Robots says the crawler promises to obey robots.txt.
-	Robots bool
 }
 
 // InputError is the error of a run whose inputs could not all be read
@@ -163,10 +167,10 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%d of the inputs could not be read whole: %s", len(e.Inputs), strings.Join(e.Inputs, ", "))
 }
 
-// Run reads the inputs, one after another, into an audit, asks for the
-// verdicts of the addresses that claimed to be the crawler, checks the
-// genuine crawler's conduct and returns the report. Version, GeneratedAt
-// and Summary.IPListSource are left for the caller.
+// Run reads the inputs, one after another, into the audits of the
+// subjects, asks for the verdicts of the addresses that claimed to be
+// each crawler, checks each genuine crawler's conduct and returns the
+// report. Version and GeneratedAt are left for the caller.
 //
 // When an input cannot be read whole, Run reads the others and returns
 // the report with an [*InputError]. When ctx is cancelled, Run returns
@@ -237,6 +241,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.Summary.IPListSource = set.listSource()
 	if o.Robots != nil {
 		rep.Warnings = append(rep.Warnings, o.Robots.UnknownSiteWarnings(reportSites(rep))...)
 	}
@@ -265,7 +270,8 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		return failed(fmt.Sprintf("cannot read %s: %v", in.Name, err))
 	}
 	defer src.Close()
-	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Trust: o.Trust, Listed: o.Listed, Claims: o.Claims})
+	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Trust: o.Trust, Listed: au.listed, Claims: au.claims,
+		Location: o.Location, MaxDict: o.MaxDict})
 	// Stop, unlike a check between records, ends a read that finds
 	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
 	stop := context.AfterFunc(ctx, r.Stop)
@@ -303,7 +309,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		au.Warn(wrongFormatWarning(in.Name, st, o.Format, r.Guess()))
 	}
 	if st.MalformedClaims > 0 {
-		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, o.tokenWords()))
+		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, au.tokenWords()))
 	}
 	rep.ClientField, rep.RealClientHits = from.String(), from.real
 	if rf := r.Format(); rf != nil {
@@ -313,7 +319,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 			au.Warn(fmt.Sprintf("%s: the log format %s records no real-client header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP), so --trusted-proxy and --trust-xff cannot read the client behind a proxy: the connecting address is the client, and a trusted proxy's claims stay unverified (proxy); log $http_x_forwarded_for (nginx) or %%{X-Forwarded-For}i (Apache)", in.Name, rf.Name()))
 		}
 		if !rf.HasUserAgent() {
-			who, whose := o.crawlerWords()
+			who, whose := au.crawlerWords()
 			au.Warn(fmt.Sprintf("%s: the log format %s records no User-Agent, so no request can be seen claiming to be %s; only the %s listed addresses are looked for", in.Name, rf.Name(), who, whose))
 		}
 	}

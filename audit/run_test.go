@@ -53,7 +53,7 @@ func (p *recordingProgress) Done() { p.events = append(p.events, "done") }
 // its hooks in order, and its observer sees every claimed hit with the
 // verdict the report gives its address.
 func TestRun(t *testing.T) {
-	v := &verify.Verifier{Offline: true}
+	v := &verify.Verifier{Offline: true, Profile: builtinProfiles(t, "lohisoftbot")[0]}
 	broken := Input{Name: "gone.log", Site: "gone", Open: func(context.Context) (io.ReadCloser, int64, error) {
 		return nil, -1, errors.New("no such file or directory")
 	}}
@@ -66,11 +66,12 @@ func TestRun(t *testing.T) {
 	}
 	var observed []seen
 	prog := &recordingProgress{}
+	lohi := builtinProfiles(t, "lohisoftbot")[0]
 	rep, err := Run(context.Background(), Options{
-		Inputs:     []Input{fileInput("combined.log", "a.example"), broken, fileInput("common.log", "b.example")},
-		Audit:      &Audit{Settled: v.Settled},
+		Inputs: []Input{fileInput("combined.log", "a.example"), broken, fileInput("common.log", "b.example")},
+		Subjects: []Subject{{Profile: lohi, List: verify.BuiltinList(lohi), Audit: &Audit{Settled: v.Settled},
+			Conduct: conduct.Config{Token: lohi.RobotsToken, Budget: 20, BudgetWindow: 24 * time.Hour}}},
 		Classifier: offlineClassifier{v},
-		Conduct:    conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour},
 		ReadWarnings: func(ins []InputReport) []string {
 			readReports = slices.Clone(ins)
 			return []string{"after reading"}
@@ -108,6 +109,16 @@ func TestRun(t *testing.T) {
 	if !rep.Summary.Incomplete || rep.Summary.Files != 3 || rep.Summary.ClaimedHits == 0 {
 		t.Errorf("summary %+v", rep.Summary)
 	}
+	// A report that names no crawler: its list's source, no crawler
+	// anywhere.
+	if rep.Summary.IPListSource != verify.IPListSourceBuiltin || rep.Summary.Crawlers != nil {
+		t.Errorf("ip list source %q, crawlers %+v; want built-in and none", rep.Summary.IPListSource, rep.Summary.Crawlers)
+	}
+	for ip := range rep.AllIPs() {
+		if ip.Crawler != "" {
+			t.Errorf("address %s names crawler %q in a report that names none", ip.IP, ip.Crawler)
+		}
+	}
 	if int64(len(observed)) != rep.Summary.ClaimedHits {
 		t.Errorf("observed %d hits, the report claims %d", len(observed), rep.Summary.ClaimedHits)
 	}
@@ -134,9 +145,10 @@ func TestRunInterrupted(t *testing.T) {
 		t.Run(string(at), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			v := &verify.Verifier{Offline: true}
+			v := &verify.Verifier{Offline: true, Profile: builtinProfiles(t, "lohisoftbot")[0]}
 			rep, err := Run(ctx, Options{
 				Inputs:     []Input{fileInput("combined.log", "a.example")},
+				Subjects:   []Subject{{Profile: builtinProfiles(t, "lohisoftbot")[0]}},
 				Classifier: offlineClassifier{v},
 				OnPhase: func(p Phase) {
 					if p == at {
@@ -148,5 +160,42 @@ func TestRunInterrupted(t *testing.T) {
 				t.Errorf("Run = %v, %v; want no report and context.Canceled", rep != nil, err)
 			}
 		})
+	}
+}
+
+// TestRunShapes: one crawler audited gives the same counts whether or not
+// the report names it; named, the report says so in summary.crawlers, in
+// each address and in its IP list source.
+func TestRunShapes(t *testing.T) {
+	lohi := builtinProfiles(t, "lohisoftbot")[0]
+	run := func(named bool) *Report {
+		v := &verify.Verifier{Offline: true, Profile: lohi}
+		rep, err := Run(context.Background(), Options{
+			Inputs:     []Input{fileInput("combined.log", "a.example")},
+			Subjects:   []Subject{{Profile: lohi, List: verify.BuiltinList(lohi), Audit: &Audit{Settled: v.Settled}, Conduct: conduct.ConfigOf(lohi, conduct.Overrides{})}},
+			Named:      named,
+			Classifier: offlineClassifier{v},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	plain, named := run(false), run(true)
+	p, n := plain.Summary, named.Summary
+	if p.ClaimedHits == 0 || p.ClaimedHits != n.ClaimedHits || p.GenuineHits != n.GenuineHits || p.SpoofedHits != n.SpoofedHits ||
+		p.UnclaimedHit != n.UnclaimedHit || p.Violations != n.Violations || plain.NumIPs() != named.NumIPs() {
+		t.Errorf("counts differ by shape: %+v and %+v", p, n)
+	}
+	if len(p.Crawlers) != 0 || len(n.Crawlers) != 1 || n.Crawlers[0].Name != "lohisoftbot" || n.Crawlers[0].ClaimedHits != n.ClaimedHits {
+		t.Errorf("summary crawlers %+v and %+v; want none, then lohisoftbot's", p.Crawlers, n.Crawlers)
+	}
+	if p.IPListSource != "built-in" || n.IPListSource != "lohisoftbot: built-in" {
+		t.Errorf("ip list sources %q and %q", p.IPListSource, n.IPListSource)
+	}
+	for ip := range named.AllIPs() {
+		if ip.Crawler != "lohisoftbot" {
+			t.Errorf("named report: address %s names crawler %q", ip.IP, ip.Crawler)
+		}
 	}
 }

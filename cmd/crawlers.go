@@ -12,15 +12,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
-// namedCrawlers are the profiles --crawler names: profiles when it names
-// any, nil for the default crawler alone.
-func namedCrawlers(o *auditOptions, profiles []*crawler.Profile) []*crawler.Profile {
-	if len(o.Crawlers) == 0 {
-		return nil
-	}
-	return profiles
-}
-
 // crawlerNames are the names of profiles.
 func crawlerNames(profiles []*crawler.Profile) []string {
 	names := make([]string, len(profiles))

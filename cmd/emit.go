@@ -218,12 +218,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil {
 			in.Proxies = id.Proxies
-		}
-		switch {
-		case len(o.Crawlers) > 0 && id != nil:
 			in.Crawlers = emit.CrawlersOf(crawlerNames(id.Profiles), id.Profiles, id.Lists)
-		case id != nil && id.List != nil:
-			in.Listed = append(in.Listed, id.Listed()...)
+			in.Named = len(o.Crawlers) > 0
 		}
 		// An address the audit itself could not use is no news: the
 		// audit's warnings said what went wrong.
@@ -413,20 +409,8 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 		warnf(env, "%s", w)
 	}
 	in.Proxies = proxies
-	if len(o.Crawlers) > 0 || len(rep.Summary.Crawlers) > 0 {
-		if err := emitReportLists(ctx, env, o, rep, name, in); err != nil {
-			return err
-		}
-	} else {
-		listed, source, warnings, err := emitIPList(ctx, env, &o.auditOptions)
-		if err != nil {
-			return err
-		}
-		for _, w := range warnings {
-			warnf(env, "%s", w)
-		}
-		in.Listed = append(in.Listed, listed...)
-		in.IPListSource = source
+	if err := emitReportLists(ctx, env, o, rep, name, in); err != nil {
+		return err
 	}
 	// The report's warnings are an earlier run's: say where they come
 	// from, so that none reads as news of this run.
@@ -439,14 +423,21 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	return nil
 }
 
-// emitReportLists fills in.Crawlers for a report of several crawlers:
-// the crawlers chosen (emitReportCrawlers), each with its IP lists loaded
-// as logs loads them (fetched, cached or built in; --offline fetches
-// nothing).
+// emitReportLists fills in.Crawlers for a report: for one that names its
+// crawlers (or with --crawler) the crawlers chosen (emitReportCrawlers),
+// else the default crawler, each with its IP lists loaded as logs loads
+// them (fetched, cached or built in; --offline fetches nothing).
 func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.Report, name string, in *emit.Input) error {
-	names, profiles, warnings, err := emitReportCrawlers(rep, name, o.Crawlers)
+	named := len(o.Crawlers) > 0 || len(rep.Summary.Crawlers) > 0
+	profiles, err := resolveCrawlers(nil)
 	if err != nil {
 		return err
+	}
+	names, warnings := crawlerNames(profiles), []string(nil)
+	if named {
+		if names, profiles, warnings, err = emitReportCrawlers(rep, name, o.Crawlers); err != nil {
+			return err
+		}
 	}
 	var known []*crawler.Profile
 	for _, p := range profiles {
@@ -485,27 +476,13 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 		warnf(env, "%s", w)
 	}
 	in.Crawlers = emit.CrawlersOf(names, profiles, lists)
-	in.IPListSource = audit.ListSources(names, lists)
+	in.Named = named
+	if named {
+		in.IPListSource = audit.ListSources(names, lists)
+	} else {
+		in.IPListSource = lists[0].Source
+	}
 	return nil
-}
-
-// emitIPList loads the crawler's IP list as --ip-list, --offline,
-// --cache-dir and --no-cache say, without asking DNS anything.
-func emitIPList(ctx context.Context, env *Env, o *auditOptions) ([]netip.Prefix, string, []string, error) {
-	dir, warn := identityCacheDir(env, o)
-	mode := ipListAuto
-	if o.Offline {
-		mode = ipListNoFetch
-	}
-	ll, err := loadIPList(ctx, env, o, dir, mode)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	warnings := ll.Warnings
-	if warn != "" {
-		warnings = append([]string{warn}, warnings...)
-	}
-	return ll.List.Prefixes, ll.List.Source, warnings, nil
 }
 
 // emitReadReport reads and parses a JSON report; "-" is stdin.

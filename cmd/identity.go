@@ -28,32 +28,13 @@ var identityResolvConf = "/etc/resolv.conf"
 // socket).
 const identityMaxConcurrency = 1024
 
-// identity is the crawlers' IP lists in force and the verifiers of a
-// run, built from the shared flags.
-type identity struct {
-	*verify.Identity
-	// List and Verifier are the first crawler's (LohiSoftBot's by
-	// default): what a one-crawler audit reads with.
-	List     *verify.IPList
-	Verifier *verify.Verifier
-	// Proxies are the CDN edges in force and the proxies
-	// --trusted-proxy and --trust-xff trust.
-	Proxies *proxy.Set
-}
-
-// newIdentity is newIdentityFor the default crawler.
-func newIdentity(ctx context.Context, env *Env, o *auditOptions) (*identity, error) {
-	profiles, _ := crawler.Resolve(nil)
-	return newIdentityFor(ctx, env, o, profiles)
-}
-
 // newIdentityFor loads the IP lists of profiles (fetching, revalidating and
 // caching them as --ip-list, --offline, --cache-dir and --no-cache say;
 // env.HTTPClient overrides the HTTP client) and builds their verifiers from
 // --resolver (else /etc/resolv.conf), --dns-timeout, --dns-retries and
 // --dns-concurrency. Bad flags are a usage error; a list that cannot be had
 // is a warning, with the cached or built-in list in force.
-func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*identity, error) {
+func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*verify.Identity, error) {
 	if err := identityCheckFlags(o); err != nil {
 		return nil, err
 	}
@@ -129,7 +110,7 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 			return startVerifyProgress(env.Stderr, src).stop
 		}
 	}
-	return &identity{Identity: vid, List: vid.Lists[0], Verifier: vid.Verifiers[0], Proxies: proxies}, nil
+	return vid, nil
 }
 
 // identityProxies is the proxies of a run: the CDN edge lists as `ips
@@ -279,18 +260,6 @@ const (
 	ipListNoFetch  = verify.ListNoFetch
 	ipListFetchNow = verify.ListFetchNow
 )
-
-// loadIPList gets the default crawler's list as --ip-list says, kept in dir
-// (none when dir is ""), as mode allows (--offline forbids fetching).
-func loadIPList(ctx context.Context, env *Env, o *auditOptions, dir string, mode verify.ListMode) (*verify.Lists, error) {
-	profiles, _ := crawler.Resolve(nil)
-	override, _ := identityListOverride(o, profiles)
-	ll, err := identityLoader(env, o, dir, mode).Load(ctx, profiles[0], override)
-	if err != nil {
-		return nil, listFileError(err)
-	}
-	return ll, nil
-}
 
 // progressWanted says whether progress lines go to stderr: a terminal,
 // not CI, not a dumb terminal, and no --no-progress.

@@ -118,7 +118,7 @@ func warnAll(env *Env, warnings []string) {
 // the report of everything read: an input could not be read whole.
 // observe, when not nil, is given each claimed hit with its verdict
 // (audit.Options.Observe).
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *identity, error) {
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *verify.Identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -129,6 +129,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		return nil, nil, err
 	}
 	if err := checkConductFlags(o); err != nil {
+		return nil, nil, err
+	}
+	read, err := o.readOptions.settings(env.Getenv)
+	if err != nil {
 		return nil, nil, err
 	}
 	if len(files) == 0 {
@@ -171,30 +175,19 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	prog := newProgress(env, o)
 	defer prog.stop()
-	named := namedCrawlers(o, profiles)
-	var crawlers []audit.Crawler
-	if named != nil {
-		crawlers = audit.CrawlersOf(id.Identity, since, until, conductOverrides(o))
-	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
 		Trust:      id.Proxies,
 		Now:        env.Now,
-		Listed:     parse.NewAddrSet(id.Listed()),
-		Crawlers:   crawlers,
-		Claims:     audit.ClaimsOf(named),
-		Audit:      &audit.Audit{Since: since, Until: until, Settled: id.Verifier.Settled},
+		Location:   read.Location,
+		ZoneName:   read.ZoneName,
+		MaxDict:    read.MaxDict,
+		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
+		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
-		Conduct: conduct.Config{
-			Token:        profiles[0].RobotsToken,
-			Budget:       o.Budget,
-			BudgetWindow: o.BudgetWindow,
-			MinPause:     o.MinPause,
-			MinBackoff:   o.MinBackoff,
-		},
-		Robots: robotsSetWarnings{robots},
+		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			hostLogged := make([]bool, len(ins))
 			for i, in := range ins {
@@ -216,10 +209,6 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
-	rep.Summary.IPListSource = id.List.Source
-	if named != nil {
-		rep.Summary.IPListSource = audit.ListSources(crawlerNames(id.Profiles), id.Lists)
-	}
 	return rep, id, err
 }
 
@@ -256,13 +245,13 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 
 // identityClassifier gives audit.Run the verdicts of the identity in
 // force, and its warnings.
-type identityClassifier struct{ id *identity }
+type identityClassifier struct{ id *verify.Identity }
 
 func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
 	return c.id.Classify(ctx, crawler, addrs)
 }
 
-func (c identityClassifier) Warnings() []string { return c.id.Identity.Warnings() }
+func (c identityClassifier) Warnings() []string { return c.id.Warnings() }
 
 // checkInputsExist says, before anything is read, which named log does
 // not exist or is a directory: a mistyped name is a usage error (exit 2,

@@ -45,6 +45,7 @@ type auditOptions struct {
 	Config         string
 	NoProgress     bool
 	Top            topFlag // logs: addresses listed in table and markdown
+	readOptions            // --timezone, --max-dict (cmd/format.go)
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -95,6 +96,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	addTrustedProxyFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
+	addReadFlags(f, &o.readOptions)
 }
 
 // timeWindow parses --since and --until (see timeBound); a window that

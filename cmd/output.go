@@ -125,16 +125,12 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 }
 
 // htmlTimelines returns the timelines that the HTML report draws of an
-// audit: with --crawler, one per crawler and site, each crawler's under
-// its name with its own page budget (conduct.ConfigOf: its promise, or
-// the budget flags); else the budget flags' for the one crawler. A --crawler
-// that does not resolve is left to the audit, which says why.
+// audit: one per crawler and site, each with its crawler's page budget
+// (conduct.ConfigOf: its promise, or the budget flags); with --crawler
+// each crawler's under its name. A --crawler that does not resolve is
+// left to the audit, which says why.
 func htmlTimelines(o *auditOptions) *render.Timelines {
-	b := render.Budget{Pages: o.Budget, Window: o.BudgetWindow}
-	tl := &render.Timelines{Budget: func(string) render.Budget { return b }}
-	if len(o.Crawlers) == 0 {
-		return tl
-	}
+	tl := &render.Timelines{}
 	profiles, err := resolveCrawlers(o.Crawlers)
 	if err != nil {
 		return tl
@@ -143,8 +139,12 @@ func htmlTimelines(o *auditOptions) *render.Timelines {
 	overrides := conductOverrides(o)
 	for _, p := range profiles {
 		c := conduct.ConfigOf(p, overrides)
-		tl.Crawlers = append(tl.Crawlers, p.Name)
-		budgets[p.Name] = render.Budget{Pages: c.Budget, Window: c.BudgetWindow}
+		name := ""
+		if len(o.Crawlers) > 0 {
+			name = p.Name
+			tl.Crawlers = append(tl.Crawlers, name)
+		}
+		budgets[name] = render.Budget{Pages: c.Budget, Window: c.BudgetWindow}
 	}
 	tl.Budget = func(name string) render.Budget { return budgets[name] }
 	return tl

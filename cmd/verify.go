@@ -137,7 +137,7 @@ skipped).`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			warnings := id.Identity.Warnings()
+			warnings := id.Warnings()
 			out := verifyOutput{IPs: make([]verifyIP, 0, len(addrs)*len(profiles)), Warnings: warnings}
 			var rows []verifyRow
 			var spoofed int64

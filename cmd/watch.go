@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
@@ -48,7 +47,7 @@ type watchOptions struct {
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
 // run that never ends.
-var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress"}
+var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
 
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1.
@@ -198,7 +197,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	// it claims, with that crawler's DNS names and IP lists.
 	var w *watch.Watcher
 	overrides := conductOverrides(&o.auditOptions)
-	crawlers := make([]watch.Crawler, len(profiles))
+	crawlers := make([]watch.Subject, len(profiles))
 	checkers := make([]*watch.VerifierChecker, len(profiles))
 	for i, p := range profiles {
 		checkers[i] = &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifiers[i])}
@@ -209,7 +208,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor
 		}
-		crawlers[i] = watch.Crawler{Name: name, Judge: judge, Tracker: conduct.NewTracker(cfg)}
+		crawlers[i] = watch.Subject{Name: name, Tokens: p.Tokens, Judge: judge, Tracker: conduct.NewTracker(cfg)}
 	}
 	// An address genuine for any crawler, or in any one's list, is never
 	// blocked.
@@ -236,8 +235,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
 		Trust:    id.Proxies,
-		Claims:   audit.ClaimsOf(namedCrawlers(&o.auditOptions, profiles)),
-		Crawlers: crawlers,
+		Subjects: crawlers,
 		Guard:    guard,
 		Events:   events,
 		Say:      say,
@@ -302,7 +300,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			say(w.Summary())
 		case <-hup:
 			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, profiles, func(nid *identity, nrs *robots.Set, nnever []netip.Prefix) {
+			if err := watchReload(ctx, c, env, o, profiles, func(nid *verify.Identity, nrs *robots.Set, nnever []netip.Prefix) {
 				robotsMu.Lock()
 				rs = nrs
 				robotsMu.Unlock()
@@ -357,7 +355,7 @@ func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 // watchReload reads the config file again over the command line's flags,
 // and loads the crawler profiles, their IP lists and robots.txt anew; apply
 // takes them. The crawlers watched (running) stay those of the start.
-func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*identity, *robots.Set, []netip.Prefix)) error {
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*verify.Identity, *robots.Set, []netip.Prefix)) error {
 	no := &watchOptions{}
 	fresh := newWatchCmdWith(env, no)
 	fresh.SetContext(ctx)

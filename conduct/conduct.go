@@ -65,8 +65,8 @@ var units = [...]time.Duration{
 // robots-not-fetched, robots-unavailable, concurrency, a logged
 // Retry-After and auth.
 type Config struct {
-	// Token is the product token that picks the robots.txt group; ""
-	// means [parse.Token] ("LohiSoftBot").
+	// Token is the product token that picks the robots.txt group (the
+	// crawler profile's RobotsToken); "" picks the * group alone.
 	Token string
 	// Budget is the most pages allowed to one site within BudgetWindow
 	// (SPEC default 20 and 24h). Either one zero or negative: the budget
@@ -137,9 +137,6 @@ type Checker struct {
 
 // NewChecker returns a Checker that holds hits to cfg.
 func NewChecker(cfg Config) *Checker {
-	if cfg.Token == "" {
-		cfg.Token = parse.Token
-	}
 	return &Checker{cfg: cfg, files: map[string]*fileUnits{}}
 }
 

@@ -1092,7 +1092,7 @@ func TestCheckConductNginxLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	r := parse.NewReader(fh, parse.Options{Name: "access.log", Format: format, Workers: 1})
+	r := parse.NewReader(fh, parse.Options{Name: "access.log", Format: format, Claims: parse.NewTokenSet([][]string{{"LohiSoftBot"}}), Workers: 1})
 	genuine := map[string]bool{"79.139.58.98": true, "79.139.58.121": true}
 	var hits []*parse.Record
 	for r.Scan() {
@@ -1205,6 +1205,7 @@ func FuzzCheckConduct(f *testing.F) {
 			return
 		}
 		cfg := conduct.Config{
+			Token:        "LohiSoftBot",
 			Budget:       int(data[0] % 6),
 			BudgetWindow: time.Duration(data[1]%5) * 20 * time.Second,
 			MinPause:     time.Duration(data[0]/6%4) * 500 * time.Millisecond,
@@ -1296,10 +1297,10 @@ func FuzzCheckConduct(f *testing.F) {
 	})
 }
 
-// TestCheckConductZeroConfig checks the zero values: the product token
-// defaults to LohiSoftBot, and budget and pause are off and said to be.
+// TestCheckConductZeroConfig checks the zero values: no product token
+// picks the * group alone, and budget and pause are off and said to be.
 func TestCheckConductZeroConfig(t *testing.T) {
-	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n"))
+	rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n"))
 	hits := []*parse.Record{hit("l", 1, at(0), "/robots.txt", 200)}
 	for i := range 30 {
 		hits = append(hits, hit("l", int64(i+2), at(time.Duration(i+1)*time.Minute), fmt.Sprintf("/p%d", i), 200))

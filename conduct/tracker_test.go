@@ -25,7 +25,7 @@ func hitAt(file string, line int64, site string, sec float64, path string) *pars
 }
 
 func trackCfg(rb *robots.Robots) conduct.Config {
-	return conduct.Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second,
+	return conduct.Config{Token: "LohiSoftBot", Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second,
 		Robots: func(string) *robots.Robots { return rb }}
 }
 

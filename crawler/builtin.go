@@ -63,7 +63,8 @@ func lohiSoftBot() *Profile {
 			netip.MustParsePrefix("79.139.58.98/32"),
 			netip.MustParsePrefix("79.139.58.121/32"),
 		},
-		IPv6: false,
+		BuiltinIPsDate: time.Date(2026, 8, 23, 0, 0, 0, 0, time.UTC),
+		IPv6:           false,
 		Conduct: Conduct{
 			Robots:       true,
 			Budget:       &Budget{Pages: 20, Window: 24 * time.Hour},

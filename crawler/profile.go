@@ -44,6 +44,9 @@ type Profile struct {
 	// BuiltinIPs is the last fallback list, used when no published list
 	// can be had. It may be empty.
 	BuiltinIPs []netip.Prefix
+	// BuiltinIPsDate is when BuiltinIPs were published (the date of the
+	// page they were taken from); zero when not known.
+	BuiltinIPsDate time.Time
 	// IPv6 says whether the crawler may use IPv6. When false, an IPv6
 	// client claiming it and not in a list is spoofed without DNS.
 	IPv6 bool
@@ -117,6 +120,23 @@ func bad(field, format string, a ...any) error {
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// Title is what people call the crawler in text: its first User-Agent
+// token, as its User-Agent writes it ("LohiSoftBot"), or its name when it
+// has no token.
+func (p *Profile) Title() string {
+	if len(p.Tokens) > 0 {
+		return p.Tokens[0]
+	}
+	return p.Name
+}
+
+// DefaultTitle is the Title of the default profile: the crawler of a run,
+// and of a report, that names none.
+func DefaultTitle() string {
+	p, _ := Builtin(Default)
+	return p.Title()
+}
 
 // Validate checks p and normalises it in place: suffixes in lower case
 // without dots at either end, prefixes masked, RobotsToken defaulted. The

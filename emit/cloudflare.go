@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -122,13 +123,27 @@ type cfListItem struct {
 	Comment string `json:"comment"`
 }
 
+// DefaultCloudflareListPrefix starts the names of the lists that rules
+// naming their crawlers refer to, unless CloudflareOptions.ListName gives
+// another prefix.
+const DefaultCloudflareListPrefix = "lohibot"
+
 // Cloudflare writes Cloudflare rules as o.Output says and returns the Plan
-// it wrote. IPv6 entries of the block set are widened to their /64 (the
-// whole /64 is checked against the safety rules). In BlockSpoofed mode the
-// rule blocks requests whose User-Agent contains the product token
-// (case-insensitively) from any address but the crawler's, and every
-// request from the spoofing addresses; in BlockBot mode it blocks the
-// crawler's addresses; in AllowBot mode it is a skip rule for them.
+// it wrote: one rule per crawler, in the crawlers' order. IPv6 entries of
+// the block set are widened to their /64 (the whole /64 is checked against
+// the safety rules). In BlockSpoofed mode a crawler's rule blocks requests
+// whose User-Agent contains one of its tokens (case-insensitively) from
+// any address but the crawler's, and every request from the addresses
+// seen spoofing it; in BlockBot mode it blocks the crawler's addresses; in
+// AllowBot mode it is a skip rule for them.
+//
+// A set that does not fit in the expression moves to a list. Rules that
+// name their crawlers (Input.Named) refer to the lists PREFIX_NAME_spoofed
+// (or _crawler) and PREFIX_NAME_exempt, the exempt set moving too when it
+// does not fit, and the list output is an object from list name to items;
+// the rules of one crawler that name none refer to the list o.ListName, or
+// DefaultCloudflareListName, keep the exempt set inline, and the list
+// output is that one list's items.
 func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 	out, err := ParseCloudflareOutput(string(o.Output))
 	if err != nil {
@@ -141,58 +156,125 @@ func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Crawlers) > 0 {
-		return p, cloudflareCrawlers(w, in, o, out, p)
-	}
-	set := p.crawlerSet()
-	if len(set) > CloudflareMaxListItems && (out == CloudflareList || o.ListName != "") {
-		return nil, fmt.Errorf("%w: %d addresses, more than the %d items an account's lists may hold", ErrListTooLong, len(set), CloudflareMaxListItems)
-	}
-
-	if out == CloudflareList {
-		items := make([]cfListItem, len(set))
-		comment := cfListComment(p.Mode)
-		for i, q := range set {
-			items[i] = cfListItem{IP: ipfmt.Prefix(q), Comment: comment}
+	// In the list output, or with a list named, the address sets always
+	// go to their lists.
+	listed := o.ListName != "" || out == CloudflareList
+	if p.Mode == BlockSpoofed {
+		if err := p.needTokens(); err != nil {
+			return nil, err
 		}
-		return p, writeJSON(w, items)
+	}
+	rules := make([]cfCrawlerRule, len(p.Crawlers))
+	empty := 0
+	for i := range p.Crawlers {
+		c := &p.Crawlers[i]
+		r, err := cfCrawlerExpression(p, c, o.ListName, listed)
+		if err != nil && !(errors.Is(err, ErrNoCrawlerAddresses) && p.Mode != BlockSpoofed) {
+			return nil, err
+		}
+		if err != nil {
+			empty++
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no address left to match: no rule for it", p.label(c)))
+			r = cfCrawlerRule{crawler: c}
+		}
+		rules[i] = r
+	}
+	if empty == len(rules) {
+		return nil, fmt.Errorf("%w: no crawler address left to match", ErrNoCrawlerAddresses)
+	}
+	total := 0
+	for _, r := range rules {
+		for _, l := range r.lists {
+			total += len(l.items)
+			if out != CloudflareList && o.ListName == "" {
+				p.Notes = append(p.Notes, cfListNote(p, r.crawler, l))
+			}
+		}
+	}
+	if total > CloudflareMaxListItems {
+		return nil, fmt.Errorf("%w: %d addresses in the lists, more than the %d items an account's lists may hold", ErrListTooLong, total, CloudflareMaxListItems)
 	}
 
-	expr, listName, err := cfExpression(p, o.ListName)
-	if err != nil {
-		return nil, err
-	}
-	if listName != "" && o.ListName == "" {
-		p.Notes = append(p.Notes, fmt.Sprintf("the %s do not fit in a %d-character expression: the rule refers to the list $%s; upload it with --cloudflare-output list (or name another with --cloudflare-list-name)",
-			plural(len(set), "address", "addresses"), CloudflareMaxExpression, listName))
-	}
-	if out == CloudflareExpression {
-		_, err := io.WriteString(w, expr+"\n")
+	switch out {
+	case CloudflareList:
+		items := func(l cfNamedList) []cfListItem {
+			out := make([]cfListItem, len(l.items))
+			for i, q := range l.items {
+				out[i] = cfListItem{IP: ipfmt.Prefix(q), Comment: l.comment}
+			}
+			return out
+		}
+		if !p.named {
+			return p, writeJSON(w, items(rules[0].lists[0]))
+		}
+		lists := map[string][]cfListItem{}
+		for _, r := range rules {
+			for _, l := range r.lists {
+				lists[l.name] = items(l)
+			}
+		}
+		return p, writeJSON(w, lists)
+	case CloudflareExpression:
+		var b strings.Builder
+		for _, r := range rules {
+			if r.expr != "" {
+				b.WriteString(r.expr + "\n")
+			}
+		}
+		_, err := io.WriteString(w, b.String())
 		return p, err
 	}
-
-	rule := cfRule{Expression: expr, Enabled: true}
-	switch p.Mode {
-	case BlockSpoofed:
-		rule.Action = "block"
-		rule.Description = fmt.Sprintf("lohibot-audit: block %s claims from addresses that are not the crawler's, and all requests from %s seen spoofing it", Token, plural(len(set), "address", "addresses"))
-	case BlockBot:
-		rule.Action = "block"
-		rule.Description = fmt.Sprintf("lohibot-audit: block the %s crawler's %s", Token, plural(len(set), "address", "addresses"))
-	case AllowBot:
-		rule.Action = "skip"
-		rule.ActionParameters = &cfActionParameters{Ruleset: "current", Phases: cfSkipPhases, Products: cfSkipProducts}
-		rule.Description = fmt.Sprintf("lohibot-audit: let the %s crawler's %s skip the remaining custom rules, managed rules, rate limiting and bot rules", Token, plural(len(set), "address", "addresses"))
-	}
-	rs := cfRuleset{
-		Description: cfRulesetDescription(in, p.Mode),
-		Rules:       []cfRule{rule},
+	rs := cfRuleset{Description: cfRulesetDescription(in, p.Mode)}
+	for _, r := range rules {
+		if r.expr == "" {
+			continue
+		}
+		rule := cfRule{Expression: r.expr, Enabled: true, Action: "block", Description: cfRuleDescription(p, r.crawler)}
+		if p.Mode == AllowBot {
+			rule.Action = "skip"
+			rule.ActionParameters = &cfActionParameters{Ruleset: "current", Phases: cfSkipPhases, Products: cfSkipProducts}
+		}
+		rs.Rules = append(rs.Rules, rule)
 	}
 	return p, writeJSON(w, rs)
 }
 
-// cfListComment is the comment every list item carries.
-func cfListComment(m Mode) string { return cfCrawlerComment(m, Token) }
+// cfRuleDescription is the description of crawler c's rule: under the
+// crawler's name when the rules name their crawlers.
+func cfRuleDescription(p *Plan, c *CrawlerPlan) string {
+	n := plural(len(c.crawlerSet(p.Mode)), "address", "addresses")
+	var d string
+	switch {
+	case !p.named && p.Mode == BlockSpoofed:
+		d = fmt.Sprintf("lohibot-audit: block %s claims from addresses that are not the crawler's, and all requests from %s seen spoofing it", p.title, n)
+	case !p.named && p.Mode == BlockBot:
+		d = fmt.Sprintf("lohibot-audit: block the %s crawler's %s", p.title, n)
+	case !p.named:
+		d = fmt.Sprintf("lohibot-audit: let the %s crawler's %s skip the remaining custom rules, managed rules, rate limiting and bot rules", p.title, n)
+	case p.Mode == BlockSpoofed:
+		d = fmt.Sprintf("lohibot-audit %s: block %s claims (User-Agent %s) from addresses that are not the crawler's, and all requests from %s seen spoofing it",
+			c.Name, c.Name, strings.Join(c.Tokens, ", "), n)
+	case p.Mode == BlockBot:
+		d = fmt.Sprintf("lohibot-audit %s: block the %s crawler's %s", c.Name, c.Name, n)
+	default:
+		d = fmt.Sprintf("lohibot-audit %s: let the %s crawler's %s skip the remaining custom rules, managed rules, rate limiting and bot rules", c.Name, c.Name, n)
+	}
+	if len(d) > CloudflareMaxDescription {
+		d = d[:CloudflareMaxDescription-3] + "..."
+	}
+	return d
+}
+
+// cfListNote says that a rule refers to a list the user must upload.
+func cfListNote(p *Plan, c *CrawlerPlan, l cfNamedList) string {
+	n := plural(len(l.items), "address", "addresses")
+	if !p.named {
+		return fmt.Sprintf("the %s do not fit in a %d-character expression: the rule refers to the list $%s; upload it with --cloudflare-output list (or name another with --cloudflare-list-name)",
+			n, CloudflareMaxExpression, l.name)
+	}
+	return fmt.Sprintf("%s: the %s do not fit in a %d-character expression: the rule refers to the list $%s; upload it with --cloudflare-output list",
+		c.Name, n, CloudflareMaxExpression, l.name)
+}
 
 // cfRulesetDescription is the provenance of the ruleset: what made it,
 // when, and from which inputs; at most CloudflareMaxDescription characters,
@@ -206,57 +288,125 @@ func cfRulesetDescription(in Input, m Mode) string {
 	return d
 }
 
-// cfExpression builds the rule expression. With listName set, the mode's
-// address set is "$listName"; otherwise it goes inline unless that makes
-// the expression too long, when it becomes the mode's default list. It
-// returns the list the expression refers to, if any.
-func cfExpression(p *Plan, listName string) (expr, usedList string, err error) {
-	build := func(setRef string) (string, error) {
-		switch p.Mode {
-		case BlockSpoofed:
-			if len(p.Exempt) == 0 {
-				return "", fmt.Errorf("%w: no genuine address and an empty IP list: a rule blocking %s from every other address would block the crawler itself", ErrNoCrawlerAddresses, Token)
-			}
-			token := "lower(http.user_agent) contains " + cfQuote(tokenLower) + " and not ip.src in " + cfInline(p.Exempt)
-			if setRef == "" {
-				return token, nil
-			}
-			return "(" + token + ") or ip.src in " + setRef, nil
-		default:
-			if setRef == "" {
-				return "", fmt.Errorf("%w: no crawler address left to match", ErrNoCrawlerAddresses)
-			}
-			return "ip.src in " + setRef, nil
+// cfCrawlerLists names one crawler's lists: set for the mode's address set
+// and exempt for the addresses its token rule spares. Rules that name
+// their crawlers use PREFIX_NAME_spoofed (PREFIX_NAME_crawler in the other
+// modes) and PREFIX_NAME_exempt, the crawler's '-' written '_', PREFIX
+// being name or DefaultCloudflareListPrefix; the rules of one crawler that
+// name none use name, or DefaultCloudflareListName, for the set and no
+// exempt list ("").
+func cfCrawlerLists(p *Plan, c *CrawlerPlan, name string) (set, exempt string, err error) {
+	if !p.named {
+		if name == "" {
+			name = DefaultCloudflareListName(p.Mode)
+		}
+		return name, "", nil
+	}
+	if name == "" {
+		name = DefaultCloudflareListPrefix
+	}
+	base := name + "_" + strings.ReplaceAll(c.Name, "-", "_")
+	set = base + "_crawler"
+	if p.Mode == BlockSpoofed {
+		set = base + "_spoofed"
+	}
+	exempt = base + "_exempt"
+	for _, n := range []string{set, exempt} {
+		if !cfListName.MatchString(n) {
+			return "", "", fmt.Errorf("%w: cloudflare list name %q for crawler %s is longer than 50 characters: give a shorter --cloudflare-list-name", ErrBadOption, n, c.Name)
 		}
 	}
-	set := p.crawlerSet()
-	if listName != "" {
-		e, err := build("$" + listName)
-		return e, listName, err
+	return set, exempt, nil
+}
+
+// cfCrawlerRule is one crawler's rule: its expression and the lists it
+// refers to, by name, with their items.
+type cfCrawlerRule struct {
+	crawler *CrawlerPlan
+	expr    string
+	lists   []cfNamedList
+}
+
+// cfNamedList is a list a rule refers to.
+type cfNamedList struct {
+	name    string
+	items   []netip.Prefix
+	comment string
+}
+
+// cfCrawlerExpression builds the rule of crawler c, its lists named after
+// name (see cfCrawlerLists). With listed set, the mode's address set is
+// always its list; otherwise it goes inline unless that makes the
+// expression too long, when it moves to its list, and then the exempt set
+// to its own list too, when there is one.
+func cfCrawlerExpression(p *Plan, c *CrawlerPlan, name string, listed bool) (cfCrawlerRule, error) {
+	r := cfCrawlerRule{crawler: c}
+	setList, exemptList, err := cfCrawlerLists(p, c, name)
+	if err != nil {
+		return r, err
 	}
-	inline := ""
+	set := c.crawlerSet(p.Mode)
+	setItems := cfNamedList{name: setList, items: set, comment: cfCrawlerComment(p.Mode, p.label(c))}
+	exemptItems := cfNamedList{name: exemptList, items: c.Exempt, comment: "lohibot-audit block-spoofed: " + c.Name + " crawler address, spared from the token rule"}
+	build := func(setRef, exemptRef string) string {
+		if p.Mode != BlockSpoofed {
+			return "ip.src in " + setRef
+		}
+		claims := make([]string, len(c.Tokens))
+		for i, t := range c.Tokens {
+			claims[i] = "lower(http.user_agent) contains " + cfQuote(t)
+		}
+		token := strings.Join(claims, " or ")
+		if len(claims) > 1 {
+			token = "(" + token + ")"
+		}
+		token += " and not ip.src in " + exemptRef
+		if setRef == "" {
+			return token
+		}
+		return "(" + token + ") or ip.src in " + setRef
+	}
+	if p.Mode == BlockSpoofed && len(c.Exempt) == 0 {
+		return r, fmt.Errorf("%w: %s has no genuine address and an empty IP list: a rule blocking its tokens from every other address would block the crawler itself", ErrNoCrawlerAddresses, p.label(c))
+	}
+	if p.Mode != BlockSpoofed && len(set) == 0 && !listed {
+		return r, fmt.Errorf("%w: no %s address left to match", ErrNoCrawlerAddresses, p.label(c))
+	}
+	inlineSet, inlineExempt := "", ""
 	if len(set) > 0 {
-		inline = cfInline(set)
+		inlineSet = cfInline(set)
 	}
-	e, err := build(inline)
-	if err != nil {
-		return "", "", err
+	if p.Mode == BlockSpoofed {
+		inlineExempt = cfInline(c.Exempt)
 	}
-	if len(e) <= CloudflareMaxExpression {
-		return e, "", nil
+	if !listed {
+		if r.expr = build(inlineSet, inlineExempt); len(r.expr) <= CloudflareMaxExpression {
+			return r, nil
+		}
 	}
-	name := DefaultCloudflareListName(p.Mode)
-	if len(set) > CloudflareMaxListItems {
-		return "", "", fmt.Errorf("%w: %d addresses, more than the %d items an account's lists may hold", ErrListTooLong, len(set), CloudflareMaxListItems)
+	r.lists = []cfNamedList{setItems}
+	if r.expr = build("$"+setList, inlineExempt); len(r.expr) <= CloudflareMaxExpression {
+		return r, nil
 	}
-	e, err = build("$" + name)
-	if err != nil {
-		return "", "", err
+	if exemptList == "" {
+		return r, fmt.Errorf("%w: %d characters with the crawler's %s inline", ErrExpressionTooLong, len(r.expr), plural(len(c.Exempt), "address", "addresses"))
 	}
-	if len(e) > CloudflareMaxExpression {
-		return "", "", fmt.Errorf("%w: %d characters with the crawler's %s inline", ErrExpressionTooLong, len(e), plural(len(p.Exempt), "address", "addresses"))
+	r.lists = append(r.lists, exemptItems)
+	if r.expr = build("$"+setList, "$"+exemptList); len(r.expr) > CloudflareMaxExpression {
+		return r, fmt.Errorf("%w: %d characters for %s with its sets in lists", ErrExpressionTooLong, len(r.expr), c.Name)
 	}
-	return e, name, nil
+	return r, nil
+}
+
+// cfCrawlerComment is the comment of the items of a crawler's list.
+func cfCrawlerComment(m Mode, name string) string {
+	switch m {
+	case BlockBot:
+		return "lohibot-audit block-bot: " + name + " crawler address"
+	case AllowBot:
+		return "lohibot-audit allow-bot: " + name + " crawler address"
+	}
+	return "lohibot-audit block-spoofed: claimed to be " + name + " without being it"
 }
 
 // cfInline writes prefixes as an inline list: {a b c}.

@@ -422,7 +422,7 @@ func (n *cfNode) eval(r cfRequest, lists map[string][]netip.Prefix) bool {
 // thousands of spoofers, but a crawler that fits in an expression.
 func cfLargeInput(m Mode) Input {
 	in := largeInput(m)
-	in.Genuine = fixtureInput(m).Genuine
+	in.one().Genuine = fixtureInput(m).Crawlers[0].Genuine
 	return in
 }
 
@@ -595,13 +595,13 @@ func TestCloudflareListFallback(t *testing.T) {
 
 // TestCloudflareLimits checks the errors past Cloudflare's limits.
 func TestCloudflareLimits(t *testing.T) {
-	many := Input{Mode: BlockSpoofed, Listed: prefixes("79.139.58.98/32")}
+	many := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Listed: prefixes("79.139.58.98/32")}}}
 	for i := 0; i <= CloudflareMaxListItems; i++ {
-		many.Spoofed = append(many.Spoofed, netip.AddrFrom4([4]byte{45, 18, byte(i / 256), byte(i)}), netip.AddrFrom4([4]byte{45, 19, byte(i / 256), byte(i)}))
+		many.one().Spoofed = append(many.one().Spoofed, netip.AddrFrom4([4]byte{45, 18, byte(i / 256), byte(i)}), netip.AddrFrom4([4]byte{45, 19, byte(i / 256), byte(i)}))
 	}
 	hugeExempt := Input{Mode: BlockSpoofed}
 	for i := 0; i < 400; i++ {
-		hugeExempt.Genuine = append(hugeExempt.Genuine, netip.AddrFrom4([4]byte{192, 0, 2 + byte(i/250), byte(i%250 + 1)}))
+		hugeExempt.one().Genuine = append(hugeExempt.one().Genuine, netip.AddrFrom4([4]byte{192, 0, 2 + byte(i/250), byte(i%250 + 1)}))
 	}
 	cases := []struct {
 		name string
@@ -613,7 +613,7 @@ func TestCloudflareLimits(t *testing.T) {
 		{"ruleset needs too long a list", many, CloudflareOptions{}, ErrListTooLong},
 		{"named list too long", many, CloudflareOptions{ListName: "x"}, ErrListTooLong},
 		{"exempt set too long", hugeExempt, CloudflareOptions{}, ErrExpressionTooLong},
-		{"no crawler addresses", Input{Mode: BlockSpoofed, Spoofed: addrs("203.0.113.7")}, CloudflareOptions{}, ErrNoCrawlerAddresses},
+		{"no crawler addresses", Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("203.0.113.7")}}}, CloudflareOptions{}, ErrNoCrawlerAddresses},
 		{"nothing to allow", Input{Mode: AllowBot}, CloudflareOptions{}, ErrNoCrawlerAddresses},
 		{"bad list name", fixtureInput(BlockSpoofed), CloudflareOptions{ListName: "Bad-Name"}, ErrBadOption},
 		{"long list name", fixtureInput(BlockSpoofed), CloudflareOptions{ListName: strings.Repeat("a", 51)}, ErrBadOption},

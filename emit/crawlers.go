@@ -12,12 +12,12 @@ import (
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
-// Crawler is one crawler's share of an Input that covers several crawlers
-// (SPEC §10, `emit --crawler`): its name and User-Agent tokens, and the
-// addresses seen claiming it.
-type Crawler struct {
-	// Name names the crawler in rule names, comments and list names:
-	// [a-z0-9-]+, at most 32 characters, as a crawler profile's.
+// CrawlerInput is one crawler's part of an Input: its name and User-Agent
+// tokens, the addresses seen claiming it and its own addresses.
+type CrawlerInput struct {
+	// Name names the crawler in rule names, comments and list names when
+	// the rules name their crawlers (Input.Named): [a-z0-9-]+, at most 32
+	// characters, as a crawler profile's.
 	Name string
 	// Tokens are its User-Agent product tokens (printable ASCII without
 	// spaces, quotes or backslashes), matched without regard to case. The
@@ -32,7 +32,7 @@ type Crawler struct {
 	Listed []netip.Prefix
 }
 
-// CrawlerPlan is what the rules of one crawler do, when they cover several.
+// CrawlerPlan is what the rules of one crawler do.
 type CrawlerPlan struct {
 	// Name is the crawler's name.
 	Name string
@@ -67,27 +67,42 @@ var ErrNoTokens = errors.New("no user-agent token")
 
 // needTokens returns an error wrapping ErrNoTokens for the first crawler
 // without tokens.
-func needTokens(cs []CrawlerPlan) error {
-	for _, c := range cs {
-		if len(c.Tokens) == 0 {
-			return fmt.Errorf("%w: the block-spoofed rules of %s match its User-Agent tokens, and none is known", ErrNoTokens, c.Name)
+func (p *Plan) needTokens() error {
+	for i := range p.Crawlers {
+		if c := &p.Crawlers[i]; len(c.Tokens) == 0 {
+			return fmt.Errorf("%w: the block-spoofed rules of %s match its User-Agent tokens, and none is known", ErrNoTokens, p.label(c))
 		}
 	}
 	return nil
 }
 
-// checkCrawlers checks the crawlers' names and tokens: they go into rule
-// text, so anything else is refused rather than escaped.
-func checkCrawlers(cs []Crawler) error {
+// label names crawler c in text: by its name when the rules name their
+// crawlers, else (c may then be nil) by its token.
+func (p *Plan) label(c *CrawlerPlan) string {
+	switch {
+	case p.named:
+		return c.Name
+	case p.title != "":
+		return p.title
+	}
+	return "the crawler"
+}
+
+// checkCrawlers checks the crawlers' names (when the rules name them) and
+// tokens: they go into rule text, so anything else is refused rather than
+// escaped.
+func checkCrawlers(cs []CrawlerInput, named bool) error {
 	seen := map[string]bool{}
 	for _, c := range cs {
-		if !crawlerNameRE.MatchString(c.Name) {
-			return fmt.Errorf("%w: crawler name %q: use 1 to 32 lower-case letters, digits and -", ErrBadOption, c.Name)
+		if named {
+			if !crawlerNameRE.MatchString(c.Name) {
+				return fmt.Errorf("%w: crawler name %q: use 1 to 32 lower-case letters, digits and -", ErrBadOption, c.Name)
+			}
+			if seen[c.Name] {
+				return fmt.Errorf("%w: crawler %s is given twice", ErrBadOption, c.Name)
+			}
+			seen[c.Name] = true
 		}
-		if seen[c.Name] {
-			return fmt.Errorf("%w: crawler %s is given twice", ErrBadOption, c.Name)
-		}
-		seen[c.Name] = true
 		for _, t := range c.Tokens {
 			if !plainToken(t) {
 				return fmt.Errorf("%w: crawler %s: token %q: use printable ASCII without spaces, quotes or backslashes", ErrBadOption, c.Name, t)
@@ -131,16 +146,25 @@ func lowerTokens(tokens []string) []string {
 	return out
 }
 
-// newCrawlersPlan is newPlan for an Input with Crawlers: each crawler's
-// share planned on its own, no block set holding an address that is any
+// newPlan is NewPlan within a target's limits: each crawler's share
+// planned on its own, no block set holding an address that is any
 // crawler's (listed or genuine), and the Plan's sets the union of theirs.
-func newCrawlersPlan(mode Mode, in Input, lim planLimits) (*Plan, error) {
-	if err := checkCrawlers(in.Crawlers); err != nil {
+func newPlan(in Input, lim planLimits) (*Plan, error) {
+	mode, err := ParseMode(string(in.Mode))
+	if err != nil {
 		return nil, err
 	}
-	shares := make([]share, len(in.Crawlers))
+	named := in.named()
+	if err := checkCrawlers(in.Crawlers, named); err != nil {
+		return nil, err
+	}
+	crawlers := in.Crawlers
+	if len(crawlers) == 0 {
+		crawlers = []CrawlerInput{{}}
+	}
+	shares := make([]share, len(crawlers))
 	var all share
-	for i, c := range in.Crawlers {
+	for i, c := range crawlers {
 		shares[i] = newShare(c.Genuine, c.Listed)
 		all.listed = append(all.listed, shares[i].listed...)
 		all.genuine = append(all.genuine, shares[i].genuine...)
@@ -149,13 +173,20 @@ func newCrawlersPlan(mode Mode, in Input, lim planLimits) (*Plan, error) {
 	all.genuine = collapse(all.genuine)
 	never := normPrefixes(in.NeverBlock)
 
-	p := &Plan{Mode: mode}
+	p := &Plan{Mode: mode, named: named}
+	if !named && len(crawlers[0].Tokens) > 0 {
+		p.title = crawlers[0].Tokens[0]
+	}
 	var skipped []Skipped
 	var block, exempt, allow []netip.Prefix
-	for i, c := range in.Crawlers {
+	for i, c := range crawlers {
 		cp := CrawlerPlan{Name: c.Name, Tokens: lowerTokens(c.Tokens)}
+		who := ""
+		if named {
+			who = c.Name
+		}
 		cp.Block, cp.Exempt, cp.Allow = shares[i].plan(mode, c.Spoofed, all, never, in.Proxies, lim, func(q netip.Prefix, r SkipReason) {
-			skipped = append(skipped, Skipped{Prefix: q, Reason: r, Crawler: c.Name})
+			skipped = append(skipped, Skipped{Prefix: q, Reason: r, Crawler: who})
 		})
 		block = append(block, cp.Block...)
 		exempt = append(exempt, cp.Exempt...)
@@ -180,10 +211,11 @@ func crawlerNames(cs []CrawlerPlan, and string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " " + and + " " + names[len(names)-1]
 }
 
-// who names the crawler (or crawlers) the rules are about, for text.
+// who names the crawler (or crawlers) the rules are about, for text: by
+// their names when the rules name them, else by the crawler's token.
 func (p *Plan) who(and string) string {
-	if len(p.Crawlers) == 0 {
-		return Token
+	if !p.named {
+		return p.label(nil)
 	}
 	return crawlerNames(p.Crawlers, and)
 }
@@ -191,6 +223,9 @@ func (p *Plan) who(and string) string {
 // whose names the crawlers whose addresses the rules are about:
 // "LohiSoftBot crawler's", "googlebot crawler's", "a and b crawlers'".
 func (p *Plan) whose() string {
+	if !p.named && p.title == "" {
+		return "crawler's"
+	}
 	if len(p.Crawlers) > 1 {
 		return p.who("and") + " crawlers'"
 	}
@@ -200,8 +235,8 @@ func (p *Plan) whose() string {
 // CrawlersOf are the crawlers of rules made for names, with their
 // profiles (nil for a crawler known by name only: no tokens) and their IP
 // lists in force (nil: none), all three in the same order.
-func CrawlersOf(names []string, profiles []*crawler.Profile, lists []*verify.IPList) []Crawler {
-	out := make([]Crawler, len(names))
+func CrawlersOf(names []string, profiles []*crawler.Profile, lists []*verify.IPList) []CrawlerInput {
+	out := make([]CrawlerInput, len(names))
 	for i, name := range names {
 		out[i].Name = name
 		if profiles[i] != nil {

@@ -19,9 +19,8 @@ import (
 // LohiSoftBot, a LohiSoftBot address claiming to be the third one.
 func crawlersInput(mode Mode) Input {
 	in := fixtureInput(mode)
-	in.Spoofed, in.Genuine, in.Listed = nil, nil, nil
 	in.IPListSource = "lohisoftbot: https://lohisoft.com/bot/ips.json; googlebot: https://developers.google.com/static/crawling/ipranges/common-crawlers.json"
-	in.Crawlers = []Crawler{
+	in.Crawlers = []CrawlerInput{
 		{Name: "lohisoftbot", Tokens: []string{"LohiSoftBot"},
 			Spoofed: addrs("203.0.113.7", "203.0.113.8", "10.0.0.5", "66.249.66.1", "192.0.2.10"),
 			Genuine: addrs("79.139.58.98"),
@@ -94,8 +93,8 @@ func TestCrawlersDeterministic(t *testing.T) {
 }
 
 // crawlerInput is one crawler's part of in as an Input of its own.
-func crawlerInput(in Input, c Crawler) Input {
-	return Input{Mode: in.Mode, Spoofed: c.Spoofed, Genuine: c.Genuine, Listed: c.Listed, NeverBlock: in.NeverBlock}
+func crawlerInput(in Input, c CrawlerInput) Input {
+	return Input{Mode: in.Mode, NeverBlock: in.NeverBlock, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: c.Spoofed, Genuine: c.Genuine, Listed: c.Listed}}}
 }
 
 // allCrawlers is in with every crawler's addresses as one: no block set
@@ -103,9 +102,9 @@ func crawlerInput(in Input, c Crawler) Input {
 func allCrawlers(in Input) Input {
 	all := Input{Mode: in.Mode, NeverBlock: in.NeverBlock}
 	for _, c := range in.Crawlers {
-		all.Spoofed = append(all.Spoofed, c.Spoofed...)
-		all.Genuine = append(all.Genuine, c.Genuine...)
-		all.Listed = append(all.Listed, c.Listed...)
+		all.one().Spoofed = append(all.one().Spoofed, c.Spoofed...)
+		all.one().Genuine = append(all.one().Genuine, c.Genuine...)
+		all.one().Listed = append(all.one().Listed, c.Listed...)
 	}
 	return all
 }
@@ -214,7 +213,7 @@ func checkCrawlersSafety(t testing.TB, what string, in Input, per map[string]rul
 		}
 	}
 	for name := range per {
-		if !slices.ContainsFunc(in.Crawlers, func(c Crawler) bool { return c.Name == name }) {
+		if !slices.ContainsFunc(in.Crawlers, func(c CrawlerInput) bool { return c.Name == name }) {
 			t.Errorf("%s: rules for %q, which is no crawler of the input", what, name)
 		}
 	}
@@ -274,14 +273,14 @@ func TestCrawlersSafetyProperty(t *testing.T) {
 	for i := range 150 {
 		mode := Modes[i%len(Modes)]
 		n := 1 + r.IntN(4)
-		in := Input{Mode: mode}
+		in := Input{Mode: mode, Named: true}
 		var pool []netip.Addr
 		for j := range n {
 			ri := randomInput(r, mode)
 			in.NeverBlock = append(in.NeverBlock, ri.NeverBlock...)
-			pool = append(pool, ri.Genuine...)
-			in.Crawlers = append(in.Crawlers, Crawler{Name: fmt.Sprintf("bot-%d", j), Tokens: []string{fmt.Sprintf("Bot%d", j)},
-				Spoofed: ri.Spoofed, Genuine: ri.Genuine, Listed: ri.Listed})
+			pool = append(pool, ri.one().Genuine...)
+			in.Crawlers = append(in.Crawlers, CrawlerInput{Name: fmt.Sprintf("bot-%d", j), Tokens: []string{fmt.Sprintf("Bot%d", j)},
+				Spoofed: ri.one().Spoofed, Genuine: ri.one().Genuine, Listed: ri.one().Listed})
 		}
 		// Every crawler's genuine addresses also spoof the others.
 		for j := range in.Crawlers {
@@ -363,18 +362,18 @@ func TestCrawlersCloudflareGoogle(t *testing.T) {
 // TestCrawlersErrors: names and tokens that cannot go into rules, and a
 // crawler with no address of its own.
 func TestCrawlersErrors(t *testing.T) {
-	for _, c := range []Crawler{
+	for _, c := range []CrawlerInput{
 		{Name: "Google", Tokens: []string{"x"}},
 		{Name: "a b", Tokens: []string{"x"}},
 		{Name: "ok", Tokens: []string{"two words"}},
 		{Name: "ok", Tokens: []string{`q"uote`}},
 	} {
-		in := Input{Crawlers: []Crawler{c}}
+		in := Input{Crawlers: []CrawlerInput{c}, Named: true}
 		if _, err := NFTables(&bytes.Buffer{}, in, NFTOptions{}); err == nil || !strings.Contains(err.Error(), "invalid option") {
 			t.Errorf("%+v: err %v", c, err)
 		}
 	}
-	in := Input{Crawlers: []Crawler{{Name: "a", Tokens: []string{"A"}, Listed: prefixes("192.0.2.0/24")}, {Name: "b", Tokens: []string{"B"}}}}
+	in := Input{Crawlers: []CrawlerInput{{Name: "a", Tokens: []string{"A"}, Listed: prefixes("192.0.2.0/24")}, {Name: "b", Tokens: []string{"B"}}}, Named: true}
 	for _, f := range []func() error{
 		func() error { _, err := Cloudflare(&bytes.Buffer{}, in, CloudflareOptions{}); return err },
 		func() error { _, err := ModSecurity(&bytes.Buffer{}, in, ModSecOptions{}); return err },
@@ -385,7 +384,7 @@ func TestCrawlersErrors(t *testing.T) {
 	}
 	// A crawler known by name only: its addresses are blocked, but a
 	// token rule cannot be written.
-	named := Input{Crawlers: []Crawler{{Name: "examplebot", Spoofed: addrs("203.0.113.66"), Genuine: addrs("198.51.100.77")}}}
+	named := Input{Crawlers: []CrawlerInput{{Name: "examplebot", Spoofed: addrs("203.0.113.66"), Genuine: addrs("198.51.100.77")}}, Named: true}
 	var nft bytes.Buffer
 	if _, err := NFTables(&nft, named, NFTOptions{}); err != nil || !strings.Contains(nft.String(), "203.0.113.66") {
 		t.Errorf("nftables without tokens: %v\n%s", err, nft.String())
@@ -401,7 +400,7 @@ func TestCrawlersErrors(t *testing.T) {
 		t.Errorf("cloudflare block-bot without tokens: %v", err)
 	}
 	long := in
-	long.Crawlers = []Crawler{{Name: strings.Repeat("a", 32), Tokens: []string{"A"}, Listed: prefixes("192.0.2.0/24")}}
+	long.Crawlers = []CrawlerInput{{Name: strings.Repeat("a", 32), Tokens: []string{"A"}, Listed: prefixes("192.0.2.0/24")}}
 	if _, err := Cloudflare(&bytes.Buffer{}, long, CloudflareOptions{ListName: strings.Repeat("l", 20), Output: CloudflareList}); err == nil || !strings.Contains(err.Error(), "longer than 50") {
 		t.Errorf("long list name: %v", err)
 	}

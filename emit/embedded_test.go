@@ -99,7 +99,7 @@ func randomIn(r *rand.Rand, p netip.Prefix) netip.Addr {
 // list output, which holds the same set as the expression).
 func blockedBy(t *testing.T, in Input) map[string][]netip.Prefix {
 	t.Helper()
-	in.Listed = prefixes("79.139.58.98/32")
+	in.one().Listed = prefixes("79.139.58.98/32")
 	out := map[string][]netip.Prefix{}
 	var nft bytes.Buffer
 	if _, err := NFTables(&nft, in, NFTOptions{}); err != nil {
@@ -140,7 +140,7 @@ func TestNewSpecialIPv4NeverBlocked(t *testing.T) {
 		p := netip.MustParsePrefix(s)
 		for i := 0; i < 50; i++ {
 			a := randomIn(r, p)
-			in := Input{Mode: BlockSpoofed, Spoofed: []netip.Addr{a, netip.MustParseAddr("203.0.113.7")}}
+			in := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{a, netip.MustParseAddr("203.0.113.7")}}}}
 			for target, set := range blockedBy(t, in) {
 				if anyOverlaps(set, a) {
 					t.Errorf("%s blocks %s, in %s", target, a, s)
@@ -152,9 +152,9 @@ func TestNewSpecialIPv4NeverBlocked(t *testing.T) {
 		}
 	}
 	// The edges: the ranges end where they end.
-	in := Input{Mode: BlockSpoofed, Spoofed: addrs("198.17.255.255", "198.20.0.0", "192.0.1.0", "191.255.255.255")}
+	in := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("198.17.255.255", "198.20.0.0", "192.0.1.0", "191.255.255.255")}}}
 	for target, set := range blockedBy(t, in) {
-		for _, a := range in.Spoofed {
+		for _, a := range in.one().Spoofed {
 			if !anyOverlaps(set, a) {
 				t.Errorf("%s does not block %s, which is outside the special ranges", target, a)
 			}
@@ -179,7 +179,7 @@ func TestEmbeddedSpecialNeverBlocked(t *testing.T) {
 			for i := 0; i < n; i++ {
 				special := netip.MustParsePrefix(neverBlock4[r.IntN(len(neverBlock4))])
 				bad := embed(r, e, randomIn(r, special))
-				in := Input{Mode: BlockSpoofed, Spoofed: []netip.Addr{bad}}
+				in := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{bad}}}}
 				for target, set := range blockedBy(t, in) {
 					if anyOverlaps(set, bad) {
 						t.Errorf("%s blocks %s, which carries an address of %s (%s)", target, bad, special, e.name)
@@ -195,7 +195,7 @@ func TestEmbeddedSpecialNeverBlocked(t *testing.T) {
 			}
 			for _, s := range public4 {
 				good := embed(r, e, netip.MustParseAddr(s))
-				in := Input{Mode: BlockSpoofed, Spoofed: []netip.Addr{good}}
+				in := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{good}}}}
 				set := blockedBy(t, in)
 				for _, target := range []string{"nftables", "modsecurity"} {
 					if !anyOverlaps(set[target], good) {
@@ -248,7 +248,7 @@ func TestEmbeddedSkipReason(t *testing.T) {
 		{"2002:6440:0001::1", "shared"},     // 100.64.0.1
 		{"64:ff9b::198.19.1.1", "reserved"},
 	} {
-		in := Input{Mode: BlockSpoofed, Spoofed: addrs(tc.addr)}
+		in := Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs(tc.addr)}}}
 		p, err := NewPlan(in)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
-// Package emit writes firewall and WAF rules against the LohiSoftBot
-// crawler's impostors (or for or against the crawler itself): an nftables
-// file for nft -f, Cloudflare custom rules and Lists API items, and
-// ModSecurity SecRules for Apache (ModSecurity 2) and nginx
+// Package emit writes firewall and WAF rules against the impostors of the
+// crawlers audited (or for or against the crawlers themselves): an
+// nftables file for nft -f, Cloudflare custom rules and Lists API items,
+// and ModSecurity SecRules for Apache (ModSecurity 2) and nginx
 // (libmodsecurity 3).
 //
 // Every emitter takes typed values (an Input) and an io.Writer, and starts
@@ -9,7 +9,7 @@
 // through. The Plan enforces the safety rules of the product: a block set
 // never holds loopback, private, link-local, multicast, unspecified, shared
 // or reserved addresses, nor anything in Input.NeverBlock; in block-spoofed
-// mode it never holds a genuine address or anything in the crawler's IP
+// mode it never holds a genuine address or anything in a crawler's IP
 // list either. No string from a log reaches a rule: rules are built from
 // netip values and constants, and the only free text (the provenance in the
 // header) is quoted for the rule language.
@@ -27,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
@@ -79,30 +78,22 @@ var (
 	ErrListTooLong = errors.New("cloudflare list too long")
 )
 
-// Token is the default crawler's product token (its profile's first),
-// matched case-insensitively in User-Agent headers (SPEC §2); rules
-// compare against its lower-case form.
-var Token = func() string {
-	p, _ := crawler.Builtin(crawler.Default)
-	return p.Tokens[0]
-}()
-
-// tokenLower is Token in lower case, as the rules compare it.
-var tokenLower = strings.ToLower(Token)
-
 // Input is what the rules are made from. Addresses may come in any order,
 // with duplicates and IPv4-mapped IPv6 forms; invalid ones are ignored.
 type Input struct {
 	// Mode is what the rules do; the zero value is BlockSpoofed.
 	Mode Mode
-	// Spoofed are the addresses seen claiming to be the crawler without
-	// being it (verdict spoofed).
-	Spoofed []netip.Addr
-	// Genuine are the addresses verified to be the crawler.
-	Genuine []netip.Addr
-	// Listed is the crawler's IP list in force. Together with Genuine it
-	// makes "the crawler's addresses".
-	Listed []netip.Prefix
+	// Crawlers are the crawlers the rules are about, one or more (SPEC
+	// §10), each with its tokens and addresses: block-spoofed blocks each
+	// one's tokens from any address but its own, and no block set holds an
+	// address that is any one's.
+	Crawlers []CrawlerInput
+	// Named makes the rules name their crawlers, as `emit --crawler`
+	// writes them: a rule (and Cloudflare lists) per crawler under its
+	// name. Without it the rules are those of one crawler and name none
+	// but by its token (a run without --crawler): Crawlers then holds one
+	// (with several, the rules name them all the same).
+	Named bool
 	// NeverBlock are prefixes no block rule may touch (--never-block): the
 	// site's own networks, its proxies and CDNs.
 	NeverBlock []netip.Prefix
@@ -112,20 +103,18 @@ type Input struct {
 	Proxies *proxy.Set
 	// Sources name the inputs (log files or a report) for the header.
 	Sources []string
-	// IPListSource says where Listed came from, for the header; may be
-	// empty.
+	// IPListSource says where the crawlers' lists came from, for the
+	// header; may be empty.
 	IPListSource string
 	// Generated is when the rules were made, for the header; the zero value
 	// prints as "unknown".
 	Generated time.Time
 	// Version is the program version, for the header.
 	Version string
-	// Crawlers, when set, make the rules cover each of these crawlers
-	// (SPEC §10): block-spoofed blocks each one's tokens from any address
-	// but its own, and no block set holds an address that is any one's.
-	// Spoofed, Genuine and Listed above are then ignored.
-	Crawlers []Crawler
 }
+
+// named reports whether the rules name their crawlers.
+func (in Input) named() bool { return in.Named || len(in.Crawlers) > 1 }
 
 // generatedPrefix starts the one line (or JSON phrase) of every output that
 // changes from run to run.

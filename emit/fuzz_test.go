@@ -15,7 +15,7 @@ import (
 // then records of a role byte, an address (4 or 16 bytes) and, for
 // prefixes, a length byte.
 func fuzzInput(data []byte) Input {
-	in := Input{}
+	in := Input{Crawlers: []CrawlerInput{{Tokens: lohiTokens}}}
 	if len(data) == 0 {
 		return in
 	}
@@ -41,11 +41,11 @@ func fuzzInput(data []byte) Input {
 		p, _ := a.Prefix(bits)
 		switch role & 0x3 {
 		case 0:
-			in.Spoofed = append(in.Spoofed, a)
+			in.one().Spoofed = append(in.one().Spoofed, a)
 		case 1:
-			in.Genuine = append(in.Genuine, a)
+			in.one().Genuine = append(in.one().Genuine, a)
 		case 2:
-			in.Listed = append(in.Listed, p)
+			in.one().Listed = append(in.one().Listed, p)
 		case 3:
 			in.NeverBlock = append(in.NeverBlock, p)
 		}
@@ -75,13 +75,13 @@ func fuzzEncode(in Input) []byte {
 			out = append(out, byte(bits))
 		}
 	}
-	for _, a := range in.Spoofed {
+	for _, a := range in.one().Spoofed {
 		add(0, a, -1)
 	}
-	for _, a := range in.Genuine {
+	for _, a := range in.one().Genuine {
 		add(1, a, -1)
 	}
-	for _, p := range in.Listed {
+	for _, p := range in.one().Listed {
 		add(2, p.Addr(), p.Bits())
 	}
 	for _, p := range in.NeverBlock {
@@ -226,7 +226,9 @@ func TestFuzzSeedsFromTestdata(t *testing.T) {
 				t.Fatal(err)
 			}
 			var in Input
-			if err := json.Unmarshal(data, &in); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
 				t.Fatal(err)
 			}
 			in.Generated = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,30 +22,45 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func fixtureInput(mode Mode) Input {
 	return Input{
 		Mode: mode,
-		Spoofed: addrs(
-			"203.0.113.8", "203.0.113.7", "203.0.113.7", // duplicate, unsorted
-			"198.51.100.23",
-			"2001:db8:bad::2", "2001:db8:bad::1", // one /64
-			"2001:db8:beef::1",
-			"::ffff:203.0.113.9", // IPv4-mapped
-			"10.0.0.5",           // private
-			"127.0.0.1",          // loopback
-			"169.254.1.1",        // link-local
-			"fe80::1",            // link-local
-			"100.64.0.1",         // carrier-grade NAT
-			"0.0.0.0",            // unspecified
-			"79.139.58.98",       // listed
-			"198.51.100.200",     // genuine
-			"192.0.2.10",         // never-block
-		),
-		Genuine:      addrs("79.139.58.121", "198.51.100.200", "79.139.58.98"),
-		Listed:       prefixes("79.139.58.98/32", "79.139.58.121/32"),
+		Crawlers: []CrawlerInput{{
+			Tokens: lohiTokens,
+			Spoofed: addrs(
+				"203.0.113.8", "203.0.113.7", "203.0.113.7", // duplicate, unsorted
+				"198.51.100.23",
+				"2001:db8:bad::2", "2001:db8:bad::1", // one /64
+				"2001:db8:beef::1",
+				"::ffff:203.0.113.9", // IPv4-mapped
+				"10.0.0.5",           // private
+				"127.0.0.1",          // loopback
+				"169.254.1.1",        // link-local
+				"fe80::1",            // link-local
+				"100.64.0.1",         // carrier-grade NAT
+				"0.0.0.0",            // unspecified
+				"79.139.58.98",       // listed
+				"198.51.100.200",     // genuine
+				"192.0.2.10",         // never-block
+			),
+			Genuine: addrs("79.139.58.121", "198.51.100.200", "79.139.58.98"),
+			Listed:  prefixes("79.139.58.98/32", "79.139.58.121/32"),
+		}},
 		NeverBlock:   prefixes("192.0.2.0/28"),
 		Sources:      []string{"/var/log/nginx/access.log", "/var/log/nginx/access.log.1.gz"},
 		IPListSource: "https://lohisoft.com/bot/ips.json",
 		Generated:    time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC),
 		Version:      "1.0.0",
 	}
+}
+
+// lohiTokens are the tokens of the crawler the tests write rules for.
+var lohiTokens = []string{"LohiSoftBot"}
+
+// one returns the one crawler of in, LohiSoftBot with no address when in
+// has none yet.
+func (in *Input) one() *CrawlerInput {
+	if len(in.Crawlers) == 0 {
+		in.Crawlers = []CrawlerInput{{Tokens: lohiTokens}}
+	}
+	return &in.Crawlers[0]
 }
 
 func addrs(ss ...string) []netip.Addr {
@@ -195,9 +211,11 @@ func TestDeterministic(t *testing.T) {
 					t.Fatal(err)
 				}
 				rev := in
-				rev.Spoofed = reversed(append(in.Spoofed, in.Spoofed...))
-				rev.Genuine = reversed(in.Genuine)
-				rev.Listed = reversed(in.Listed)
+				rev.Crawlers = slices.Clone(in.Crawlers)
+				orig := in.one()
+				rev.one().Spoofed = reversed(append(orig.Spoofed, orig.Spoofed...))
+				rev.one().Genuine = reversed(orig.Genuine)
+				rev.one().Listed = reversed(orig.Listed)
 				if _, err := tg.write(&b, rev); err != nil {
 					t.Fatal(err)
 				}

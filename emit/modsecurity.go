@@ -39,14 +39,21 @@ type ModSecOptions struct {
 // included after SecRuleEngine On) that loads under ModSecurity 2 (Apache)
 // and libmodsecurity 3 (nginx), and returns the Plan it wrote. Every rule
 // runs in phase 1 and carries t:none first, chained rules included; deny
-// rules answer 403 and log.
+// rules answer 403 and log. The rules go crawler by crawler, in the Plan's
+// order; rules that name their crawlers (Input.Named) head each part with
+// a comment naming it and tag each rule with it.
 //
-// In BlockSpoofed mode a chained rule denies requests whose User-Agent
-// contains the product token (t:lowercase) unless REMOTE_ADDR matches the
-// crawler's addresses, and further rules deny the spoofing addresses
-// outright. In BlockBot mode rules deny the crawler's addresses. In
-// AllowBot mode rules let the crawler's addresses past every later rule
+// In BlockSpoofed mode a chained rule per crawler denies requests whose
+// User-Agent contains one of its tokens (t:lowercase) unless REMOTE_ADDR
+// matches the crawler's addresses, and further rules deny the spoofing
+// addresses outright. In BlockBot mode rules deny the crawlers' addresses.
+// In AllowBot mode rules let the crawlers' addresses past every later rule
 // (pass with ctl:ruleEngine=Off): include the file before other rules.
+//
+// IDs are deterministic and never collide: in BlockSpoofed mode crawler
+// i's token rule has ID base+i, whatever the number of addresses, and the
+// address rules follow from base+len(crawlers) on, crawler by crawler; in
+// the other modes the address rules take consecutive IDs from base.
 func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 	base := o.IDBase
 	if base == 0 {
@@ -59,72 +66,109 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Crawlers) > 0 {
-		return p, modSecurityCrawlers(w, in, base, p)
+	type part struct {
+		c      *CrawlerPlan
+		chunks [][]netip.Prefix
 	}
-	set := p.crawlerSet()
-	chunks := chunkPrefixes(set, ModSecChunk)
-	if p.Mode == BlockSpoofed && len(p.Exempt) == 0 {
-		return nil, fmt.Errorf("%w: no genuine address and an empty IP list: a rule denying %s to every other address would deny the crawler itself", ErrNoCrawlerAddresses, Token)
-	}
-	if p.Mode != BlockSpoofed && len(set) == 0 {
-		return nil, fmt.Errorf("%w: no crawler address left to match", ErrNoCrawlerAddresses)
-	}
-	n := len(chunks)
 	if p.Mode == BlockSpoofed {
-		n++
+		if err := p.needTokens(); err != nil {
+			return nil, err
+		}
+	}
+	parts := make([]part, len(p.Crawlers))
+	n := 0
+	for i := range p.Crawlers {
+		c := &p.Crawlers[i]
+		if p.Mode == BlockSpoofed && len(c.Exempt) == 0 {
+			return nil, fmt.Errorf("%w: %s has no genuine address and an empty IP list: a rule denying its tokens to every other address would deny the crawler itself", ErrNoCrawlerAddresses, p.label(c))
+		}
+		parts[i] = part{c, chunkPrefixes(c.crawlerSet(p.Mode), ModSecChunk)}
+		n += len(parts[i].chunks)
+		if p.Mode == BlockSpoofed {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no crawler address left to match", ErrNoCrawlerAddresses)
 	}
 	if base > ModSecMaxID-n+1 {
 		return nil, fmt.Errorf("%w: modsecurity rule id base %d leaves no room for %d rules", ErrBadOption, base, n)
 	}
 	last := base + n - 1
 
-	tag := "tag:" + msQuote("lohibot-audit") + ",tag:" + msQuote("lohibot-audit/"+string(p.Mode))
+	set := p.crawlerSet()
 	var what string
-	switch p.Mode {
-	case BlockSpoofed:
-		what = fmt.Sprintf("This file denies %s claims from addresses that are not the crawler's, and all requests from %s seen spoofing it.", Token, plural(len(set), "address", "addresses"))
-	case BlockBot:
-		what = fmt.Sprintf("This file denies all requests from the %s crawler's %s.", Token, plural(len(set), "address", "addresses"))
-	case AllowBot:
-		what = fmt.Sprintf("This file lets the %s crawler's %s past every later rule: include it before other rules.", Token, plural(len(set), "address", "addresses"))
+	switch {
+	case p.Mode == BlockSpoofed && p.named:
+		what = fmt.Sprintf("This file denies each crawler's User-Agent tokens (%s) from addresses that are not that crawler's, and all requests from %s seen spoofing one.", p.who("and"), plural(len(set), "address", "addresses"))
+	case p.Mode == BlockSpoofed:
+		what = fmt.Sprintf("This file denies %s claims from addresses that are not the crawler's, and all requests from %s seen spoofing it.", p.who("and"), plural(len(set), "address", "addresses"))
+	case p.Mode == BlockBot:
+		what = fmt.Sprintf("This file denies all requests from the %s %s.", p.whose(), plural(len(set), "address", "addresses"))
+	case p.Mode == AllowBot:
+		what = fmt.Sprintf("This file lets the %s %s past every later rule: include it before other rules.", p.whose(), plural(len(set), "address", "addresses"))
+	}
+	lists, note := "IP list", ""
+	if p.named {
+		lists = "IP lists"
+		if p.Mode == BlockSpoofed {
+			note = fmt.Sprintf(" (token rules %d to %d, one per crawler in order)", base, base+len(parts)-1)
+		}
 	}
 	bw := bufio.NewWriter(w)
-	msHeader(bw, in, p.Mode, what, "IP list", base, last, "")
-	bw.WriteString("\n")
+	msHeader(bw, in, p.Mode, what, lists, base, last, note)
+	if !p.named {
+		bw.WriteString("\n")
+	}
 
 	id := base
-	// ipRules writes one rule per chunk of the address set: action comes
-	// before log, actions after t:none.
-	ipRules := func(msg, action, actions string) {
-		for _, c := range chunks {
-			fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,%s,log,t:none%s,msg:%s,%s\"\n",
-				msOperator("@ipMatch", msIPList(c)), id, action, actions, msg, tag)
-			id++
-		}
+	if p.Mode == BlockSpoofed {
+		id = base + len(parts)
 	}
-	switch p.Mode {
-	case BlockSpoofed:
-		msg := msQuote(fmt.Sprintf("lohibot-audit: User-Agent claims %s from an address that is not the crawler", Token))
-		exempt := chunkPrefixes(p.Exempt, ModSecChunk)
-		fmt.Fprintf(bw, "SecRule REQUEST_HEADERS:User-Agent %s \"id:%d,phase:1,deny,status:403,log,t:none,t:lowercase,msg:%s,%s,chain\"\n",
-			msOperator("@contains", tokenLower), id, msg, tag)
-		for i, c := range exempt {
-			chain := ""
-			if i < len(exempt)-1 {
-				chain = ",chain"
-			}
-			fmt.Fprintf(bw, "    SecRule REMOTE_ADDR %s \"t:none%s\"\n", msOperator("!@ipMatch", msIPList(c)), chain)
-		}
-		id++
-		if len(chunks) > 0 {
+	for i, pt := range parts {
+		c := pt.c
+		tag := "tag:" + msQuote("lohibot-audit") + ",tag:" + msQuote("lohibot-audit/"+string(p.Mode))
+		if p.named {
+			tag += ",tag:" + msQuote("lohibot-audit/crawler/"+c.Name)
 			bw.WriteString("\n")
+			bw.WriteString(hashComment(fmt.Sprintf("%s (User-Agent %s): %s", c.Name, strings.Join(c.Tokens, ", "), plural(len(c.crawlerSet(p.Mode)), "address", "addresses"))))
 		}
-		ipRules(msQuote(fmt.Sprintf("lohibot-audit: address seen claiming to be %s without being it", Token)), "deny,status:403", "")
-	case BlockBot:
-		ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address", Token)), "deny,status:403", "")
-	case AllowBot:
-		ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address, later rules skipped", Token)), "pass", ",ctl:ruleEngine=Off")
+		// ipRules writes one rule per chunk of the address set: action
+		// comes before log, actions after t:none.
+		ipRules := func(msg, action, actions string) {
+			for _, ch := range pt.chunks {
+				fmt.Fprintf(bw, "SecRule REMOTE_ADDR %s \"id:%d,phase:1,%s,log,t:none%s,msg:%s,%s\"\n",
+					msOperator("@ipMatch", msIPList(ch)), id, action, actions, msg, tag)
+				id++
+			}
+		}
+		who := p.label(c)
+		switch p.Mode {
+		case BlockSpoofed:
+			op := msOperator("@contains", c.Tokens[0])
+			if len(c.Tokens) > 1 {
+				op = msOperator("@pm", strings.Join(c.Tokens, " "))
+			}
+			msg := msQuote(fmt.Sprintf("lohibot-audit: User-Agent claims %s from an address that is not the crawler", who))
+			exempt := chunkPrefixes(c.Exempt, ModSecChunk)
+			fmt.Fprintf(bw, "SecRule REQUEST_HEADERS:User-Agent %s \"id:%d,phase:1,deny,status:403,log,t:none,t:lowercase,msg:%s,%s,chain\"\n",
+				op, base+i, msg, tag)
+			for j, ch := range exempt {
+				chain := ""
+				if j < len(exempt)-1 {
+					chain = ",chain"
+				}
+				fmt.Fprintf(bw, "    SecRule REMOTE_ADDR %s \"t:none%s\"\n", msOperator("!@ipMatch", msIPList(ch)), chain)
+			}
+			if !p.named && len(pt.chunks) > 0 {
+				bw.WriteString("\n")
+			}
+			ipRules(msQuote(fmt.Sprintf("lohibot-audit: address seen claiming to be %s without being it", who)), "deny,status:403", "")
+		case BlockBot:
+			ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address", who)), "deny,status:403", "")
+		case AllowBot:
+			ipRules(msQuote(fmt.Sprintf("lohibot-audit: %s crawler address, later rules skipped", who)), "pass", ",ctl:ruleEngine=Off")
+		}
 	}
 	return p, bw.Flush()
 }

@@ -253,14 +253,12 @@ var e2eModes = []struct {
 func e2eRules(t *testing.T, dir string, mode Mode, later bool, fillers int) (rules, extra string) {
 	t.Helper()
 	in := Input{
-		Mode:    mode,
-		Spoofed: addrs("203.0.113.20"),
-		Genuine: addrs("79.139.58.98"),
-		Listed:  prefixes("79.139.58.98/32"),
-		Sources: []string{"e2e"},
+		Mode:     mode,
+		Sources:  []string{"e2e"},
+		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("203.0.113.20"), Genuine: addrs("79.139.58.98"), Listed: prefixes("79.139.58.98/32")}},
 	}
 	for i := 0; i < fillers; i++ {
-		in.Genuine = append(in.Genuine, netip.AddrFrom4([4]byte{1, 0, byte(i / 250), byte(i%250 + 1)}))
+		in.one().Genuine = append(in.one().Genuine, netip.AddrFrom4([4]byte{1, 0, byte(i / 250), byte(i%250 + 1)}))
 	}
 	var buf bytes.Buffer
 	if _, err := ModSecurity(&buf, in, ModSecOptions{}); err != nil {

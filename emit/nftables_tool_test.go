@@ -36,16 +36,16 @@ func hostileInput(mode Mode) Input {
 func largeInput(mode Mode) Input {
 	in := fixtureInput(mode)
 	for i := 0; i < 3000; i++ {
-		in.Spoofed = append(in.Spoofed, netip.AddrFrom4([4]byte{45, 18 + byte(i/65536), byte(i / 256), byte(i)}))
+		in.one().Spoofed = append(in.one().Spoofed, netip.AddrFrom4([4]byte{45, 18 + byte(i/65536), byte(i / 256), byte(i)}))
 	}
 	for i := 0; i < 700; i++ {
-		in.Spoofed = append(in.Spoofed, netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0xa0, byte(i >> 8), byte(i), 0, 0, 0, 0, 0, 0, 0, 0, 1}))
+		in.one().Spoofed = append(in.one().Spoofed, netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0xa0, byte(i >> 8), byte(i), 0, 0, 0, 0, 0, 0, 0, 0, 1}))
 	}
 	for i := 0; i < 1200; i++ {
-		in.Genuine = append(in.Genuine, netip.AddrFrom4([4]byte{192, 0, 2 + byte(i/250), byte(i%250 + 1)}))
+		in.one().Genuine = append(in.one().Genuine, netip.AddrFrom4([4]byte{192, 0, 2 + byte(i/250), byte(i%250 + 1)}))
 	}
 	// IPv4 and IPv6 ranges in the IP list, for block-bot and allow-bot.
-	in.Listed = append(in.Listed, prefixes("2001:db8:ff::/48", "79.139.60.0/22")...)
+	in.one().Listed = append(in.one().Listed, prefixes("2001:db8:ff::/48", "79.139.60.0/22")...)
 	return in
 }
 
@@ -208,7 +208,7 @@ func TestNFTablesSetOnlyKeepsUserChains(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := fixtureInput(BlockSpoofed)
-	in.Spoofed = addrs("203.0.113.99")
+	in.one().Spoofed = addrs("203.0.113.99")
 	if _, err := NFTables(&second, in, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +243,8 @@ func TestNFTablesDropsInNamespace(t *testing.T) {
 	nft := needTool(t, "nft")
 	ip := needTool(t, "ip")
 	in := Input{
-		Mode:    BlockSpoofed,
-		Spoofed: addrs("203.0.113.7", "2001:db8:beef::7"),
-		Genuine: addrs("79.139.58.98"),
-		Listed:  prefixes("79.139.58.98/32"),
+		Mode:     BlockSpoofed,
+		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("203.0.113.7", "2001:db8:beef::7"), Genuine: addrs("79.139.58.98"), Listed: prefixes("79.139.58.98/32")}},
 	}
 	var buf bytes.Buffer
 	if _, err := NFTables(&buf, in, NFTOptions{}); err != nil {

@@ -32,9 +32,15 @@ type Plan struct {
 	// Notes are things the user should know about the output (such as a
 	// Cloudflare list the expression refers to); the emitter fills them.
 	Notes []string
-	// Crawlers are each crawler's part, when the Input names several
-	// (Input.Crawlers); Block, Exempt and Allow are then their unions.
+	// Crawlers are each crawler's part, in the order of Input.Crawlers;
+	// Block, Exempt and Allow are their unions.
 	Crawlers []CrawlerPlan
+
+	// named says whether the rules name their crawlers (Input.Named);
+	// title names the one crawler of rules that do not, by its first
+	// token as given.
+	named bool
+	title string
 }
 
 // Skipped is an address kept out of a rule, and why.
@@ -42,7 +48,7 @@ type Skipped struct {
 	Prefix netip.Prefix
 	Reason SkipReason
 	// Crawler names the crawler whose rule left it out, when the rules
-	// cover several (Input.Crawlers).
+	// name their crawlers (Input.Named).
 	Crawler string
 }
 
@@ -208,25 +214,6 @@ func (l planLimits) tooWide(q netip.Prefix) bool {
 		return q.Bits() < l.minBits4
 	}
 	return q.Bits() < l.minBits6
-}
-
-// newPlan is NewPlan within a target's limits.
-func newPlan(in Input, lim planLimits) (*Plan, error) {
-	mode, err := ParseMode(string(in.Mode))
-	if err != nil {
-		return nil, err
-	}
-	if len(in.Crawlers) > 0 {
-		return newCrawlersPlan(mode, in, lim)
-	}
-	p := &Plan{Mode: mode}
-	s := newShare(in.Genuine, in.Listed)
-	var skipped []Skipped
-	p.Block, p.Exempt, p.Allow = s.plan(mode, in.Spoofed, s, normPrefixes(in.NeverBlock), in.Proxies, lim, func(q netip.Prefix, r SkipReason) {
-		skipped = append(skipped, Skipped{Prefix: q, Reason: r})
-	})
-	p.Skipped = sortSkipped(skipped)
-	return p, nil
 }
 
 // sortSkipped sorts skips by prefix, reason and crawler and drops

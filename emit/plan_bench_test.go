@@ -56,12 +56,11 @@ func BenchmarkPlanManySpoofers(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 700))
 	in := Input{
 		Mode:       BlockSpoofed,
-		Listed:     googleLikeList(rng, 700),
-		Spoofed:    botnetAddrs(rng, 200_000),
 		NeverBlock: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/32")},
+		Crawlers:   []CrawlerInput{{Tokens: lohiTokens, Listed: googleLikeList(rng, 700), Spoofed: botnetAddrs(rng, 200_000)}},
 	}
 	for i := range 100 {
-		in.Genuine = append(in.Genuine, netip.AddrFrom4([4]byte{66, 249, byte(64 + i/50), byte(i)}))
+		in.one().Genuine = append(in.one().Genuine, netip.AddrFrom4([4]byte{66, 249, byte(64 + i/50), byte(i)}))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

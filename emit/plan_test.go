@@ -53,43 +53,47 @@ func TestNewPlan(t *testing.T) {
 		{
 			name: "zero mode is block-spoofed; mapped and zoned addresses normalised",
 			in: Input{
-				Spoofed: []netip.Addr{netip.MustParseAddr("::ffff:198.51.100.1"), netip.MustParseAddr("2001:db8::1%eth0"), {}},
-				Listed:  prefixes("::ffff:79.139.58.0/120"),
+				Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{netip.MustParseAddr("::ffff:198.51.100.1"), netip.MustParseAddr("2001:db8::1%eth0"), {}}, Listed: prefixes("::ffff:79.139.58.0/120")}},
 			},
 			block:  "198.51.100.1 2001:db8::1",
 			exempt: "79.139.58.0/24",
 		},
 		{
 			name: "a spoofer inside a listed prefix stays out",
-			in: Input{Mode: BlockSpoofed,
-				Spoofed: addrs("79.139.58.7", "79.139.59.7"),
-				Listed:  prefixes("79.139.58.0/24", "79.139.58.98/32")},
+			in: Input{
+				Mode:     BlockSpoofed,
+				Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("79.139.58.7", "79.139.59.7"), Listed: prefixes("79.139.58.0/24", "79.139.58.98/32")}},
+			},
 			block:   "79.139.59.7",
 			exempt:  "79.139.58.0/24",
 			skipped: "79.139.58.7=listed",
 		},
 		{
 			name: "block-bot drops listed prefixes that overlap never-block or special ranges",
-			in: Input{Mode: BlockBot,
-				Listed:     prefixes("79.139.58.0/24", "198.51.100.0/24", "10.0.0.0/8", "0.0.0.0/0", "2001:db8::/48"),
-				NeverBlock: prefixes("198.51.100.128/25")},
+			in: Input{
+				Mode:       BlockBot,
+				NeverBlock: prefixes("198.51.100.128/25"),
+				Crawlers:   []CrawlerInput{{Tokens: lohiTokens, Listed: prefixes("79.139.58.0/24", "198.51.100.0/24", "10.0.0.0/8", "0.0.0.0/0", "2001:db8::/48")}},
+			},
 			block:   "79.139.58.0/24 2001:db8::/48",
 			skipped: "0.0.0.0/0=unspecified 10.0.0.0/8=private 198.51.100.0/24=never-block",
 		},
 		{
 			name: "allow-bot never allows special ranges",
-			in: Input{Mode: AllowBot,
-				Genuine: addrs("127.0.0.1", "192.168.1.1", "79.139.58.98"),
-				Listed:  prefixes("fc00::/7", "224.0.0.0/4")},
+			in: Input{
+				Mode:     AllowBot,
+				Crawlers: []CrawlerInput{{Tokens: lohiTokens, Genuine: addrs("127.0.0.1", "192.168.1.1", "79.139.58.98"), Listed: prefixes("fc00::/7", "224.0.0.0/4")}},
+			},
 			allow:   "79.139.58.98",
 			skipped: "127.0.0.1=loopback 192.168.1.1=private 224.0.0.0/4=multicast fc00::/7=private",
 		},
 		{
 			name: "never-block given as a mapped prefix still protects",
-			in: Input{Mode: BlockSpoofed,
-				Spoofed:    addrs("198.51.100.9"),
-				Listed:     prefixes("79.139.58.98/32"),
-				NeverBlock: prefixes("::ffff:198.51.100.0/120")},
+			in: Input{
+				Mode:       BlockSpoofed,
+				NeverBlock: prefixes("::ffff:198.51.100.0/120"),
+				Crawlers:   []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("198.51.100.9"), Listed: prefixes("79.139.58.98/32")}},
+			},
 			exempt:  "79.139.58.98",
 			skipped: "198.51.100.9=never-block",
 		},
@@ -115,10 +119,10 @@ func TestNewPlan(t *testing.T) {
 }
 
 func TestNewPlanWidensForCloudflare(t *testing.T) {
-	in := Input{Mode: BlockSpoofed,
-		Spoofed: addrs("2001:db8:1::5", "2001:db8:1::6", "2001:db8:2::5", "203.0.113.7"),
-		Genuine: addrs("2001:db8:2::1"),
-		Listed:  prefixes("79.139.58.98/32")}
+	in := Input{
+		Mode:     BlockSpoofed,
+		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("2001:db8:1::5", "2001:db8:1::6", "2001:db8:2::5", "203.0.113.7"), Genuine: addrs("2001:db8:2::1"), Listed: prefixes("79.139.58.98/32")}},
+	}
 	p, err := newPlan(in, planLimits{v6Bits: 64, minBits4: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -273,8 +277,8 @@ func TestModSecurityOptions(t *testing.T) {
 	}{
 		{"negative base", fixtureInput(BlockSpoofed), ModSecOptions{IDBase: -1}, ErrBadOption},
 		{"base too high", fixtureInput(BlockSpoofed), ModSecOptions{IDBase: ModSecMaxID}, ErrBadOption},
-		{"no crawler for the token rule", Input{Mode: BlockSpoofed, Spoofed: addrs("203.0.113.7")}, ModSecOptions{}, ErrNoCrawlerAddresses},
-		{"nothing to block", Input{Mode: BlockBot, Genuine: addrs("10.0.0.1")}, ModSecOptions{}, ErrNoCrawlerAddresses},
+		{"no crawler for the token rule", Input{Mode: BlockSpoofed, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("203.0.113.7")}}}, ModSecOptions{}, ErrNoCrawlerAddresses},
+		{"nothing to block", Input{Mode: BlockBot, Crawlers: []CrawlerInput{{Tokens: lohiTokens, Genuine: addrs("10.0.0.1")}}}, ModSecOptions{}, ErrNoCrawlerAddresses},
 		{"last id fits", fixtureInput(BlockSpoofed), ModSecOptions{IDBase: ModSecMaxID - 1}, nil},
 	}
 	for _, c := range cases {

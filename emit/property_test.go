@@ -145,12 +145,12 @@ func cfSets(mode Mode, n *cfNode, list func(name string) []netip.Prefix) ruleSet
 func checkSafety(t testing.TB, what string, in Input, rs ruleSets) {
 	t.Helper()
 	var genuine []netip.Prefix
-	for _, a := range in.Genuine {
+	for _, a := range in.one().Genuine {
 		if a = normAddr(a); a.IsValid() {
 			genuine = append(genuine, netip.PrefixFrom(a, a.BitLen()))
 		}
 	}
-	listed := normPrefixes(in.Listed)
+	listed := normPrefixes(in.one().Listed)
 	never := normPrefixes(in.NeverBlock)
 	crawler := append(append([]netip.Prefix{}, listed...), genuine...)
 	mode, _ := ParseMode(string(in.Mode))
@@ -175,7 +175,7 @@ func checkSafety(t testing.TB, what string, in Input, rs ruleSets) {
 				t.Errorf("%s: blocks %s, which holds a genuine address", what, q)
 			}
 			seen := false
-			for _, a := range in.Spoofed {
+			for _, a := range in.one().Spoofed {
 				if a = normAddr(a); a.IsValid() && q.Contains(a) {
 					seen = true
 					break
@@ -343,13 +343,13 @@ func randomInput(r *rand.Rand, mode Mode) Input {
 	}
 	edges := proxy.BuiltinEdges().Lists
 	for i := r.IntN(4); i > 0; i-- {
-		in.Listed = append(in.Listed, randPrefix(randAddr()))
+		in.one().Listed = append(in.one().Listed, randPrefix(randAddr()))
 	}
 	if r.IntN(4) > 0 {
-		in.Listed = append(in.Listed, prefixes("79.139.58.98/32", "79.139.58.121/32")...)
+		in.one().Listed = append(in.one().Listed, prefixes("79.139.58.98/32", "79.139.58.121/32")...)
 	}
 	for i := r.IntN(4); i > 0; i-- {
-		in.Genuine = append(in.Genuine, randAddr())
+		in.one().Genuine = append(in.one().Genuine, randAddr())
 	}
 	for i := r.IntN(3); i > 0; i-- {
 		in.NeverBlock = append(in.NeverBlock, randPrefix(randAddr()))
@@ -371,17 +371,17 @@ func randomInput(r *rand.Rand, mode Mode) Input {
 				a = inside(in.NeverBlock[r.IntN(len(in.NeverBlock))])
 			}
 		case 2:
-			if len(in.Listed) > 0 {
-				a = inside(in.Listed[r.IntN(len(in.Listed))])
+			if len(in.one().Listed) > 0 {
+				a = inside(in.one().Listed[r.IntN(len(in.one().Listed))])
 			}
 		case 3:
-			if len(in.Genuine) > 0 {
-				a = in.Genuine[r.IntN(len(in.Genuine))]
+			if len(in.one().Genuine) > 0 {
+				a = in.one().Genuine[r.IntN(len(in.one().Genuine))]
 			}
 		case 4:
-			if len(in.Genuine) > 0 && in.Genuine[0].Is6() {
+			if len(in.one().Genuine) > 0 && in.one().Genuine[0].Is6() {
 				// a neighbour in the genuine address's /64
-				g := in.Genuine[0].As16()
+				g := in.one().Genuine[0].As16()
 				g[15] ^= byte(1 + r.IntN(255))
 				a = netip.AddrFrom16(g)
 			}
@@ -391,11 +391,11 @@ func randomInput(r *rand.Rand, mode Mode) Input {
 		if a.Is4() && r.IntN(5) == 0 {
 			a = netip.AddrFrom16(a.As16()) // IPv4-mapped
 		}
-		in.Spoofed = append(in.Spoofed, a)
+		in.one().Spoofed = append(in.one().Spoofed, a)
 	}
-	if r.IntN(4) == 0 && len(in.Genuine) > 0 {
+	if r.IntN(4) == 0 && len(in.one().Genuine) > 0 {
 		// genuine addresses that are special: they must not be allowed
-		in.Genuine = append(in.Genuine, inside(specialRanges[r.IntN(len(specialRanges))].prefix))
+		in.one().Genuine = append(in.one().Genuine, inside(specialRanges[r.IntN(len(specialRanges))].prefix))
 	}
 	return in
 }
@@ -443,7 +443,7 @@ func TestSafetyCheckerCatches(t *testing.T) {
 		}
 	}
 	// A Cloudflare edge seen spoofing, and a trusted proxy.
-	in.Spoofed = append(in.Spoofed, netip.MustParseAddr("162.158.106.126"), netip.MustParseAddr("203.0.113.9"))
+	in.one().Spoofed = append(in.one().Spoofed, netip.MustParseAddr("162.158.106.126"), netip.MustParseAddr("203.0.113.9"))
 	in.Proxies, _ = proxy.NewSet(nil, []string{"203.0.113.0/24"}, false)
 	for _, q := range []string{"162.158.106.126/32", "203.0.113.9/32"} {
 		ft := &fakeT{}

@@ -37,47 +37,35 @@ func DecodeReport(data []byte) (*audit.Report, error) {
 	return &rep, nil
 }
 
-// AddReport adds the addresses of an audit's report to in, by the rules'
-// policy: spoofed addresses to block (Spoofed), genuine ones to spare
-// (Genuine), those in the crawler's IP list to the list (Listed);
-// unverified addresses are never blocked. With in.Crawlers set, each
-// address goes to the crawler its "crawler" field names (SPEC §10). It
-// returns one line per address
-// it left out: a client that is not an IP address, or a verdict it does
-// not know (never blocked). The lines quote text from the report without
-// escaping it.
+// AddReport adds the addresses of an audit's report to in.Crawlers, by
+// the rules' policy: spoofed addresses to block (Spoofed), genuine ones
+// to spare (Genuine), those in the crawler's IP list to the list
+// (Listed); unverified addresses are never blocked. When the rules name
+// their crawlers (in.Named), each address goes to the crawler its
+// "crawler" field names (SPEC §10), and addresses of other crawlers are
+// left out, with one line per such crawler; else every address goes to
+// the one crawler. It returns one line per address it left out: a client
+// that is not an IP address, or a verdict it does not know (never
+// blocked). The lines quote text from the report without escaping it.
 func (in *Input) AddReport(rep *audit.Report) (skipped []string) {
-	if rep == nil {
+	if rep == nil || len(in.Crawlers) == 0 {
 		return nil
 	}
-	if len(in.Crawlers) > 0 {
-		return in.addCrawlersReport(rep)
-	}
-	if in.Spoofed == nil {
-		in.Spoofed = make([]netip.Addr, 0, rep.NumIPs()) // at most; a botnet's million
-	}
-	for r := range rep.AllIPs() {
-		if line := addReportIP(r, &in.Spoofed, &in.Genuine, &in.Listed); line != "" {
-			skipped = append(skipped, line)
-		}
-	}
-	return skipped
-}
-
-// addCrawlersReport is AddReport for rules of several crawlers: each
-// address goes to the crawler its "crawler" field names. Addresses of
-// other crawlers are left out, with one line per such crawler.
-func (in *Input) addCrawlersReport(rep *audit.Report) (skipped []string) {
-	byName := map[string]*Crawler{}
+	byName := map[string]*CrawlerInput{}
 	for i := range in.Crawlers {
 		byName[in.Crawlers[i].Name] = &in.Crawlers[i]
 	}
+	if !in.named() && in.Crawlers[0].Spoofed == nil {
+		in.Crawlers[0].Spoofed = make([]netip.Addr, 0, rep.NumIPs()) // at most; a botnet's million
+	}
 	other := map[string]int{}
 	for r := range rep.AllIPs() {
-		c := byName[r.Crawler]
-		if c == nil {
-			other[r.Crawler]++
-			continue
+		c := &in.Crawlers[0]
+		if in.named() {
+			if c = byName[r.Crawler]; c == nil {
+				other[r.Crawler]++
+				continue
+			}
 		}
 		if line := addReportIP(r, &c.Spoofed, &c.Genuine, &c.Listed); line != "" {
 			skipped = append(skipped, line)

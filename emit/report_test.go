@@ -45,7 +45,7 @@ func TestAddReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{Listed: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}
+	in := Input{Crawlers: []CrawlerInput{{Tokens: lohiTokens, Listed: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}}}
 	skipped := in.AddReport(rep)
 	addrs := func(ss ...string) []netip.Addr {
 		var out []netip.Addr
@@ -54,15 +54,15 @@ func TestAddReport(t *testing.T) {
 		}
 		return out
 	}
-	if want := addrs("203.0.113.7", "::ffff:203.0.113.8"); !slices.Equal(in.Spoofed, want) {
-		t.Errorf("Spoofed = %v, want %v", in.Spoofed, want)
+	if want := addrs("203.0.113.7", "::ffff:203.0.113.8"); !slices.Equal(in.one().Spoofed, want) {
+		t.Errorf("Spoofed = %v, want %v", in.one().Spoofed, want)
 	}
-	if want := addrs("79.139.58.98", "2001:db8::1%eth0"); !slices.Equal(in.Genuine, want) {
-		t.Errorf("Genuine = %v, want %v", in.Genuine, want)
+	if want := addrs("79.139.58.98", "2001:db8::1%eth0"); !slices.Equal(in.one().Genuine, want) {
+		t.Errorf("Genuine = %v, want %v", in.one().Genuine, want)
 	}
 	wantListed := []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("203.0.113.8/32"), netip.MustParsePrefix("79.139.58.98/32")}
-	if !slices.Equal(in.Listed, wantListed) {
-		t.Errorf("Listed = %v, want %v: the list in force kept, listed addresses added unmapped", in.Listed, wantListed)
+	if !slices.Equal(in.one().Listed, wantListed) {
+		t.Errorf("Listed = %v, want %v: the list in force kept, listed addresses added unmapped", in.one().Listed, wantListed)
 	}
 	wantSkipped := []string{
 		`198.51.100.2 has the unknown verdict "maybe"; it is not blocked`,
@@ -81,7 +81,7 @@ func TestAddReport(t *testing.T) {
 		t.Errorf("Block = %v, want %v", p.Block, want)
 	}
 	var none Input
-	if s := none.AddReport(nil); s != nil || none.Spoofed != nil {
+	if s := none.AddReport(nil); s != nil || none.Crawlers != nil {
 		t.Errorf("AddReport(nil) = %q and changed the input", s)
 	}
 }

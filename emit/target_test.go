@@ -18,8 +18,7 @@ func TestTargets(t *testing.T) {
 		t.Error("Lookup(iptables) found a target")
 	}
 	in := Input{
-		Spoofed: []netip.Addr{netip.MustParseAddr("203.0.113.7")},
-		Listed:  []netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")},
+		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: []netip.Addr{netip.MustParseAddr("203.0.113.7")}, Listed: []netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")}}},
 	}
 	tests := []struct {
 		target string

@@ -69,10 +69,11 @@ func mustList(t testing.TB, ns *netNS, table, set string) jsonSet {
 // emitted returns emit's nftables file for spoofers.
 func emitted(t testing.TB, o emit.NFTOptions, spoofers ...string) []byte {
 	t.Helper()
-	in := emit.Input{Mode: emit.BlockSpoofed}
+	c := emit.CrawlerInput{Tokens: []string{"LohiSoftBot"}}
 	for _, s := range spoofers {
-		in.Spoofed = append(in.Spoofed, netip.MustParseAddr(s))
+		c.Spoofed = append(c.Spoofed, netip.MustParseAddr(s))
 	}
+	in := emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}}
 	var b bytes.Buffer
 	if _, err := emit.NFTables(&b, in, o); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func BenchmarkReader(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := NewReader(bytes.NewReader(data), Options{Name: "bench", Format: Combined})
+		r := NewReader(bytes.NewReader(data), Options{Claims: testClaims, Name: "bench", Format: Combined})
 		for r.Scan() {
 		}
 		if r.Err() != nil {
@@ -33,7 +33,7 @@ func BenchmarkReaderProfiles(b *testing.B) {
 		name   string
 		claims *TokenSet
 	}{
-		{"1", nil},
+		{"1", testClaims},
 		{"3", NewTokenSet([][]string{{"LohiSoftBot"}, {"Googlebot"}, {"bingbot"}})},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -77,7 +77,7 @@ func BenchmarkReaderProfiles(b *testing.B) {
 // BenchmarkLine parses one typical line that is not a claimed hit.
 func BenchmarkLine(b *testing.B) {
 	line := []byte(`203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET /blog/2026/11/some-post HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"`)
-	lp := newLineParser(Combined, nil, "s", false)
+	lp := newLineParser(Combined, testClaims, nil, "s", false)
 	var rec Record
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()

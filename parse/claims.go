@@ -3,8 +3,6 @@ package parse
 import (
 	"encoding/binary"
 	"strings"
-
-	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // letterRarity ranks the letters from rarest to commonest in the
@@ -21,6 +19,25 @@ const maxClaimGroups = 64
 // Match says which groups' tokens appear. It looks at eight bytes at a
 // time for the tokens' anchor bytes — rare letters chosen so that few
 // anchors cover every token — and compares whole tokens only around one.
+//
+// A token matches as a product token, never inside another word: where
+// the token begins with a token character (RFC 9110 §5.6.2 tchar: a
+// letter, a digit or one of !#$%&'*+-.^_`|~), the byte before it must not
+// be one, and where it ends with one, the byte after it must not be one
+// (the start and the end of the text count as boundaries). So GPTBot
+// matches "compatible; GPTBot/1.2" and "+https://openai.com/gptbot)" but
+// not "NotGPTBotX", "GPTBot-Extended" or "GPTBot2"; LCC does not match
+// "SLCC1". A token's edge that is not a token character ("Foo/" or
+// "(Foo") sets no condition on that side.
+//
+// [TokenSet.Match] reads the text as servers log it, with their escapes:
+// a backslash that an odd run of backslashes ends, with "x" and two hex
+// digits or with one other byte (\x22, \t, \", \\), stands for a
+// byte that is no token character (servers escape quotes, backslashes,
+// controls and non-ASCII bytes, never a letter or a digit), so
+// "\x22GPTBot" holds GPTBot and "\\tGPTBot" (a backslash and a "t")
+// does not. [TokenSet.MatchText] reads text as it is, such as a JSON
+// string once decoded.
 //
 // The nil *TokenSet matches nothing. A TokenSet is safe for concurrent use.
 type TokenSet struct {
@@ -43,6 +60,9 @@ type setToken struct {
 	lower string // the token in lower case
 	off   int    // where its anchor byte is
 	group uint   // its group's bit
+	// open says the token begins (openStart) or ends (openEnd) with a
+	// token character, so that the byte beside it must not be one.
+	openStart, openEnd bool
 }
 
 type anchor struct {
@@ -50,13 +70,6 @@ type anchor struct {
 	fold bool   // a letter: compare with b|0x20
 	rep  uint64 // b in all eight bytes
 }
-
-// DefaultClaims is the set a Reader matches when Options.Claims is nil:
-// the tokens of the default crawler profile (LohiSoftBot) as group 0.
-var DefaultClaims = func() *TokenSet {
-	p, _ := crawler.Builtin(crawler.Default)
-	return NewTokenSet([][]string{p.Tokens})
-}()
 
 // NewTokenSet builds the set of groups[i]'s tokens, reported as bit i of
 // Match. Empty tokens are ignored; at most 64 groups are used.
@@ -70,7 +83,8 @@ func NewTokenSet(groups [][]string) *TokenSet {
 			if t == "" {
 				continue
 			}
-			s.tokens = append(s.tokens, setToken{lower: lowerASCIIString(t), group: uint(g)})
+			s.tokens = append(s.tokens, setToken{lower: lowerASCIIString(t), group: uint(g),
+				openStart: IsTokenChar(t[0]), openEnd: IsTokenChar(t[len(t)-1])})
 		}
 	}
 	if len(s.tokens) == 0 {
@@ -163,9 +177,16 @@ func (s *TokenSet) addAnchor(b byte, fold bool) {
 // Contains reports whether b carries any of the tokens.
 func (s *TokenSet) Contains(b []byte) bool { return s.Match(b) != 0 }
 
-// Match returns the groups whose tokens appear in b, as a bit mask (bit i
-// for groups[i] of NewTokenSet), or 0.
-func (s *TokenSet) Match(b []byte) uint64 {
+// Match returns the groups whose tokens appear in b, text as a server
+// logs it (with its escapes), as a bit mask (bit i for groups[i] of
+// NewTokenSet), or 0.
+func (s *TokenSet) Match(b []byte) uint64 { return s.match(b, true) }
+
+// MatchText is Match for text without escapes, such as a decoded JSON
+// string: every byte stands for itself.
+func (s *TokenSet) MatchText(b []byte) uint64 { return s.match(b, false) }
+
+func (s *TokenSet) match(b []byte, escaped bool) uint64 {
 	if s == nil || len(b) < s.minLen {
 		return 0
 	}
@@ -182,13 +203,13 @@ func (s *TokenSet) Match(b []byte) uint64 {
 			}
 			for j := i; j < i+8; j++ {
 				if b[j]|0x20 == a {
-					mask |= s.tokensAt(b, j, a)
+					mask |= s.tokensAt(b, j, a, escaped)
 				}
 			}
 		}
 		for ; i <= hi; i++ {
 			if b[i]|0x20 == a {
-				mask |= s.tokensAt(b, i, a)
+				mask |= s.tokensAt(b, i, a, escaped)
 			}
 		}
 		return mask
@@ -202,31 +223,31 @@ func (s *TokenSet) Match(b []byte) uint64 {
 			}
 			if (v-swarOnes)&^v&swarHighs != 0 {
 				for j := i; j < i+8; j++ {
-					mask |= s.anyAt(b, j)
+					mask |= s.anyAt(b, j, escaped)
 				}
 				break
 			}
 		}
 	}
 	for ; i <= hi; i++ {
-		mask |= s.anyAt(b, i)
+		mask |= s.anyAt(b, i, escaped)
 	}
 	return mask
 }
 
 // anyAt checks the tokens of every anchor that b[j] is.
-func (s *TokenSet) anyAt(b []byte, j int) uint64 {
+func (s *TokenSet) anyAt(b []byte, j int, escaped bool) uint64 {
 	var mask uint64
 	for _, a := range s.anchors {
 		if b[j] == a.b || a.fold && b[j]|0x20 == a.b {
-			mask |= s.tokensAt(b, j, a.b)
+			mask |= s.tokensAt(b, j, a.b, escaped)
 		}
 	}
 	return mask
 }
 
 // tokensAt checks the tokens anchored on byte a, with the anchor at b[j].
-func (s *TokenSet) tokensAt(b []byte, j int, a byte) uint64 {
+func (s *TokenSet) tokensAt(b []byte, j int, a byte, escaped bool) uint64 {
 	if j+1 < len(b) {
 		c := b[j+1]
 		if s.follow[a][c>>6]&(1<<(c&63)) == 0 {
@@ -237,11 +258,53 @@ func (s *TokenSet) tokensAt(b []byte, j int, a byte) uint64 {
 	for _, ti := range s.byFold[a] {
 		t := &s.tokens[ti]
 		p := j - t.off
-		if p >= 0 && p+len(t.lower) <= len(b) && equalFoldLower(b[p:p+len(t.lower)], t.lower) {
+		e := p + len(t.lower)
+		if p >= 0 && e <= len(b) && equalFoldLower(b[p:e], t.lower) &&
+			(!t.openStart || p == 0 || !tokenChars[b[p-1]] || escaped && escapeEndsAt(b, p)) &&
+			(!t.openEnd || e == len(b) || !tokenChars[b[e]]) {
 			mask |= 1 << t.group
 		}
 	}
 	return mask
+}
+
+// tokenChars marks the bytes RFC 9110 §5.6.2 allows in a token (tchar).
+var tokenChars = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range []byte("!#$%&'*+-.^_`|~") {
+		t[c] = true
+	}
+	return t
+}()
+
+// IsTokenChar reports whether c may be part of an HTTP token (RFC 9110
+// §5.6.2 tchar): what a product token in a User-Agent is made of.
+func IsTokenChar(c byte) bool { return tokenChars[c] }
+
+// escapeEndsAt reports whether a server's escape ends right before b[p]
+// (see [TokenSet]): b[p-4:p] is \xHH, or b[p-2:p] a backslash and one
+// byte that does not begin \xHH, where the backslash is the last of an
+// odd run (an even run is escaped backslashes).
+func escapeEndsAt(b []byte, p int) bool {
+	esc := -1 // the escape's backslash
+	switch {
+	case p >= 4 && b[p-4] == '\\' && b[p-3] == 'x' && isHex(b[p-2]) && isHex(b[p-1]):
+		esc = p - 4
+	case p >= 2 && b[p-2] == '\\' && !(b[p-1] == 'x' && p+1 < len(b) && isHex(b[p]) && isHex(b[p+1])):
+		esc = p - 2
+	default:
+		return false
+	}
+	n := 0
+	for i := esc; i >= 0 && b[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // lowerASCIIString is s with ASCII letters in lower case and every other

@@ -9,8 +9,12 @@ import (
 	"testing"
 )
 
-// naiveMatch is the obvious, slow definition of TokenSet.Match.
-func naiveMatch(groups [][]string, b []byte) uint64 {
+// naiveMatch is the obvious, slow definition of TokenSet.Match (escaped)
+// and MatchText: each case-insensitive occurrence of a token whose edges
+// are boundaries. Escapes are found by reading b from the start.
+func naiveMatch(groups [][]string, b []byte) uint64 { return naive(groups, b, true) }
+
+func naive(groups [][]string, b []byte, escaped bool) uint64 {
 	lower := func(b []byte) []byte {
 		out := make([]byte, len(b))
 		for i, c := range b {
@@ -21,12 +25,41 @@ func naiveMatch(groups [][]string, b []byte) uint64 {
 		}
 		return out
 	}
+	tchar := func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+	}
+	// escEnd[p]: an escape ends right before b[p].
+	escEnd := make([]bool, len(b)+1)
+	for i := 0; i < len(b); {
+		if !escaped || b[i] != '\\' || i+1 == len(b) {
+			i++
+			continue
+		}
+		n := 2
+		if b[i+1] == 'x' && i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]) {
+			n = 4
+		}
+		i += n
+		escEnd[i] = true
+	}
 	var mask uint64
 	lb := lower(b)
 	for g, toks := range groups {
 		for _, t := range toks {
-			if t != "" && bytes.Contains(lb, lower([]byte(t))) {
-				mask |= 1 << g
+			if t == "" {
+				continue
+			}
+			lt := lower([]byte(t))
+			for p := 0; p+len(lt) <= len(lb); p++ {
+				if !bytes.Equal(lb[p:p+len(lt)], lt) {
+					continue
+				}
+				e := p + len(lt)
+				startOK := !tchar(t[0]) || p == 0 || !tchar(b[p-1]) || escEnd[p]
+				endOK := !tchar(t[len(t)-1]) || e == len(b) || !tchar(b[e])
+				if startOK && endOK {
+					mask |= 1 << g
+				}
 			}
 		}
 	}
@@ -34,6 +67,9 @@ func naiveMatch(groups [][]string, b []byte) uint64 {
 }
 
 var claimGroups = [][]string{{"LohiSoftBot"}, {"Googlebot"}, {"bingbot"}}
+
+// testClaims is the token set the tests read logs with: LohiSoftBot's.
+var testClaims = NewTokenSet(claimGroups[:1])
 
 func TestTokenSetMatch(t *testing.T) {
 	s := NewTokenSet(claimGroups)
@@ -44,10 +80,14 @@ func TestTokenSetMatch(t *testing.T) {
 		{"LohiSoftBot/1.0 (+message@lohisoft.com)", 1},
 		{"lohisoftbot", 1},
 		{"LOHISOFTBOT", 1},
-		{"xLohiSoftBotx", 1},
+		{"xLohiSoftBotx", 0},
+		{"LohiSoftBot2", 0},
+		{"(LohiSoftBot)", 1},
+		{"+https://lohisoft.com/LohiSoftBot.html", 0},
 		{"LohiSoftBo", 0},
 		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", 2},
-		{"Googlebot-Image/1.0", 2},
+		{"Googlebot-Image/1.0", 0},
+		{"Mozilla/5.0 (compatible; Googlebot-Image/1.0; Googlebot/2.1)", 2},
 		{"Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", 4},
 		{"Googlebot bingbot LohiSoftBot", 7},
 		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36", 0},
@@ -57,6 +97,14 @@ func TestTokenSetMatch(t *testing.T) {
 		// Bytes whose bit 5 set gives a letter must not match that letter.
 		{"\x02ing\x02ot", 0},
 		{"LohiSoftBot\x00", 1},
+		// Server escapes stand for bytes that are no token characters.
+		{`\x22LohiSoftBot`, 1},
+		{`\"LohiSoftBot\"`, 1},
+		{`\tLohiSoftBot`, 1},
+		{`\\tLohiSoftBot`, 0},  // a backslash and a "t"
+		{`\\\tLohiSoftBot`, 1}, // a backslash and a tab
+		{`x41LohiSoftBot`, 0},
+		{`\x4LohiSoftBot`, 0},
 	} {
 		if got := s.Match([]byte(tc.ua)); got != tc.want {
 			t.Errorf("Match(%q) = %b, want %b", tc.ua, got, tc.want)
@@ -71,11 +119,11 @@ func TestTokenSetMatch(t *testing.T) {
 	}
 }
 
-// TestDefaultClaims checks the reader's default set (LohiSoftBot, the
+// TestOneTokenClaims checks the set of one crawler (LohiSoftBot, the
 // default profile) against the obvious definition, on text made of the
 // token's letters.
-func TestDefaultClaims(t *testing.T) {
-	s := DefaultClaims
+func TestOneTokenClaims(t *testing.T) {
+	s := testClaims
 	if len(s.anchors) != 1 || s.anchors[0].b != 'f' {
 		t.Errorf("default anchors = %+v, want 'f' (the rarest letter of LohiSoftBot)", s.anchors)
 	}
@@ -119,7 +167,7 @@ func TestTokenSetAnchors(t *testing.T) {
 	for _, tc := range []struct {
 		ua   string
 		want uint64
-	}{{"YANDEX", 1}, {"qwjk", 2}, {"exabot/1", 4}, {"x123/", 8}, {"12/3", 0}, {"Yandex Exabot", 5}, {"qwj", 0}} {
+	}{{"YANDEX", 1}, {"qwjk", 2}, {"exabot/1", 4}, {"x 123/", 8}, {"x123/", 0}, {"12/3", 0}, {"Yandex Exabot", 5}, {"qwj", 0}} {
 		if got := s.Match([]byte(tc.ua)); got != tc.want {
 			t.Errorf("Match(%q) = %b, want %b", tc.ua, got, tc.want)
 		}
@@ -129,12 +177,69 @@ func TestTokenSetAnchors(t *testing.T) {
 func FuzzTokenSet(f *testing.F) {
 	f.Add("Googlebot", "bingbot", []byte("Mozilla/5.0 (compatible; Googlebot/2.1)"))
 	f.Add("a1b", "ZZZ", []byte("xxA1Bzzz"))
+	f.Add("GPTBot", "LCC", []byte(`NotGPTBotX; SLCC1; \x22GPTBot \\tLCC`))
+	f.Add("x41", "(Foo", []byte(`\x41 x41 a(Foo`))
 	f.Fuzz(func(t *testing.T, t1, t2 string, b []byte) {
 		groups := [][]string{{t1}, {t2, "LohiSoftBot"}}
-		if got, want := NewTokenSet(groups).Match(b), naiveMatch(groups, b); got != want {
+		s := NewTokenSet(groups)
+		if got, want := s.Match(b), naive(groups, b, true); got != want {
 			t.Errorf("Match(%q) with %q = %b, want %b", b, groups, got, want)
 		}
+		if got, want := s.MatchText(b), naive(groups, b, false); got != want {
+			t.Errorf("MatchText(%q) with %q = %b, want %b", b, groups, got, want)
+		}
 	})
+}
+
+// TestTokenBoundaries holds the product-token rule against User-Agents
+// crawlers send and near-misses: a token is never found inside another
+// word (RFC 9110 token characters on both sides).
+func TestTokenBoundaries(t *testing.T) {
+	groups := [][]string{{"GPTBot"}, {"LCC"}, {"ClaudeBot"}, {"Claude-User"}, {"Applebot"}, {"DuckDuckBot"}, {"Googlebot"}, {"Perplexity-User"}}
+	s := NewTokenSet(groups)
+	for _, tc := range []struct {
+		ua   string
+		want uint64
+	}{
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)", 1},
+		{"NotGPTBotX/1.0", 0},
+		{"GPTBot2/1.0", 0},
+		{"GPTBot-Extended", 0},
+		{"_GPTBot", 0},
+		{"GPTBot.", 0},
+		{"gptbot", 1},
+		{"Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; SLCC1; .NET CLR 2.0.50727)", 0},
+		{"Mozilla/4.0 (compatible; LCC)", 2},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)", 4},
+		{"Claude-User/1.0", 8},
+		{"Claude-UserX", 0},
+		{"Claude", 0},
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)", 16},
+		{"Applebot-Extended", 0},
+		{"DuckDuckBot/1.1; (+http://duckduckgo.com/duckduckbot.html)", 32},
+		{"Mozilla/5.0 (compatible; DuckDuckBot-Https/1.1; https://duckduckgo.com/duckduckbot)", 32}, // the URL's last word
+		{"DuckAssistBot/1.2; (+http://duckduckgo.com/duckassistbot.html)", 0},
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", 64},
+		{"Googlebot-Image/1.0", 0},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)", 128},
+		{`\x22GPTBot\x22`, 1},
+		{`\\x22GPTBot`, 0},
+	} {
+		if got := s.Match([]byte(tc.ua)); got != tc.want {
+			t.Errorf("Match(%q) = %b, want %b", tc.ua, got, tc.want)
+		}
+		if got := naiveMatch(groups, []byte(tc.ua)); got != tc.want {
+			t.Errorf("naive(%q) = %b, want %b (the test is wrong)", tc.ua, got, tc.want)
+		}
+	}
+	// A token edge that is no token character sets no condition there.
+	if got := NewTokenSet([][]string{{"(Foo"}, {"Bar/"}}).Match([]byte("x(Foo Bar/1")); got != 3 {
+		t.Errorf("tokens with non-token edges: %b, want 11", got)
+	}
+	// JSON strings are matched decoded, where a backslash is itself.
+	if got := s.MatchText([]byte(`\tGPTBot`)); got != 0 {
+		t.Errorf("MatchText read an escape: %b", got)
+	}
 }
 
 var benchUAs = [][]byte{
@@ -145,7 +250,7 @@ var benchUAs = [][]byte{
 }
 
 func BenchmarkTokenSet1(b *testing.B) {
-	s := DefaultClaims
+	s := testClaims
 	for i := 0; i < b.N; i++ {
 		for _, ua := range benchUAs {
 			s.Match(ua)
@@ -196,10 +301,14 @@ func TestReaderClaims(t *testing.T) {
 		// malformedClaims counts the malformed claims.
 		malformedClaims int64
 	}{
-		{"combined, default", combined, Combined, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"combined, one", combined, Combined, testClaims, []want{{1, 1}, {5, 1}}, 0},
 		{"combined, three", combined, Combined, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
-		{"json, default", jsonl, JSON, nil, []want{{1, 1}, {5, 1}}, 0},
+		{"json, one", jsonl, JSON, testClaims, []want{{1, 1}, {5, 1}}, 0},
 		{"json, three", jsonl, JSON, three, []want{{1, 1}, {2, 2}, {4, 4}, {5, 7}}, 1},
+		// No tokens given, nothing is claimed: the reader knows no crawler
+		// of its own.
+		{"combined, none", combined, Combined, nil, nil, 0},
+		{"json, none", jsonl, JSON, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReader(strings.NewReader(tc.log), Options{Name: "x.log", Format: tc.format, Claims: tc.claims, Workers: 2})

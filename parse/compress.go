@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,17 +14,22 @@ import (
 	"github.com/ulikunitz/xz"
 )
 
-// maxZstdWindow is the largest zstd window decoded, as the zstd program
-// decodes by default (128 MiB): a file made with --long=31 needs more, and
-// a hostile one cannot make the reader take more memory than that.
-const maxZstdWindow = 128 << 20
+// DefaultMaxDict is the most memory a decompressor may take for its
+// dictionary (xz) or window (zstd) unless Options.MaxDict says otherwise:
+// 128 MiB, what the zstd program decodes without --memory, twice what
+// xz -9 uses. A file that asks for more (made with xz --lzma2=dict=1536MiB
+// or zstd --long=31, or forged to) is refused with a *DictError before the
+// decompressor allocates anything for it. gzip's window is 32 KiB and
+// bzip2's blocks at most 900 kB (a "BZh9" stream; compress/bzip2 takes
+// about 4 bytes per block byte): neither can be made to take more.
+const DefaultMaxDict = 128 << 20
 
 // decompress looks at the magic bytes of the input and returns a reader of
 // its text, and a function to release the decompressor (or nil). It fails
 // for compressions it does not decompress, and for a damaged header.
 func (r *Reader) decompress() (io.Reader, func(), error) {
 	br := bufio.NewReaderSize(r.src, 64<<10)
-	magic, _ := br.Peek(8)
+	magic, _ := br.Peek(18)
 	kind := compressionOf(magic)
 	var src io.Reader
 	var closer func()
@@ -40,19 +46,25 @@ func (r *Reader) decompress() (io.Reader, func(), error) {
 		src = bzip2.NewReader(br)
 	case "xz":
 		var xr *xz.Reader
-		if xr, err = xz.NewReader(br); err == nil {
+		r.xzCap = newXZCap(br, r.maxDict())
+		if xr, err = xz.NewReader(r.xzCap); err == nil {
 			src = xr
 		}
 	case "zstd":
+		if need := zstdWindow(magic); need > r.maxDict() {
+			return nil, nil, &ReadError{File: r.opts.Name, Offset: 0, Err: &DictError{Kind: "zstd", Need: need, Cap: r.maxDict()}}
+		}
 		var zr *zstd.Decoder
-		if zr, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true)); err == nil {
+		if zr, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(r.maxDict())), zstd.WithDecoderMaxMemory(uint64(r.maxDict())), zstd.WithDecoderLowmem(true)); err == nil {
 			src, closer = zr, zr.Close
 		}
 	default:
 		return nil, nil, &CompressedError{File: r.opts.Name, Kind: kind.name, Command: kind.command}
 	}
 	if err != nil {
-		if r.counted.inputErr() == nil {
+		if r.xzCap != nil && r.xzCap.err != nil {
+			err = r.decompressError(kind.name, r.xzCap.err)
+		} else if r.counted.inputErr() == nil {
 			err = fmt.Errorf("%w: %s header: %v", ErrTruncated, kind.name, err)
 		}
 		return nil, closer, &ReadError{File: r.opts.Name, Offset: r.counted.n.Load(), Err: err}
@@ -61,12 +73,71 @@ func (r *Reader) decompress() (io.Reader, func(), error) {
 	return src, closer, nil
 }
 
+// maxDict is the cap on a decompressor's dictionary or window.
+func (r *Reader) maxDict() int64 {
+	if r.opts.MaxDict > 0 {
+		return r.opts.MaxDict
+	}
+	return DefaultMaxDict
+}
+
 // decompressError says what a decompressor's error means.
-func decompressError(kind string, err error) error {
-	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-		return fmt.Errorf("zstd data needs a window larger than %d MiB (made with --long?): decompress it with zstd -dc --long=31 and pipe it in as -", maxZstdWindow>>20)
+func (r *Reader) decompressError(kind string, err error) error {
+	if r.xzCap != nil && r.xzCap.err != nil {
+		// The container walk stopped the file: its reason, not what
+		// the decompressor made of the missing bytes.
+		err = r.xzCap.err
+	}
+	var de *DictError
+	switch {
+	case errors.As(err, &de):
+		return de
+	case errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		return &DictError{Kind: "zstd", Cap: r.maxDict()}
 	}
 	return fmt.Errorf("%w: %s data: %v", ErrTruncated, kind, err)
+}
+
+// zstdWindow returns the window the first zstd frame at the start of b
+// declares (its content size for a single-segment frame), or 0 when b
+// does not start with a frame header (or it is cut short).
+func zstdWindow(b []byte) int64 {
+	if len(b) < 6 || string(b[:4]) != "\x28\xb5\x2f\xfd" {
+		return 0
+	}
+	fhd := b[4]
+	if fhd&0x20 == 0 { // a window descriptor
+		wd := b[5]
+		log := 10 + int64(wd>>3)
+		base := int64(1) << log
+		return base + base/8*int64(wd&7)
+	}
+	// Single segment: the window is the frame content size, after the
+	// dictionary ID.
+	i := 5 + [4]int{0, 1, 2, 4}[fhd&3]
+	switch fhd >> 6 {
+	case 0:
+		if i < len(b) {
+			return int64(b[i])
+		}
+	case 1:
+		if i+2 <= len(b) {
+			return int64(binary.LittleEndian.Uint16(b[i:])) + 256
+		}
+	case 2:
+		if i+4 <= len(b) {
+			return int64(binary.LittleEndian.Uint32(b[i:]))
+		}
+	case 3:
+		if i+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[i:])
+			if v > 1<<62 {
+				v = 1 << 62
+			}
+			return int64(v)
+		}
+	}
+	return 0
 }
 
 // compression is a kind of compressed file and how to decompress one to

@@ -58,7 +58,7 @@ func FuzzLine(f *testing.F) {
 		}
 		for _, fm := range formats {
 			for _, ipOnly := range []bool{false, true} {
-				lp := newLineParser(fm, nil, "s", false)
+				lp := newLineParser(fm, testClaims, nil, "s", false)
 				lp.ipOnly = ipOnly
 				var rec Record
 				keep, reason := lp.parse([]byte(line), &rec)
@@ -204,7 +204,7 @@ func FuzzDetect(f *testing.F) {
 			return
 		}
 		lines := sampleLines([]byte(sample))
-		lp := newLineParser(fm, nil, "s", false)
+		lp := newLineParser(fm, testClaims, nil, "s", false)
 		lp.keepAll, lp.ipOnly = true, true
 		fit := 0
 		for _, l := range lines {
@@ -269,7 +269,7 @@ func FuzzCompileFormat(f *testing.F) {
 					t.Fatalf("two fields side by side in %q", spec)
 				}
 			}
-			lp := newLineParser(fm, nil, "s", false)
+			lp := newLineParser(fm, testClaims, nil, "s", false)
 			var rec Record
 			lp.parse([]byte(line), &rec)
 		}
@@ -282,7 +282,7 @@ func FuzzReader(f *testing.F) {
 	seedLines(f)
 	f.Add("\n\n\r\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		r := NewReader(strings.NewReader(in), Options{Name: "f", Format: Combined, ChunkSize: 64, Workers: 2})
+		r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "f", Format: Combined, ChunkSize: 64, Workers: 2})
 		if kind := compressionOf([]byte(in)); kind.name != "" {
 			// read as compressed: it ends in a ReadError, in what it
 			// holds, or in a CompressedError
@@ -303,7 +303,7 @@ func FuzzReader(f *testing.F) {
 			if rec.Line < 1 || rec.Line > int64(len(lines)) {
 				t.Fatalf("record at line %d of %d", rec.Line, len(lines))
 			}
-			if !DefaultClaims.Contains([]byte(lines[rec.Line-1])) && !strings.Contains(lines[rec.Line-1], `\x`) {
+			if !testClaims.Contains([]byte(lines[rec.Line-1])) && !strings.Contains(lines[rec.Line-1], `\x`) {
 				t.Fatalf("record at line %d, which has no token: %q", rec.Line, lines[rec.Line-1])
 			}
 			n++

@@ -261,9 +261,12 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	var claims uint64
 	if v := vals[fUA]; v.set {
 		ua := line[v.s:v.e]
-		claims = p.claims.Match(ua)
 		if bytes.IndexByte(ua, '\\') >= 0 {
-			claims |= p.claims.Match([]byte(unescapeJSON(ua)))
+			// A JSON escape may stand for a letter: match the string
+			// decoded, where each byte stands for itself.
+			claims = p.claims.MatchText([]byte(unescapeJSON(ua)))
+		} else {
+			claims = p.claims.MatchText(ua)
 		}
 	}
 	claimed := claims != 0

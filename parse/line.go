@@ -37,8 +37,8 @@ type lineParser struct {
 	spans  [maxItems]span // where the fields of the current line are
 }
 
-func newLineParser(f *Format, listed *AddrSet, site string, trustXFF bool) *lineParser {
-	return &lineParser{f: f, claims: DefaultClaims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
+func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
+	return &lineParser{f: f, claims: claims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
 // at names a byte of the current line for a reason: i counts from the
@@ -152,10 +152,12 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	var claims uint64
 	listed := false
 	if i := p.f.uaItem; i >= 0 {
-		// Servers never escape letters, and no escape decodes to one, so
-		// a token (letters, digits and punctuation that servers log as
-		// it is) is in the logged text exactly when it is in the
-		// User-Agent sent.
+		// Servers never escape letters, digits or the other token
+		// characters, and every escape decodes to a byte that is none
+		// (a quote, a backslash, a control, a non-ASCII byte), so a
+		// product token is in the logged text, at token boundaries read
+		// through the escapes (TokenSet.Match), exactly when it is in
+		// the User-Agent sent.
 		claims = p.claims.Match(line[spans[i].s:spans[i].e])
 	}
 	claimed := claims != 0

@@ -116,8 +116,9 @@ type Options struct {
 	Trust *proxy.Set
 	// Claims are the crawlers' User-Agent tokens, one group per crawler:
 	// a line whose User-Agent carries one is a claimed hit, kept, and its
-	// Record.Claims says which groups it names. nil means DefaultClaims
-	// (LohiSoftBot only).
+	// Record.Claims says which groups it names. nil claims nothing: only
+	// the requests of Listed addresses (or, with KeepAll, every request)
+	// are kept.
 	Claims *TokenSet
 	// Listed are addresses whose requests are kept even without a
 	// crawler's token (the crawlers' published addresses).
@@ -130,6 +131,14 @@ type Options struct {
 	ChunkSize int
 	// KeepAll builds a record for every valid line, not only claimed hits.
 	KeepAll bool
+	// MaxDict is the most memory, in bytes, that the decompressor of an
+	// xz or zstd input may take for its dictionary or window (0:
+	// DefaultMaxDict); an input that needs more ends reading with a
+	// *DictError.
+	MaxDict int64
+	// Location is the zone of logged times without a UTC offset (Apache
+	// %{…}t without %z, HAProxy's accept date); nil means time.Local.
+	Location *time.Location
 }
 
 // Stats counts what a Reader has seen so far.
@@ -167,6 +176,7 @@ type Reader struct {
 	opts    Options
 	src     io.Reader
 	counted *countingReader
+	xzCap   *xzCap // the container walk of an xz input
 
 	started     bool
 	queue       chan chan *chunkResult
@@ -201,9 +211,6 @@ func NewReader(r io.Reader, opts Options) *Reader {
 	}
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
-	}
-	if opts.Claims == nil {
-		opts.Claims = DefaultClaims
 	}
 	if opts.ChunkSize > MaxLineLength {
 		opts.ChunkSize = MaxLineLength
@@ -563,7 +570,7 @@ func (r *Reader) setReadErr(err error) {
 	fromInput := r.counted.inputErr() != nil
 	switch {
 	case kind != "" && !fromInput:
-		err = decompressError(kind, err)
+		err = r.decompressError(kind, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("%w: %v", ErrTruncated, err)
 	}
@@ -641,9 +648,8 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 	for j := range jobs {
 		f := r.format.Load()
 		if f != nil && (lp == nil || lpFormat != f) {
-			lp = newLineParser(f, r.opts.Listed, r.opts.Site, r.opts.TrustXFF || r.opts.Trust.All())
+			lp = newLineParser(f, r.opts.Claims, r.opts.Listed, r.opts.Site, r.opts.TrustXFF || r.opts.Trust.All())
 			lp.trust = r.opts.Trust
-			lp.claims = r.opts.Claims
 			lp.keepAll = r.opts.KeepAll
 			lp.ipOnly = r.opts.Format == nil
 			lpFormat = f
@@ -802,7 +808,7 @@ func detectFormat(lines [][]byte) (*Format, error) {
 	var rec Record
 	for i, f := range autoCandidates {
 		for _, g := range [2]*Format{f, syslogCandidates[i]} {
-			lp := newLineParser(g, nil, "", false)
+			lp := newLineParser(g, nil, nil, "", false)
 			lp.ipOnly = true
 			n := 0
 			for _, l := range lines {
@@ -826,7 +832,7 @@ func detectFormat(lines [][]byte) (*Format, error) {
 		if kind := recognise(lines); kind != "" {
 			return nil, &UnsupportedError{Kind: kind}
 		}
-		lp := newLineParser(best, nil, "", false)
+		lp := newLineParser(best, nil, nil, "", false)
 		lp.ipOnly = true
 		for _, l := range lines {
 			if _, reason := lp.parse(l, &rec); reason != "" {
@@ -863,9 +869,9 @@ func syslogFitsBetter(f *Format, lines [][]byte) bool {
 // and with any client.
 func fitCount(f *Format, lines [][]byte) (ip, any int) {
 	var rec Record
-	strict := newLineParser(f, nil, "", false)
+	strict := newLineParser(f, nil, nil, "", false)
 	strict.ipOnly = true
-	loose := newLineParser(f, nil, "", false)
+	loose := newLineParser(f, nil, nil, "", false)
 	for _, l := range lines {
 		if _, reason := strict.parse(l, &rec); reason == "" {
 			ip++

@@ -48,7 +48,7 @@ func TestReaderCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewReader(bytes.NewReader(plain), Options{Name: "plain"})
+	r := NewReader(bytes.NewReader(plain), Options{Claims: testClaims, Name: "plain"})
 	want := recordKeys(readAll(t, r))
 	wantStats := r.Stats()
 	if r.Err() != nil || len(want) == 0 {
@@ -63,7 +63,7 @@ func TestReaderCompressed(t *testing.T) {
 		{"access.log.zst", "zstd", 1}, {"twice.log.zst", "zstd", 2},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			r := NewReader(bytes.NewReader(compressedFixture(t, tc.file)), Options{Name: tc.file, ChunkSize: 512, Workers: 2})
+			r := NewReader(bytes.NewReader(compressedFixture(t, tc.file)), Options{Claims: testClaims, Name: tc.file, ChunkSize: 512, Workers: 2})
 			got := recordKeys(readAll(t, r))
 			if r.Err() != nil {
 				t.Fatal(r.Err())
@@ -81,7 +81,7 @@ func TestReaderCompressed(t *testing.T) {
 		{"access.log.lz4", "lz4", "lz4 -dc"},
 		{"access.log.zip", "zip", "unzip -p"},
 	} {
-		r := NewReader(bytes.NewReader(compressedFixture(t, tc.file)), Options{Name: tc.file})
+		r := NewReader(bytes.NewReader(compressedFixture(t, tc.file)), Options{Claims: testClaims, Name: tc.file})
 		if r.Scan() {
 			t.Fatalf("%s: a record from a compressed file", tc.file)
 		}
@@ -147,20 +147,20 @@ func TestReaderCompressedDamage(t *testing.T) {
 		}
 	}
 	full := map[string][]byte{"bzip2": compressedFixture(t, "big.log.bz2"), "xz": xzb.Bytes(), "zstd": zsb.Bytes(), "gzip": gz(t, string(text))}
-	r := NewReader(bytes.NewReader(text), Options{Name: "plain", Workers: 2})
+	r := NewReader(bytes.NewReader(text), Options{Claims: testClaims, Name: "plain", Workers: 2})
 	want := recordKeys(readAll(t, r))
 	if len(want) != 4000 {
 		t.Fatalf("%d records in the plain log", len(want))
 	}
 	for kind, data := range full {
 		t.Run(kind, func(t *testing.T) {
-			r := NewReader(bytes.NewReader(data), Options{Name: "log." + kind, Workers: 2, ChunkSize: 4096})
+			r := NewReader(bytes.NewReader(data), Options{Claims: testClaims, Name: "log." + kind, Workers: 2, ChunkSize: 4096})
 			if n := len(readAll(t, r)); n != len(want) || r.Err() != nil || r.Stats().Compression != kind {
 				t.Fatalf("whole: %d records, err %v, stats %+v", n, r.Err(), r.Stats())
 			}
 			for _, frac := range []int{1, 50, 67, 99} {
 				cut := data[:len(data)*frac/100]
-				r := NewReader(bytes.NewReader(cut), Options{Name: "cut." + kind, Workers: 2, ChunkSize: 4096})
+				r := NewReader(bytes.NewReader(cut), Options{Claims: testClaims, Name: "cut." + kind, Workers: 2, ChunkSize: 4096})
 				got := recordKeys(readAll(t, r))
 				var re *ReadError
 				if !errors.As(r.Err(), &re) || !errors.Is(r.Err(), ErrTruncated) {
@@ -179,7 +179,7 @@ func TestReaderCompressedDamage(t *testing.T) {
 			// a flipped byte in the middle
 			bad := bytes.Clone(data)
 			bad[len(bad)/2] ^= 0x55
-			r = NewReader(bytes.NewReader(bad), Options{Name: "bad." + kind, Workers: 2})
+			r = NewReader(bytes.NewReader(bad), Options{Claims: testClaims, Name: "bad." + kind, Workers: 2})
 			readAll(t, r)
 			if !errors.Is(r.Err(), ErrTruncated) {
 				t.Errorf("damaged: err %v, want ErrTruncated", r.Err())
@@ -188,7 +188,7 @@ func TestReaderCompressedDamage(t *testing.T) {
 	}
 	// An input that fails is reported as it failed, not as damage.
 	boom := errors.New("input/output error")
-	r = NewReader(&failingReader{data: full["xz"][:len(full["xz"])/2], err: boom}, Options{Name: "disk.xz"})
+	r = NewReader(&failingReader{data: full["xz"][:len(full["xz"])/2], err: boom}, Options{Claims: testClaims, Name: "disk.xz"})
 	readAll(t, r)
 	if !errors.Is(r.Err(), boom) || errors.Is(r.Err(), ErrTruncated) {
 		t.Errorf("failing input: err %v", r.Err())
@@ -224,7 +224,7 @@ func TestReaderLineLimits(t *testing.T) {
 			if tc.ending != "" {
 				in += short + "\n"
 			}
-			r := NewReader(strings.NewReader(in), Options{Name: "long", Format: Combined, ChunkSize: 1 << 16, Workers: 2})
+			r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "long", Format: Combined, ChunkSize: 1 << 16, Workers: 2})
 			recs := readAll(t, r)
 			if r.Err() != nil {
 				t.Fatal(r.Err())
@@ -259,7 +259,7 @@ func TestReaderBlankLines(t *testing.T) {
 	good := `192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot/1.0"`
 	in := "\n" + good + "\n \n\t\r\n" + "garbage\n" + good + "\r\n\r\n" + good
 	for _, f := range []*Format{nil, Combined, withSyslog(Combined), JSON} {
-		r := NewReader(strings.NewReader(in), Options{Name: "b", Format: f, ChunkSize: 64})
+		r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "b", Format: f, ChunkSize: 64})
 		recs := readAll(t, r)
 		st := r.Stats()
 		if f == JSON || f != nil && f.Syslog() {
@@ -280,14 +280,14 @@ func TestReaderBlankLines(t *testing.T) {
 		}
 	}
 	// Only blank lines: nothing to detect, nothing wrong.
-	r := NewReader(strings.NewReader("\n\n  \n"), Options{Name: "blank"})
+	r := NewReader(strings.NewReader("\n\n  \n"), Options{Claims: testClaims, Name: "blank"})
 	if r.Scan() || r.Err() != nil || r.Stats().Blank != 3 || r.Stats().Malformed != 0 || r.Format() != nil {
 		t.Errorf("blank log: err %v, stats %+v", r.Err(), r.Stats())
 	}
 	// More blank lines than the sample holds, then a log: detected from
 	// the first chunk with lines in it.
 	in = strings.Repeat("\n", detectSample+100) + good + "\n"
-	r = NewReader(strings.NewReader(in), Options{Name: "late", ChunkSize: 4096, Workers: 3})
+	r = NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "late", ChunkSize: 4096, Workers: 3})
 	recs := readAll(t, r)
 	if r.Err() != nil || len(recs) != 1 || recs[0].Line != detectSample+101 || r.Format() != Combined || r.Stats().Blank != detectSample+100 {
 		t.Errorf("late log: err %v, %d records, format %v, stats %+v", r.Err(), len(recs), r.Format(), r.Stats())
@@ -390,6 +390,7 @@ func TestReaderStopAnywhere(t *testing.T) {
 		gzipped := i%2 == 1
 		data := inputs[gzipped]
 		opts := Options{
+			Claims:    testClaims,
 			Name:      "stop",
 			Workers:   1 + rng.IntN(4),
 			ChunkSize: []int{64, 100, 333, 1000, 4096, 65536}[rng.IntN(6)],
@@ -484,7 +485,7 @@ func TestReaderStopWhileReadBlocks(t *testing.T) {
 					pw.Write([]byte(tc.first))
 				}
 			}()
-			r := NewReader(pr, Options{Name: "-", Format: tc.format, ChunkSize: 4096, Workers: 2})
+			r := NewReader(pr, Options{Claims: testClaims, Name: "-", Format: tc.format, ChunkSize: 4096, Workers: 2})
 			go func() {
 				// Stop once all was read and Scan waits for more (or
 				// about then): the order does not matter, only that Scan
@@ -519,7 +520,7 @@ func TestReaderStopAfterQueued(t *testing.T) {
 				r.Stop()
 			}
 		}
-		r := NewReader(strings.NewReader(in), Options{Name: "q", Format: Combined, ChunkSize: 1000, Workers: 1 + i%3})
+		r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "q", Format: Combined, ChunkSize: 1000, Workers: 1 + i%3})
 		scanAll(t, r, nil)
 		if !errors.Is(r.Err(), ErrStopped) {
 			t.Fatalf("run %d: err %v, want ErrStopped", i, r.Err())

@@ -101,7 +101,7 @@ func TestRealClient(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewReader(strings.NewReader(tc.line+"\n"), Options{Name: "x", Format: tc.format, Trust: tc.trust, TrustXFF: tc.all})
+			r := NewReader(strings.NewReader(tc.line+"\n"), Options{Name: "x", Format: tc.format, Trust: tc.trust, TrustXFF: tc.all, Claims: testClaims})
 			recs := readAll(t, r)
 			if len(recs) != 1 {
 				t.Fatalf("%d records (%v): %v", len(recs), r.Err(), r.Examples())
@@ -141,7 +141,7 @@ func mustApache(t *testing.T, s string) *Format {
 // which headers it logs.
 func TestRealClientDetected(t *testing.T) {
 	in := mainLine("162.158.106.126", bingbot, "157.55.39.1") + "\n" + mainLine("162.158.106.127", "Mozilla/5.0", "198.51.100.1") + "\n"
-	r := NewReader(strings.NewReader(in), Options{Name: "x", Trust: mustSet(t, false, "cloudflare")})
+	r := NewReader(strings.NewReader(in), Options{Name: "x", Trust: mustSet(t, false, "cloudflare"), Claims: testClaims})
 	recs := readAll(t, r)
 	if r.Format() != NginxMain || len(recs) != 1 || recs[0].Client.String() != "157.55.39.1" {
 		t.Fatalf("format %v, records %v", r.Format().Name(), recs)
@@ -162,13 +162,13 @@ func TestRealClientListed(t *testing.T) {
 	in := mainLine("162.158.106.126", "Mozilla/5.0", "79.139.58.98") + "\n" +
 		mainLine("162.158.106.126", "Mozilla/5.0", "198.51.100.1") + "\n" +
 		mainLine("79.139.58.98", "Mozilla/5.0", "198.51.100.1") + "\n"
-	r := NewReader(strings.NewReader(in), Options{Name: "x", Format: NginxMain, Listed: listed, Trust: mustSet(t, false, "cloudflare")})
+	r := NewReader(strings.NewReader(in), Options{Name: "x", Format: NginxMain, Listed: listed, Trust: mustSet(t, false, "cloudflare"), Claims: testClaims})
 	recs := readAll(t, r)
 	if len(recs) != 2 || recs[0].Line != 1 || recs[0].Client.String() != "79.139.58.98" || recs[1].Line != 3 {
 		t.Fatalf("records %+v", recs)
 	}
 
-	lp := newLineParser(NginxMain, listed, "s", false)
+	lp := newLineParser(NginxMain, testClaims, listed, "s", false)
 	lp.trust = mustSet(t, false, "cloudflare")
 	line := []byte(mainLine("162.158.106.126", "Mozilla/5.0", "203.0.113.50, 198.51.100.1"))
 	var rec Record

@@ -1,11 +1,12 @@
-// Package parse reads web server access logs and robots.txt files.
+// Package parse reads web server access logs: the first step of the
+// pipeline, before anything knows which crawlers are audited.
 //
 // The log reader is built for speed: a log format is compiled once into a
 // field plan ([Format]), every line is checked against it so that the count
 // of malformed lines is exact, and only the lines a caller is interested in
-// (those whose User-Agent carries a crawler's product token, LohiSoftBot's by
-// default, see [TokenSet])
-// are turned into [Record] values. All other lines are validated without
+// (those whose User-Agent carries one of the product tokens the caller
+// gives, see [TokenSet], or whose client is in the caller's [AddrSet]) are
+// turned into [Record] values. All other lines are validated without
 // allocating.
 package parse
 
@@ -13,13 +14,6 @@ import (
 	"net/netip"
 	"time"
 )
-
-// Token is LohiSoftBot's product token as it appears in its User-Agent.
-//
-// Deprecated: take the tokens from the crawler's profile
-// (crawler.Builtin(crawler.Default)); the reader matches the tokens of
-// Options.Claims.
-const Token = "LohiSoftBot"
 
 // Record is one request read from an access log. Only the fields the log
 // format records are set; the others keep their zero value.
@@ -87,7 +81,7 @@ type Record struct {
 
 	// Claims says which crawlers the User-Agent claims to be: bit i is
 	// set when it carries a token of group i of the reader's
-	// Options.Claims (bit 0, LohiSoftBot, by default).
+	// Options.Claims.
 	Claims uint64
 	// Claimed is true when UserAgent carries a crawler's token (Claims is
 	// not 0).

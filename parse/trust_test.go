@@ -23,7 +23,7 @@ func readFixture(t *testing.T, name string, f *Format) ([]*Record, *Reader) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	r := NewReader(fh, Options{Name: name, Format: f, KeepAll: true, Site: "file.example", Workers: 2, ChunkSize: 256})
+	r := NewReader(fh, Options{Claims: testClaims, Name: name, Format: f, KeepAll: true, Site: "file.example", Workers: 2, ChunkSize: 256})
 	recs := readAll(t, r)
 	return recs, r
 }
@@ -147,7 +147,7 @@ func TestPlainFormatsRefuseShiftedLines(t *testing.T) {
 				line = pre + restCommon
 			}
 			for _, ipOnly := range []bool{true, false} {
-				lp := newLineParser(f, nil, "s", false)
+				lp := newLineParser(f, testClaims, nil, "s", false)
 				lp.keepAll, lp.ipOnly = true, ipOnly
 				var rec Record
 				if _, reason := lp.parse([]byte(line), &rec); reason == "" {
@@ -221,7 +221,7 @@ func TestClientField(t *testing.T) {
 				}
 			}
 			// as in a detected format
-			lp := newLineParser(Combined, nil, "s", false)
+			lp := newLineParser(Combined, testClaims, nil, "s", false)
 			lp.keepAll, lp.ipOnly = true, true
 			var r2 Record
 			_, reason = lp.parse([]byte(line), &r2)
@@ -465,7 +465,7 @@ func TestTimesAReportCanCarry(t *testing.T) {
 		t.Run(tt.line, func(t *testing.T) {
 			rec, reason := parseOne(t, tt.f, tt.line)
 			// a line not kept is judged the same way
-			lp := newLineParser(tt.f, nil, "s", false)
+			lp := newLineParser(tt.f, testClaims, nil, "s", false)
 			var scratch Record
 			_, unkept := lp.parse([]byte(strings.ReplaceAll(tt.line, "LohiSoftBot", "Mozilla")), &scratch)
 			if (unkept == "") != (reason == "") {

@@ -87,7 +87,7 @@ func TestReaderGuess(t *testing.T) {
 		{name: "empty input", format: Combined, input: "", noGuess: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewReader(strings.NewReader(tc.input), Options{Name: "x.log", Format: tc.format, KeepAll: true})
+			r := NewReader(strings.NewReader(tc.input), Options{Claims: testClaims, Name: "x.log", Format: tc.format, KeepAll: true})
 			for r.Scan() {
 			}
 			if err := r.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
@@ -187,7 +188,8 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	} else {
 		t.Printf("%s, %s (%d malformed), log format %s\n", files, nouns.Count(s.Lines, "line", "lines"), s.Malformed, t.Esc(OrDash(s.LogFormat)))
 	}
-	claimed, listed := "LohiSoftBot", "the crawler's listed addresses did not carry its User-Agent"
+	// A report that names no crawler is about the default one.
+	claimed, listed := crawler.DefaultTitle(), "the crawler's listed addresses did not carry its User-Agent"
 	if named {
 		claimed, listed = "crawler", "the crawlers' listed addresses did not carry their User-Agent"
 	}
@@ -219,7 +221,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	}
 
 	if n > 0 {
-		who := "LohiSoftBot"
+		who := crawler.DefaultTitle()
 		if named {
 			who = "a crawler"
 		}

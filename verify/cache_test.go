@@ -55,7 +55,7 @@ func TestDNSCacheBetweenRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open cache: %v", err)
 		}
-		v := &Verifier{Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
+		v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
 		res := v.Verify(context.Background(), []netip.Addr{a, b, nx})
 		if err := c.Save(); err != nil {
 			t.Fatalf("save cache: %v", err)
@@ -119,7 +119,7 @@ func TestDNSCacheNegativeWithoutSOA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := &Verifier{Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
+		v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Cache: c, Timeout: dnsTestHang, after: z.after}
 		if r := v.Verify(context.Background(), []netip.Addr{a})[0]; r.Verdict != Spoofed || r.Reason != ReasonNoPTR {
 			t.Fatalf("%+v", r)
 		}

@@ -65,8 +65,8 @@ const (
 	DNSFailureBrokenResolver = "broken-resolver"
 	// DNSFailureNoResolver: no resolver was configured.
 	DNSFailureNoResolver = "no-resolver"
-	// DNSFailureTooManyNames: the PTR answer held more names under
-	// CrawlerDomain than are checked, and none of those checked passed:
+	// DNSFailureTooManyNames: the PTR answer held more names under the
+	// crawler's suffixes than are checked, and none of those checked passed:
 	// the set looked at was not the whole answer, so it proves nothing.
 	DNSFailureTooManyNames = "too-many-names"
 	// DNSFailureCanceled: the run was canceled before DNS answered.
@@ -180,7 +180,7 @@ func newDNSResolver(servers []string, timeout time.Duration, retries int, warn f
 	if retries < 0 {
 		retries = 0
 	}
-	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64), keep: crawlerDomainFQDN}
+	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64)}
 	for _, s := range servers {
 		ctx, cancel := context.WithCancel(context.Background())
 		r.servers = append(r.servers, &dnsServer{addr: s, downCtx: ctx, markedDown: cancel})

@@ -62,7 +62,7 @@ func TestVerifyBrokenResolver(t *testing.T) {
 func TestVerifyTrustedNegativeAnswer(t *testing.T) {
 	z := dnstest.NewZone(t)
 	server := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 4}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 4}
 	addrs := []netip.Addr{netip.MustParseAddr("198.51.100.9"), netip.MustParseAddr("198.51.100.10"), netip.MustParseAddr("203.0.113.7")}
 	for _, r := range v.Verify(context.Background(), addrs) {
 		if r.Verdict != Spoofed || r.Reason != ReasonNoPTR {
@@ -86,7 +86,7 @@ func TestVerifyBrokenResolverThenWorking(t *testing.T) {
 	z := dnstest.NewZone(t, "crawler1.bot.lohisoft.com. 3600 IN A 192.0.2.98")
 	z.PTR(t, "192.0.2.98", "crawler1.bot.lohisoft.com")
 	bad, good := dnstest.Serve(t, liar), dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{bad, good}, Timeout: dnsTestHang, Concurrency: 1}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{bad, good}, Timeout: dnsTestHang, Concurrency: 1}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("192.0.2.98"), netip.MustParseAddr("198.51.100.9")})
 	if got[0].Verdict != Genuine || got[0].Method != MethodFCrDNS {
 		t.Errorf("genuine address: %s/%s/%q", got[0].Verdict, got[0].Reason, got[0].DNSFailure)
@@ -150,7 +150,7 @@ func TestVerifyPositiveEvidenceKept(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 16, Cache: c}
+					v := &Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: dnsTestHang, Concurrency: 16, Cache: c}
 					for _, r := range v.Verify(context.Background(), addrs) {
 						got := string(r.Verdict) + "/" + r.Method + "/" + r.Reason + "/" + r.DNSFailure
 						if got != want[r.Addr.String()] {
@@ -192,7 +192,7 @@ func TestVerifyProxy(t *testing.T) {
 		{trust, "203.0.113.9", "203.0.113.0/24"},
 		{trust, "130.211.0.9", "google-lb"},
 	} {
-		v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Proxies: tc.proxies, Offline: tc.addr == "2a04:4e42::1"}
+		v := &Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: dnsTestHang, Proxies: tc.proxies, Offline: tc.addr == "2a04:4e42::1"}
 		r := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr(tc.addr)})[0]
 		if r.Verdict != Unverified || r.Reason != ReasonProxy || r.Proxy != tc.name || r.DNSFailure != "" {
 			t.Errorf("%s: %s/%s proxy %q, want unverified/proxy %q", tc.addr, r.Verdict, r.Reason, r.Proxy, tc.name)

@@ -18,23 +18,17 @@ import (
 	"github.com/miekg/dns"
 )
 
-// CrawlerDomain is the domain LohiSoftBot's host names are under: a PTR
-// name must end in ".bot.lohisoft.com" at a label boundary. The bare name
-// itself does not qualify. Other crawlers' suffixes come from their
-// profiles (crawler.Profile.FCrDNS).
-const CrawlerDomain = "bot.lohisoft.com"
-
 // ReasonNoIPList is the reason of an unverified address when DNS was not
 // asked (--offline) or could not answer and the crawler has no IP list at
 // all: neither fetched, cached nor built in.
 const ReasonNoIPList = "no-ip-list"
 
-// errTooManyNames: the PTR answer has more names under CrawlerDomain than
-// are looked at.
+// errTooManyNames: the PTR answer has more names under the crawler's
+// FCrDNS suffixes than are looked at.
 var errTooManyNames = errors.New("too many ptr names")
 
 // fcrdnsMaxNames is the most PTR names looked at for one address, those
-// under CrawlerDomain first. When more names under CrawlerDomain came and
+// under the crawler's suffixes first. When more names under them came and
 // none of those looked at passes, the address is not judged: the set
 // looked at was not the whole answer.
 const fcrdnsMaxNames = 16
@@ -55,7 +49,8 @@ type Result struct {
 	// constants.
 	Reason string
 	// PTR holds the PTR names looked at (lower case, without the trailing
-	// dot, at most sixteen, those under CrawlerDomain first, sorted);
+	// dot, at most sixteen, those under the crawler's suffixes first,
+	// sorted);
 	// Forward the addresses their A or AAAA lookups returned (all of
 	// them, sorted). Both are empty, not nil, when there were none.
 	PTR, Forward []string
@@ -101,10 +96,11 @@ type Verifier struct {
 	// Offline means no DNS at all: the IP list decides.
 	Offline bool
 	// Profile is the crawler verified: its FCrDNS suffixes, its IPv6
-	// policy and its built-in list. nil means LohiSoftBot's.
+	// policy and its built-in list. nil is a crawler with none of them:
+	// no PTR name passes, and only List can make an address genuine.
 	Profile *crawler.Profile
 	// List is the IP list in force; nil means the profile's built-in list
-	// (BuiltinIPList() for LohiSoftBot).
+	// ([BuiltinList]).
 	List *IPList
 	// Proxies are the CDN edges and trusted proxies: an address among
 	// them is unverified with reason proxy, and never looked up. nil
@@ -157,14 +153,12 @@ func (v *Verifier) Progress() Progress {
 
 func (v *Verifier) init() {
 	v.once.Do(func() {
-		p := v.Profile
-		if p == nil {
-			p = defaultProfile
+		if p := v.Profile; p != nil {
+			v.suffixes = fqdns(p.FCrDNS)
 		}
-		v.suffixes = fqdns(p.FCrDNS)
 		v.list = v.List
 		if v.list == nil {
-			v.list = BuiltinList(p)
+			v.list = BuiltinList(v.Profile)
 		}
 		v.done = map[netip.Addr]Result{}
 		if v.share != nil {
@@ -441,24 +435,19 @@ func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr
 	return r
 }
 
-// defaultProfile is LohiSoftBot's, for a Verifier without a Profile.
-var defaultProfile = func() *crawler.Profile {
-	p, _ := crawler.Builtin(crawler.Default)
-	return p
-}()
-
 // BuiltinList returns p's built-in list as an IPList (Source
-// IPListSourceBuiltin); for LohiSoftBot that is BuiltinIPList(). A
-// profile without built-in addresses gives an empty list whose Source is
+// IPListSourceBuiltin, CreationTime the date of the page it was taken
+// from): the last fallback when no other list can be had. A profile
+// without built-in addresses (and nil) gives an empty list whose Source is
 // IPListSourceNone. Each call returns a new value.
 func BuiltinList(p *crawler.Profile) *IPList {
-	if p == nil || p.Name == crawler.Default && p.Source == crawler.SourceBuiltin {
-		return BuiltinIPList()
+	if p == nil {
+		return &IPList{Source: IPListSourceNone, Missing: "no crawler profile"}
 	}
 	if len(p.BuiltinIPs) == 0 {
 		return &IPList{Source: IPListSourceNone, Missing: p.Name + " has no built-in list"}
 	}
-	return &IPList{Prefixes: slices.Clone(p.BuiltinIPs), Source: IPListSourceBuiltin}
+	return &IPList{Prefixes: slices.Clone(p.BuiltinIPs), Source: IPListSourceBuiltin, CreationTime: p.BuiltinIPsDate}
 }
 
 // fcrdns does the reverse lookup and the forward confirmation, filling in
@@ -623,22 +612,13 @@ func fcrdnsAddrs(values []string) []string {
 	return out
 }
 
-// IsCrawlerName reports whether name (in DNS presentation form, any case,
-// with or without the trailing dot) is strictly under CrawlerDomain at a
-// label boundary. crawler1.bot.lohisoft.com is; the bare bot.lohisoft.com,
-// xbot.lohisoft.com, lohisoft.com, crawler1.bot.lohisoft.com.evil.example
-// and crawler1\.bot.lohisoft.com (an escaped dot: the label
-// "crawler1.bot" under lohisoft.com) are not.
-func IsCrawlerName(name string) bool {
-	return nameUnder(name, crawlerDomainFQDN)
-}
-
-var crawlerDomainFQDN = []string{dns.Fqdn(CrawlerDomain)}
-
 // NameUnder reports whether name (in DNS presentation form, any case, with
 // or without the trailing dot) is strictly under one of suffixes (domain
-// names such as crawler.Profile.FCrDNS holds) at a label boundary, as
-// IsCrawlerName does for CrawlerDomain.
+// names such as crawler.Profile.FCrDNS holds) at a label boundary. Under
+// bot.lohisoft.com, crawler1.bot.lohisoft.com is; the bare
+// bot.lohisoft.com, xbot.lohisoft.com, lohisoft.com,
+// crawler1.bot.lohisoft.com.evil.example and crawler1\.bot.lohisoft.com
+// (an escaped dot: the label "crawler1.bot" under lohisoft.com) are not.
 func NameUnder(name string, suffixes []string) bool {
 	return nameUnder(name, fqdns(suffixes))
 }

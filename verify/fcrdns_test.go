@@ -14,11 +14,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/miekg/dns"
 )
 
-func TestIsCrawlerName(t *testing.T) {
+// lohiProfile is the crawler most tests verify: LohiSoftBot, whose PTR
+// names are under bot.lohisoft.com; lohiSuffixes are its suffixes as the
+// resolver keeps them.
+var (
+	lohiProfile  = mustBuiltin("lohisoftbot")
+	lohiSuffixes = fqdns(lohiProfile.FCrDNS)
+)
+
+func mustBuiltin(name string) *crawler.Profile {
+	p, ok := crawler.Builtin(name)
+	if !ok {
+		panic("no built-in crawler " + name)
+	}
+	return p
+}
+
+// TestNameUnderCrawlerDomain checks NameUnder with LohiSoftBot's one
+// suffix, bot.lohisoft.com.
+func TestNameUnderCrawlerDomain(t *testing.T) {
 	tests := []struct {
 		name string
 		want bool
@@ -45,8 +64,8 @@ func TestIsCrawlerName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IsCrawlerName(tc.name); got != tc.want {
-				t.Errorf("IsCrawlerName(%q) = %v, want %v", tc.name, got, tc.want)
+			if got := NameUnder(tc.name, lohiProfile.FCrDNS); got != tc.want {
+				t.Errorf("NameUnder(%q) = %v, want %v", tc.name, got, tc.want)
 			}
 		})
 	}
@@ -198,7 +217,7 @@ func TestVerify(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 1,
+			v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, Retries: 1,
 				List: fcrdnsTestList(), Offline: tc.offline, after: z.after}
 			a := netip.MustParseAddr(tc.ip)
 			got := v.Verify(context.Background(), []netip.Addr{a})[0]
@@ -224,7 +243,7 @@ func TestVerify(t *testing.T) {
 func TestVerifyDNSErrorIsExplained(t *testing.T) {
 	z := fcrdnsTestZone(t)
 	addr := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("203.0.113.20")})[0]
 	if got.Verdict != Unverified || !strings.Contains(got.DNSError, "SERVFAIL") || got.DNSFailure != DNSFailureServFail {
 		t.Fatalf("got %+v, want unverified with SERVFAIL in DNSError", got)
@@ -234,9 +253,9 @@ func TestVerifyDNSErrorIsExplained(t *testing.T) {
 func TestVerifyNoDNSForIPv6OrOffline(t *testing.T) {
 	z := fcrdnsTestZone(t)
 	addr := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{addr}, List: fcrdnsTestList()}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, List: fcrdnsTestList()}
 	v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("2001:db8:1::5"), netip.MustParseAddr("fe80::1")})
-	off := &Verifier{Servers: []string{addr}, Offline: true}
+	off := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Offline: true}
 	off.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("79.139.58.98"), netip.MustParseAddr("203.0.113.7")})
 	if n := z.Total(); n != 0 {
 		t.Fatalf("the server was asked %d questions, want none", n)
@@ -246,7 +265,7 @@ func TestVerifyNoDNSForIPv6OrOffline(t *testing.T) {
 func TestVerifyEachAddressOnce(t *testing.T) {
 	z := fcrdnsTestZone(t)
 	addr := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{addr}, Concurrency: 8, Timeout: dnsTestHang, after: z.after}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Concurrency: 8, Timeout: dnsTestHang, after: z.after}
 	a := netip.MustParseAddr("79.139.58.98")
 	b := netip.MustParseAddr("203.0.113.5") // same forward name as a
 	in := []netip.Addr{a, b, a, netip.MustParseAddr("::ffff:79.139.58.98"), b, a}
@@ -293,7 +312,7 @@ func TestVerifyResolverUnreachable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			server, z := tc.server(t)
-			v := &Verifier{Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4}
+			v := &Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: dnsTestHang, Retries: 2, Concurrency: 4}
 			v.after = probeFirst(z, v)
 			var addrs []netip.Addr
 			for i := range 200 {
@@ -374,7 +393,7 @@ func probeFirst(z *dnsTestZone, v *Verifier) dnsAfterFunc {
 }
 
 func TestVerifyNoResolver(t *testing.T) {
-	v := &Verifier{}
+	v := &Verifier{Profile: lohiProfile}
 	got := v.Verify(context.Background(), []netip.Addr{netip.MustParseAddr("79.139.58.98"), netip.MustParseAddr("192.0.2.1")})
 	if got[0].Verdict != Genuine || got[0].Method != MethodIPList || got[1].Verdict != Unverified || got[1].Reason != ReasonDNSError {
 		t.Fatalf("got %+v", got)
@@ -390,7 +409,7 @@ func TestVerifyCanceled(t *testing.T) {
 	// The run is canceled while the query waits on a server that never
 	// answers.
 	addr := dnstest.Serve(t, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) { cancel() }))
-	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 5}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, Retries: 5}
 	done := make(chan Result)
 	go func() { done <- v.Verify(ctx, []netip.Addr{netip.MustParseAddr("192.0.2.1")})[0] }()
 	select {
@@ -428,7 +447,7 @@ func TestVerifyLargeForwardAnswer(t *testing.T) {
 			addr := dnstest.Serve(t, z)
 			dir := t.TempDir()
 			c, _ := OpenDNSCache(dir, nil)
-			v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after, Cache: c}
+			v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, after: z.after, Cache: c}
 			got := v.Verify(context.Background(), []netip.Addr{a})[0]
 			if got.Verdict != Genuine || got.Method != MethodFCrDNS || len(got.Forward) != n || got.Forward[len(got.Forward)-1] != a.String() {
 				t.Fatalf("got %s/%s/%s with %d forward addresses, want genuine by fcrdns with all %d", got.Verdict, got.Method, got.Reason, len(got.Forward), n)
@@ -448,7 +467,7 @@ func TestVerifyLargeForwardAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again := (&Verifier{Servers: []string{closedUDPAddr(t)}, Cache: c2}).Verify(context.Background(), []netip.Addr{a})[0]
+			again := (&Verifier{Profile: lohiProfile, Servers: []string{closedUDPAddr(t)}, Cache: c2}).Verify(context.Background(), []netip.Addr{a})[0]
 			if again.Verdict != Genuine || len(again.Forward) != n {
 				t.Fatalf("from the cache: %s/%s with %d forward addresses", again.Verdict, again.Reason, len(again.Forward))
 			}
@@ -481,7 +500,7 @@ func TestVerifyManyPTRNames(t *testing.T) {
 		add(fmt.Sprintf("4.114.0.203.in-addr.arpa. 3600 IN PTR fake%02d.bot.lohisoft.com.", i))
 	}
 	addr := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, after: z.after}
 	ips := []netip.Addr{netip.MustParseAddr("203.0.114.1"), netip.MustParseAddr("203.0.114.2"),
 		netip.MustParseAddr("203.0.114.3"), netip.MustParseAddr("203.0.114.4")}
 	got := v.Verify(context.Background(), ips)
@@ -517,7 +536,7 @@ func TestVerifySecondPass(t *testing.T) {
 	z.DropOnce("98.58.139.79.in-addr.arpa.") // answers the second time
 	z.DropOnce("5.113.0.203.in-addr.arpa.")
 	addr := dnstest.Serve(t, z)
-	v := &Verifier{Servers: []string{addr}, Timeout: dnsTestHang, Retries: 0, after: z.after, List: &IPList{}}
+	v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: dnsTestHang, Retries: 0, after: z.after, List: &IPList{}}
 	ips := []netip.Addr{
 		netip.MustParseAddr("79.139.58.98"),  // dropped once: genuine after all
 		netip.MustParseAddr("203.0.113.5"),   // dropped once: spoofed after all
@@ -616,7 +635,7 @@ func BenchmarkVerify10k(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		v := &Verifier{Servers: []string{addr}, Timeout: 2 * time.Second, Retries: 2}
+		v := &Verifier{Profile: lohiProfile, Servers: []string{addr}, Timeout: 2 * time.Second, Retries: 2}
 		res := v.Verify(context.Background(), addrs)
 		if res[len(res)-1].Verdict != Genuine || res[0].Verdict != Genuine {
 			b.Fatalf("got %+v", res[0])
@@ -639,7 +658,7 @@ func BenchmarkVerifyLatency50ms(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		v := &Verifier{Servers: []string{addr}}
+		v := &Verifier{Profile: lohiProfile, Servers: []string{addr}}
 		res := v.Verify(context.Background(), addrs)
 		for _, r := range res {
 			if r.Verdict != Genuine {
@@ -688,13 +707,13 @@ func FuzzDNSAnswer(f *testing.F) {
 				if len(values) > dnsMaxValues || ttl > uint32(dnsMaxTTL/time.Second) || len(values) > 0 && cname != "" {
 					t.Fatalf("dnsRecords: %d values, cname %q, ttl %d", len(values), cname, ttl)
 				}
-				names, more := fcrdnsNames(values, crawlerDomainFQDN)
+				names, more := fcrdnsNames(values, lohiSuffixes)
 				if len(names) > fcrdnsMaxNames {
 					t.Fatalf("%d names kept", len(names))
 				}
 				// What a PTR lookup keeps decides as the whole answer would.
-				kept := fcrdnsKeepNames(values, crawlerDomainFQDN)
-				keptNames, keptMore := fcrdnsNames(kept, crawlerDomainFQDN)
+				kept := fcrdnsKeepNames(values, lohiSuffixes)
+				keptNames, keptMore := fcrdnsNames(kept, lohiSuffixes)
 				if len(kept) > 2*fcrdnsMaxNames+1 || keptMore != more || !slices.Equal(names, keptNames) {
 					t.Fatalf("kept %d names %q (more %v), want the crawler names of %q (more %v)", len(kept), keptNames, keptMore, names, more)
 				}
@@ -702,7 +721,7 @@ func FuzzDNSAnswer(f *testing.F) {
 					if n != strings.ToLower(n) || dns.IsFqdn(n) {
 						t.Fatalf("name %q not normalised", n)
 					}
-					if IsCrawlerName(n) && !strings.HasSuffix(n, ".bot.lohisoft.com") {
+					if nameUnder(n, lohiSuffixes) && !strings.HasSuffix(n, ".bot.lohisoft.com") {
 						t.Fatalf("%q passed the suffix check", n)
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // Identity judges the addresses that claim to be the crawlers of one run:
@@ -28,6 +29,9 @@ type Identity struct {
 	// Cache is the DNS cache, saved after each Classify; nil keeps
 	// nothing.
 	Cache *DNSCache
+	// Proxies are the CDN edges and trusted proxies of the run (base's):
+	// their addresses are unverified with reason proxy.
+	Proxies *proxy.Set
 	// Watch, when set, is called as each Classify starts, with the
 	// source of its progress; the function it returns is called when it
 	// ends (for a progress line on a terminal).
@@ -41,9 +45,9 @@ type Identity struct {
 // NewIdentity builds an Identity for profiles (at least one) with lists,
 // the IP list in force for each (nil: its built-in list). base holds the
 // DNS settings (Servers, Timeout, Retries, Concurrency, RetryTimeout,
-// Cache, Offline); its Profile and List are ignored.
+// Cache, Offline) and the Proxies; its Profile and List are ignored.
 func NewIdentity(base *Verifier, profiles []*crawler.Profile, lists []*IPList) *Identity {
-	id := &Identity{Profiles: profiles, Cache: base.Cache, quiet: map[string]bool{}}
+	id := &Identity{Profiles: profiles, Cache: base.Cache, Proxies: base.Proxies, quiet: map[string]bool{}}
 	root := &Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 		Concurrency: base.Concurrency, RetryTimeout: base.RetryTimeout, Cache: base.Cache,
 		Offline: base.Offline, Proxies: base.Proxies, after: base.after}

@@ -67,20 +67,6 @@ type IPList struct {
 	Fetched time.Time
 }
 
-// BuiltinIPList returns the list from the crawler's documentation page: the
-// last fallback when no other list can be had. Each call returns a new
-// value.
-func BuiltinIPList() *IPList {
-	return &IPList{
-		Prefixes: []netip.Prefix{
-			netip.MustParsePrefix("79.139.58.98/32"),
-			netip.MustParsePrefix("79.139.58.121/32"),
-		},
-		CreationTime: time.Date(2026, 8, 23, 0, 0, 0, 0, time.UTC),
-		Source:       IPListSourceBuiltin,
-	}
-}
-
 // Contains reports whether a (after unmapping an IPv4-mapped IPv6 address)
 // is covered by one of the list's prefixes. A nil list and an invalid
 // address contain nothing.

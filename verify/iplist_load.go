@@ -148,14 +148,11 @@ func (ld *ListLoader) fresh() time.Duration {
 	return ld.Fresh
 }
 
-// Load gets the list in force for p (nil: LohiSoftBot): p's IP list URLs,
-// or override (a URL or a file) instead when it is not "". Only a file
+// Load gets the list in force for p: p's IP list URLs, or override (a URL
+// or a file) instead when it is not "". Only a file
 // that cannot be read is an error (*ListFileError); every other trouble is
 // a warning, with a fallback in force.
 func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override string) (*Lists, error) {
-	if p == nil {
-		p = defaultProfile
-	}
 	out := &Lists{}
 	sources := p.IPLists
 	if o := strings.TrimSpace(override); o != "" {

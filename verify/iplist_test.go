@@ -109,9 +109,13 @@ func TestIPListContains(t *testing.T) {
 	if none.Contains(netip.MustParseAddr("79.139.58.98")) || l.Contains(netip.Addr{}) {
 		t.Error("a nil list and the zero address contain nothing")
 	}
-	b := BuiltinIPList()
-	if !b.Contains(netip.MustParseAddr("79.139.58.98")) || !b.Contains(netip.MustParseAddr("79.139.58.121")) || len(b.Prefixes) != 2 || b.Source != IPListSourceBuiltin {
-		t.Errorf("built-in list = %v from %q, want the two documented addresses", b, b.Source)
+	b := BuiltinList(lohiProfile)
+	if !b.Contains(netip.MustParseAddr("79.139.58.98")) || !b.Contains(netip.MustParseAddr("79.139.58.121")) || len(b.Prefixes) != 2 || b.Source != IPListSourceBuiltin ||
+		!b.CreationTime.Equal(lohiProfile.BuiltinIPsDate) || b.CreationTime.IsZero() {
+		t.Errorf("built-in list = %v from %q created %s, want the two documented addresses of the page's date", b, b.Source, b.CreationTime)
+	}
+	if n := BuiltinList(nil); n.Source != IPListSourceNone || len(n.Prefixes) != 0 {
+		t.Errorf("built-in list of no profile = %v from %q, want none", n, n.Source)
 	}
 }
 

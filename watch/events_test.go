@@ -61,7 +61,7 @@ func TestEventsTerminalTime(t *testing.T) {
 // violation" in the singular and other counts in the plural.
 func TestSummaryCountsInAgreement(t *testing.T) {
 	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	w := New(Options{Judge: NewJudge(JudgeOptions{}), Events: &Events{W: &bytes.Buffer{}}, Now: func() time.Time { return now }})
+	w := New(Options{Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: NewJudge(JudgeOptions{})}}, Events: &Events{W: &bytes.Buffer{}}, Now: func() time.Time { return now }})
 	w.started = now
 	for n, want := range map[int64]string{
 		1: "1 line, 1 claimed, 1 malformed claim;",

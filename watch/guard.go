@@ -66,17 +66,15 @@ func (g *Guard) Blockable(r verify.Result) (netip.Addr, string) {
 		return netip.Addr{}, "verdict"
 	}
 	g.mu.Lock()
-	in := emit.Input{
-		Mode:       emit.BlockSpoofed,
-		Spoofed:    []netip.Addr{r.Addr},
-		Listed:     g.list,
-		NeverBlock: g.never,
-		Proxies:    g.proxies,
-	}
+	// Every crawler's addresses as one: none may be blocked.
+	c := emit.CrawlerInput{Spoofed: []netip.Addr{r.Addr}, Listed: g.list}
+	never := g.never
+	proxies := g.proxies
 	g.mu.Unlock()
 	if g.genuine != nil {
-		in.Genuine = g.genuine()
+		c.Genuine = g.genuine()
 	}
+	in := emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never, Proxies: proxies}
 	plan, err := emit.NewPlan(in)
 	if err != nil {
 		return netip.Addr{}, err.Error()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
@@ -130,9 +131,17 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // checkerFor is a VerifierChecker asking server, without retries or a
 // second pass, so that a SERVFAIL is unverified at once.
+// lohiProfile, lohiName and lohiTokens are the crawler the tests watch:
+// LohiSoftBot.
+var (
+	lohiProfile, _ = crawler.Builtin("lohisoftbot")
+	lohiName       = lohiProfile.Name
+	lohiTokens     = lohiProfile.Tokens
+)
+
 func checkerFor(server string, list *verify.IPList, now func() time.Time) *VerifierChecker {
 	return &VerifierChecker{Now: now, New: func() *verify.Verifier {
-		return &verify.Verifier{Servers: []string{server}, Timeout: hang, Retries: 0, RetryTimeout: -1, List: list}
+		return &verify.Verifier{Profile: lohiProfile, Servers: []string{server}, Timeout: hang, Retries: 0, RetryTimeout: -1, List: list}
 	}}
 }
 

@@ -34,15 +34,14 @@ const (
 	maxBatch = 8 << 20
 )
 
-// CrawlerName is the crawler's name in events when Options.Crawlers does
-// not name the crawlers.
-const CrawlerName = "lohisoftbot"
-
-// Crawler is one crawler watched: its name in events and for --exec, the
-// judge of the addresses that claim it, and the checks of its conduct.
-type Crawler struct {
-	Name  string
-	Judge *Judge
+// Subject is one crawler watched: its name in events and for --exec, the
+// User-Agent tokens that claim it, the judge of the addresses that claim
+// it, and the checks of its conduct.
+type Subject struct {
+	Name string
+	// Tokens are the User-Agent product tokens that claim it.
+	Tokens []string
+	Judge  *Judge
 	// Tracker, when set, checks the crawler's conduct.
 	Tracker Tracker
 }
@@ -57,7 +56,7 @@ type Tracker interface {
 	Prune(t time.Time)
 }
 
-// Options configure a Watcher. Files, Judge, Guard and Events are
+// Options configure a Watcher. Files, Subjects, Guard and Events are
 // required.
 type Options struct {
 	// Files are followed as tail -F follows them ("-" is standard input).
@@ -72,15 +71,10 @@ type Options struct {
 	// Trust are the proxies whose requests carry the real client in a
 	// logged header (--trusted-proxy); see parse.Options.Trust.
 	Trust *proxy.Set
-	// Claims are the User-Agent tokens that claim a crawler, one group per
-	// crawler of Crawlers; nil means parse.DefaultClaims.
-	Claims *parse.TokenSet
-	// Crawlers are the crawlers watched, in the order of Claims' groups:
-	// a claimed hit goes to the judge (and tracker) of each crawler it
-	// names. Empty means one, CrawlerName, with Judge and Tracker.
-	Crawlers []Crawler
+	// Subjects are the crawlers watched, one or more: a claimed hit goes to
+	// the judge (and tracker) of each crawler whose tokens it carries.
+	Subjects []Subject
 
-	Judge  *Judge
 	Guard  *Guard
 	Events *Events
 	// Adder, when set, receives every new spoofer the guard lets through.
@@ -88,8 +82,6 @@ type Options struct {
 	// Exec, when set, runs its command for every new spoofer the guard lets
 	// through.
 	Exec *Exec
-	// Tracker, when set, checks the genuine crawler's conduct.
-	Tracker Tracker
 	// Say prints a message for people (stderr): problems that are waited
 	// out, each said once.
 	Say func(msg string)
@@ -137,7 +129,7 @@ type Watcher struct {
 // watched is a crawler with the hits that wait for their verdict before
 // its conduct checks see them.
 type watched struct {
-	Crawler
+	Subject
 	cqueue []queued
 	cdrop  int64
 }
@@ -171,18 +163,13 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
-	w.claims = o.Claims
-	if w.claims == nil {
-		w.claims = parse.DefaultClaims
-	}
 	w.bspace = sync.NewCond(&w.bmu)
-	cs := o.Crawlers
-	if len(cs) == 0 {
-		cs = []Crawler{{Name: CrawlerName, Judge: o.Judge, Tracker: o.Tracker}}
+	groups := make([][]string, len(o.Subjects))
+	for i, c := range o.Subjects {
+		w.crawlers = append(w.crawlers, &watched{Subject: c})
+		groups[i] = c.Tokens
 	}
-	for _, c := range cs {
-		w.crawlers = append(w.crawlers, &watched{Crawler: c})
-	}
+	w.claims = parse.NewTokenSet(groups)
 	return w
 }
 
@@ -195,11 +182,6 @@ func (w *Watcher) sayOnce(msg string) {
 	if first {
 		w.o.Say(msg)
 	}
-}
-
-// OnVerdict is OnVerdictOf the crawler CrawlerName.
-func (w *Watcher) OnVerdict(ctx context.Context) func(Verdict) {
-	return w.OnVerdictOf(ctx, CrawlerName)
 }
 
 // OnVerdictOf is the callback of the judge of the crawler named crawler:
@@ -518,13 +500,9 @@ func (w *Watcher) record(rec *parse.Record) {
 		// (SPEC §13): never judged, never blocked.
 		return
 	}
-	if len(w.crawlers) == 1 {
-		w.see(w.crawlers[0], rec)
-	} else {
-		for m := rec.Claims; m != 0; m &= m - 1 {
-			if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
-				w.see(w.crawlers[i], rec)
-			}
+	for m := rec.Claims; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
+			w.see(w.crawlers[i], rec)
 		}
 	}
 	w.drainConduct()

@@ -83,20 +83,19 @@ func startWatch(t *testing.T, z *zone, files []string, tracker Tracker) *testWat
 	tw.cancel = cancel
 	list := &verify.IPList{}
 	var w *Watcher
-	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdict(ctx)(v) }})
+	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, lohiName)(v) }})
 	w = New(Options{
-		Files: files,
+		Files:    files,
+		Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: j, Tracker: tracker}},
 		Follow: follow.Options{PollInterval: 50 * time.Millisecond, OnEvent: func(e follow.Event) {
 			if e.Kind == follow.Rotated || e.Kind == follow.Truncated {
 				tw.rotations <- e.Kind
 			}
 		}},
-		SiteOf:  func(string) string { return "www.example" },
-		Judge:   j,
-		Guard:   NewGuard(list, nil, j.Genuine),
-		Events:  &Events{W: tw.events},
-		Adder:   tw.set,
-		Tracker: tracker,
+		SiteOf: func(string) string { return "www.example" },
+		Guard:  NewGuard(list, nil, j.Genuine),
+		Events: &Events{W: tw.events},
+		Adder:  tw.set,
 		Say: func(s string) {
 			select {
 			case tw.says <- s:
@@ -210,7 +209,7 @@ func TestWatcherBlocksSpoofersAcrossRotation(t *testing.T) {
 			Event, IP, Verdict, Crawler string
 			Hits                        int64
 		}
-		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Event != EventVerdict || e.Crawler != CrawlerName {
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Event != EventVerdict || e.Crawler != lohiName {
 			t.Fatalf("event %q: %v", l, err)
 		}
 		if prev, ok := verdicts[e.IP]; ok {
@@ -323,8 +322,9 @@ func TestWatcherStdin(t *testing.T) {
 	set := newSetAdder()
 	var w *Watcher
 	ctx := context.Background()
-	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdict(ctx)(v) }})
-	w = New(Options{Files: []string{"-"}, Follow: follow.Options{Stdin: pr}, Judge: j, Guard: NewGuard(list, nil, j.Genuine),
+	j := NewJudge(JudgeOptions{Checker: checkerFor(srv, list, nil), OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, lohiName)(v) }})
+	w = New(Options{Files: []string{"-"}, Follow: follow.Options{Stdin: pr}, Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: j}},
+		Guard:  NewGuard(list, nil, j.Genuine),
 		Events: &Events{W: events, Terminal: true}, Adder: set})
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
