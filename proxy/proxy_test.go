@@ -234,3 +234,30 @@ func TestRangesAgainstLinearScan(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseList: a published list, whatever its bytes, parses into valid
+// ranges no wider than a CDN's, or is refused whole; nothing panics.
+func FuzzParseList(f *testing.F) {
+	f.Add(layoutText, "173.245.48.0/20\n2400:cb00::/32\n")
+	f.Add(layoutFastly, `{"addresses":["151.101.0.0/16"],"ipv6_addresses":["2a04:4e42::/32"]}`)
+	f.Add(layoutAWS, `{"prefixes":[{"ip_prefix":"13.32.0.0/15","service":"CLOUDFRONT"}],"ipv6_prefixes":[{"ipv6_prefix":"2600:9000::/28","service":"CLOUDFRONT_ORIGIN_FACING"}]}`)
+	f.Add(layoutJSONArray, `["185.93.1.242","2400:52e0:1500::1020:1"]`)
+	f.Fuzz(func(t *testing.T, layout, body string) {
+		ps, err := ParseList(layout, []byte(body))
+		if err != nil {
+			if !errors.Is(err, ErrListInvalid) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		if len(ps) == 0 {
+			t.Fatal("an empty list accepted")
+		}
+		for _, p := range ps {
+			if !p.IsValid() || p.Masked() != p || p.Addr().Is4In6() || p.Addr().Zone() != "" ||
+				p.Addr().Is4() && p.Bits() < minBits4 || p.Addr().Is6() && p.Bits() < minBits6 {
+				t.Fatalf("%q gave %v", body, p)
+			}
+		}
+	})
+}
