@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
@@ -37,6 +39,7 @@ type emitOptions struct {
 	SetOnly          bool
 	ModSecIDBase     int
 	ChangedExit      int
+	crowdSecFlags
 }
 
 // errRulesChanged is returned, with the --changed-exit code, when -o FILE
@@ -49,13 +52,14 @@ var emitTargetFlags = map[string][]string{
 	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
 	"cloudflare":  {"cloudflare-output", "cloudflare-list-name"},
 	"modsecurity": {"modsec-id-base"},
+	"crowdsec":    {"ttl", "crowdsec-credentials", "dry-run"},
 }
 
 func newEmitCmd(env *Env) *cobra.Command {
 	o := &emitOptions{}
 	c := &cobra.Command{
 		Use:   "emit TARGET [FILE...]",
-		Short: "Write firewall and WAF rules: nftables, Cloudflare or ModSecurity",
+		Short: "Write firewall and WAF rules (nftables, Cloudflare, ModSecurity), or push CrowdSec decisions",
 		Long: `emit writes rules for TARGET (nftables, cloudflare or modsecurity) from access
 logs, read and verified as 'logs' does, or from --report, a JSON report an
 earlier 'logs --format json' run wrote (so DNS is not asked twice).
@@ -88,6 +92,14 @@ Targets:
   modsecurity  SecRule rules (phase 1, t:none, deny with 403) for ModSecurity 2
                (Apache) and libmodsecurity 3 (nginx); include the file after
                SecRuleEngine On (allow-bot: before your other rules).
+  crowdsec     pushes each spoofer to a CrowdSec Local API as a decision (type
+               ban, scope Ip, and for IPv6 also its /64 as scope Range; for
+               --ttl; scenario lohibot-audit/spoofed-CRAWLER; the evidence in
+               its alert), logged in as the machine of --crowdsec-credentials.
+               A decision of ours in force is kept, or extended when less than
+               nine tenths of --ttl is left; never pushed twice. When the Local
+               API is down or refuses, it exits 3: run it again. --dry-run
+               writes the POST /v1/alerts request instead (block-spoofed only).
 
 Several crawlers (--crawler NAME|FILE, repeatable; or a --report of
 'logs --crawler', whose crawlers it covers unless --crawler chooses among
@@ -116,11 +128,12 @@ which inputs, and when (--fail-on has no effect here).`,
   lohibot-audit emit cloudflare --report audit.json > ruleset.json
   lohibot-audit emit cloudflare --report audit.json --cloudflare-output list > items.json
   lohibot-audit emit modsecurity --report audit.json -o /etc/modsecurity/lohibot.conf --changed-exit 10
-  lohibot-audit emit nftables --mode allow-bot --set-only --nft-table 'inet filter' --report audit.json`,
+  lohibot-audit emit nftables --mode allow-bot --set-only --nft-table 'inet filter' --report audit.json
+  lohibot-audit emit crowdsec --report audit.json --ttl 7d`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &exitError{code: ExitUsage, err: withHint(
-					errors.New("emit needs a TARGET: nftables, cloudflare or modsecurity"),
+					errors.New("emit needs a TARGET: nftables, cloudflare, modsecurity or crowdsec"),
 					"lohibot-audit emit nftables /var/log/nginx/access.log")}
 			}
 			return nil
@@ -135,7 +148,7 @@ which inputs, and when (--fail-on has no effect here).`,
 	f.StringVar(&o.Mode, "mode", string(emit.BlockSpoofed), "what the rules do: block-spoofed, block-bot or allow-bot")
 	f.StringVarP(&o.Output, "output", "o", "", "write the rules to `FILE` (atomically; untouched when unchanged) instead of stdout")
 	f.StringVar(&o.Report, "report", "", "read addresses and verdicts from a JSON report of 'logs --format json' (`FILE`, or - for stdin) instead of logs")
-	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long set elements live unless the file is loaded again (7d, 36h, 1d12h; at most 365d)")
+	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long set elements live unless the file is loaded again; crowdsec: how long decisions last (7d, 36h, 1d12h; at most 365d)")
 	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address that no rule may block (repeatable, or comma separated)")
 	f.StringVar(&o.CloudflareOutput, "cloudflare-output", string(emit.CloudflareRuleset), "cloudflare: ruleset (custom rules JSON), list (Lists API items) or expression")
 	f.StringVar(&o.CloudflareList, "cloudflare-list-name", "", "cloudflare: match the address set with $`NAME` (an IP list you upload with --cloudflare-output list) instead of inline")
@@ -145,6 +158,8 @@ which inputs, and when (--fail-on has no effect here).`,
 	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: write only the sets (created when missing, elements replaced), no chain")
 	f.IntVar(&o.ModSecIDBase, "modsec-id-base", emit.DefaultModSecIDBase, "modsecurity: the first rule ID; the rules use consecutive IDs from it (1-99999 is ModSecurity's range for local rules)")
 	f.IntVar(&o.ChangedExit, "changed-exit", 0, "with -o: exit with this code (1-125) when the file changed, 0 when it did not")
+	addCrowdSecFlags(f, &o.crowdSecFlags)
+	f.BoolVar(&o.DryRun, "dry-run", false, "crowdsec: write the POST /v1/alerts request (to stdout or -o FILE) instead of pushing it")
 	addLogFlags(f, &o.auditOptions)
 	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, &o.auditOptions)
@@ -163,14 +178,14 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if !ok {
 		return &exitError{code: ExitUsage, err: withHint(
 			fmt.Errorf("unknown emit target %q", target),
-			"use nftables, cloudflare or modsecurity")}
+			"use nftables, cloudflare, modsecurity or crowdsec")}
 	}
 	for other, names := range emitTargetFlags {
 		if other == target {
 			continue
 		}
 		for _, n := range names {
-			if c.Flags().Changed(n) {
+			if c.Flags().Changed(n) && !slices.Contains(emitTargetFlags[target], n) {
 				return usageError("--%s is for the %s target, not %s", n, other, target)
 			}
 		}
@@ -193,12 +208,19 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
+	push, err := emitCrowdSecSetup(o, t.Name, mode)
+	if err != nil {
+		return err
+	}
 
 	in := emit.Input{
 		Mode:       mode,
 		NeverBlock: never,
 		Generated:  env.Now().UTC().Truncate(time.Second),
 		Version:    Version,
+	}
+	if t.Name == "crowdsec" {
+		in.Evidence = map[netip.Addr][]crowdsec.Evidence{}
 	}
 	var incomplete error // an input could not be read whole
 	if o.Report != "" {
@@ -233,6 +255,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	// force: write no rules from it.
 	if ctx.Err() != nil {
 		return errInterrupted
+	}
+	if push != nil {
+		return push.run(ctx, env, in, incomplete)
 	}
 	type rules struct {
 		plan *emit.Plan
@@ -313,6 +338,12 @@ func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
 			return opts, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
 		}
 		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList}
+	case "crowdsec":
+		ttl, err := emit.ParseTTL(o.TTL)
+		if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
+			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+		}
+		opts.CrowdSec = emit.CrowdSecOptions{TTL: ttl}
 	case "modsecurity":
 		if o.ModSecIDBase < 1 || o.ModSecIDBase > emit.ModSecMaxID-1000 {
 			return opts, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)

@@ -72,6 +72,7 @@ const (
 	phaseConduct = string(audit.PhaseConduct) // conduct checks and building the report
 	phaseRules   = "rules"                    // building the rules (emit)
 	phaseWrite   = "write"                    // writing the report or the rules
+	phasePush    = "push"                     // pushing decisions (emit crowdsec)
 )
 
 // phase tells env.onPhase that the run enters phase p.

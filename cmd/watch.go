@@ -43,6 +43,8 @@ type watchOptions struct {
 	VerdictTTL      time.Duration
 	NFTNetNS        string
 	CPUProfile      string
+	CrowdSec        bool
+	crowdSecFlags
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
@@ -81,7 +83,12 @@ to its own profile's promises.
 table and set names, --nft-table, --set-only), through netlink, each element
 living --ttl. --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
 spoofer, without a shell, at most --exec-concurrency at once, each for at
-most --exec-timeout; a failure is logged, never fatal. Nothing genuine,
+most --exec-timeout; a failure is logged, never fatal. --crowdsec pushes
+each spoofer to the CrowdSec Local API of --crowdsec-credentials as
+'emit crowdsec' does (a decision of type ban for --ttl, its /64 too for
+IPv6), each time it is judged: a decision in force is kept or extended,
+never pushed twice; while the Local API is down or refuses, decisions wait
+(at most 65,536) and are pushed when it answers again. Nothing genuine,
 listed, private, reserved, in --never-block or unverified is ever acted on:
 the rules of 'emit' decide.
 
@@ -91,6 +98,7 @@ outage, a missing or unreadable log and a full disk for events are said
 once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
+  lohibot-audit watch --crowdsec /var/log/nginx/access.log
   tail -F access.log | lohibot-audit watch -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
@@ -110,11 +118,13 @@ once and waited out.`,
 	f.BoolVar(&o.NFTables, "nftables", false, "add each new spoofer to the nftables sets of 'emit nftables', through netlink (needs CAP_NET_ADMIN)")
 	f.StringVar(&o.NFTTable, "nft-table", "", "nftables table `FAMILY NAME` (default \"inet lohibot\")")
 	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: create only the table and sets, no chain (for your own rules to refer to @spoofed_v4 and @spoofed_v6)")
-	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives (7d, 36h, 1d12h; at most 365d)")
+	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives; crowdsec: how long decisions last (7d, 36h, 1d12h; at most 365d)")
 	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address never to act on (repeatable, or comma separated)")
 	f.StringVar(&o.Exec, "exec", "", "run `CMD` ADDRESS CRAWLER REASON for each new spoofer (no shell; CMD is split at spaces)")
 	f.DurationVar(&o.ExecTimeout, "exec-timeout", watch.DefaultExecTimeout, "longest time one --exec command may run")
 	f.IntVar(&o.ExecConcurrency, "exec-concurrency", watch.DefaultExecConcurrency, "most --exec commands running at once")
+	f.BoolVar(&o.CrowdSec, "crowdsec", false, "push each spoofer to a CrowdSec Local API as a ban decision (see --crowdsec-credentials)")
+	addCrowdSecFlags(f, &o.crowdSecFlags)
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
@@ -151,6 +161,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		if len(argv) == 0 {
 			return usageError("--exec %q: give a command", o.Exec)
 		}
+	}
+	csCreds, err := watchCrowdSecCredentials(c, o)
+	if err != nil {
+		return err
 	}
 	if o.ExecTimeout <= 0 || o.ExecConcurrency < 1 || o.VerdictTTL <= 0 {
 		return usageError("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
@@ -268,6 +282,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 				say(fmt.Sprintf("exec %s %s: %v", argv[0], strings.Join(args, " "), err))
 			}
 		}}
+	}
+	if csCreds != nil {
+		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
 	}
 	w = watch.New(opts)
 

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
@@ -111,6 +112,11 @@ type Input struct {
 	Generated time.Time
 	// Version is the program version, for the header.
 	Version string
+	// Evidence, when not nil, is filled by AddReport with what was found
+	// of each spoofing address (by address, IPv4-mapped ones unmapped; one
+	// entry per crawler it claimed): the crowdsec target carries it in each
+	// decision's alert.
+	Evidence map[netip.Addr][]crowdsec.Evidence
 }
 
 // named reports whether the rules name their crawlers.

@@ -236,6 +236,17 @@ func checkAllTargets(t testing.TB, in Input) {
 		}
 		checkSafety(t, fmt.Sprintf("nftables(set-only=%v)", o.SetOnly), in, readNFT(t, mode, b.String()))
 	}
+	if mode == BlockSpoofed {
+		ds, _, err := CrowdSecDecisions(in)
+		if err != nil {
+			t.Fatalf("crowdsec: %v", err)
+		}
+		var block []netip.Prefix
+		for _, d := range ds {
+			block = append(block, d.Prefix)
+		}
+		checkSafety(t, "crowdsec", in, ruleSets{block: block})
+	}
 	var ms bytes.Buffer
 	if _, err := ModSecurity(&ms, in, ModSecOptions{}); err == nil {
 		checkSafety(t, "modsecurity", in, readModSec(t, ms.String()))

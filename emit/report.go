@@ -70,6 +70,7 @@ func (in *Input) AddReport(rep *audit.Report) (skipped []string) {
 		if line := addReportIP(r, &c.Spoofed, &c.Genuine, &c.Listed); line != "" {
 			skipped = append(skipped, line)
 		}
+		in.addEvidence(r, c.Name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(other)) {
 		who := "no crawler"
@@ -79,6 +80,20 @@ func (in *Input) AddReport(rep *audit.Report) (skipped []string) {
 		skipped = append(skipped, fmt.Sprintf("%d addresses of %s are left out: the rules are not for it", other[name], who))
 	}
 	return skipped
+}
+
+// addEvidence keeps the evidence of a spoofing address of a report, as
+// the crawler named crawler's, when in.Evidence asks for it.
+func (in *Input) addEvidence(r audit.IPReport, crawler string) {
+	if in.Evidence == nil || r.Verdict != verify.Spoofed {
+		return
+	}
+	a, err := netip.ParseAddr(r.IP)
+	if err != nil {
+		return
+	}
+	a = normAddr(a)
+	in.Evidence[a] = append(in.Evidence[a], EvidenceOf(r, a, crawler))
 }
 
 // addReportIP adds one address of a report to the sets, by its verdict,

@@ -11,13 +11,14 @@ type Options struct {
 	NFTables   NFTOptions
 	Cloudflare CloudflareOptions
 	ModSec     ModSecOptions
+	CrowdSec   CrowdSecOptions
 }
 
 // Target is one kind of rules this package writes, found by name with
 // [Lookup].
 type Target struct {
-	// Name names the target on the command line: nftables, cloudflare or
-	// modsecurity.
+	// Name names the target on the command line: nftables, cloudflare,
+	// modsecurity or crowdsec.
 	Name  string
 	write func(io.Writer, Input, Options) (*Plan, error)
 	// probe is an input that reaches every option check of write.
@@ -32,6 +33,9 @@ var registry = []Target{
 		// before them as block-spoofed does.
 		probe: Input{Mode: BlockBot}},
 	{Name: "modsecurity", write: func(w io.Writer, in Input, o Options) (*Plan, error) { return ModSecurity(w, in, o.ModSec) }},
+	// Written, the crowdsec target is the request that pushes its
+	// decisions (a dry run); cmd pushes them with package crowdsec.
+	{Name: "crowdsec", write: func(w io.Writer, in Input, o Options) (*Plan, error) { return CrowdSec(w, in, o.CrowdSec) }},
 }
 
 // TargetNames lists the targets' names in the order help text shows them.

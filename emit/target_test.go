@@ -11,7 +11,7 @@ import (
 )
 
 func TestTargets(t *testing.T) {
-	if got, want := TargetNames(), []string{"nftables", "cloudflare", "modsecurity"}; !slices.Equal(got, want) {
+	if got, want := TargetNames(), []string{"nftables", "cloudflare", "modsecurity", "crowdsec"}; !slices.Equal(got, want) {
 		t.Fatalf("TargetNames() = %q, want %q", got, want)
 	}
 	if _, ok := Lookup("iptables"); ok {
@@ -36,6 +36,8 @@ func TestTargets(t *testing.T) {
 		{target: "cloudflare", opts: Options{Cloudflare: CloudflareOptions{ListName: "Bad Name"}}, bad: `cloudflare list name "Bad Name"`},
 		{target: "modsecurity", opts: Options{ModSec: ModSecOptions{IDBase: 5000}}},
 		{target: "modsecurity", opts: Options{ModSec: ModSecOptions{IDBase: -1}}, bad: "modsecurity rule id base -1"},
+		{target: "crowdsec"},
+		{target: "crowdsec", opts: Options{CrowdSec: CrowdSecOptions{TTL: 400 * 24 * time.Hour}}, bad: "ttl"},
 		// Options of another target are not this one's business.
 		{target: "modsecurity", opts: Options{NFTables: NFTOptions{Hook: "output"}}},
 	}
@@ -66,6 +68,8 @@ func TestTargets(t *testing.T) {
 				_, err = Cloudflare(&want, in, tc.opts.Cloudflare)
 			case "modsecurity":
 				_, err = ModSecurity(&want, in, tc.opts.ModSec)
+			case "crowdsec":
+				_, err = CrowdSec(&want, in, tc.opts.CrowdSec)
 			}
 			if err != nil || got.String() != want.String() || got.Len() == 0 {
 				t.Errorf("Write wrote %d bytes, the target's own function %d (%v): not the same rules", got.Len(), want.Len(), err)

@@ -65,17 +65,7 @@ func (g *Guard) Blockable(r verify.Result) (netip.Addr, string) {
 	if r.Verdict != verify.Spoofed || !r.Addr.IsValid() {
 		return netip.Addr{}, "verdict"
 	}
-	g.mu.Lock()
-	// Every crawler's addresses as one: none may be blocked.
-	c := emit.CrawlerInput{Spoofed: []netip.Addr{r.Addr}, Listed: g.list}
-	never := g.never
-	proxies := g.proxies
-	g.mu.Unlock()
-	if g.genuine != nil {
-		c.Genuine = g.genuine()
-	}
-	in := emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never, Proxies: proxies}
-	plan, err := emit.NewPlan(in)
+	plan, err := emit.NewPlan(g.input(r.Addr))
 	if err != nil {
 		return netip.Addr{}, err.Error()
 	}
@@ -86,4 +76,19 @@ func (g *Guard) Blockable(r verify.Result) (netip.Addr, string) {
 		return netip.Addr{}, string(plan.Skipped[0].Reason)
 	}
 	return netip.Addr{}, "invalid"
+}
+
+// input is the plan's input for the spoofing address a: the IP lists, the
+// genuine addresses known now and the never-block prefixes.
+func (g *Guard) input(a netip.Addr) emit.Input {
+	g.mu.Lock()
+	// Every crawler's addresses as one: none may be blocked.
+	c := emit.CrawlerInput{Spoofed: []netip.Addr{a}, Listed: g.list}
+	never := g.never
+	proxies := g.proxies
+	g.mu.Unlock()
+	if g.genuine != nil {
+		c.Genuine = g.genuine()
+	}
+	return emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never, Proxies: proxies}
 }

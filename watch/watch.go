@@ -82,6 +82,9 @@ type Options struct {
 	// Exec, when set, runs its command for every new spoofer the guard lets
 	// through.
 	Exec *Exec
+	// CrowdSec, when set, gets a ban for every spoofer the guard lets
+	// through, each time it is judged.
+	CrowdSec Decisions
 	// Say prints a message for people (stderr): problems that are waited
 	// out, each said once.
 	Say func(msg string)
@@ -241,6 +244,9 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict) {
 			w.sayOnce(fmt.Sprintf("exec: %v (more are dropped while the commands are this slow)", err))
 		}
 	}
+	if w.o.CrowdSec != nil {
+		w.pushCrowdSec(crawler, v)
+	}
 }
 
 // Run follows the files until ctx ends or every input ends (standard input
@@ -276,6 +282,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.o.Exec != nil {
 		wg.Go(func() { w.o.Exec.Run(ctx) })
 	}
+	if w.o.CrowdSec != nil {
+		wg.Go(func() { w.o.CrowdSec.Run(ctx) })
+	}
 	parsed := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {
@@ -304,6 +313,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		// Standard input ended: let the judge finish what it read.
 		w.waitIdle(ctx)
+		w.waitPushed(ctx)
 	}
 	cancel()
 	wg.Wait()
@@ -580,6 +590,10 @@ func (w *Watcher) Summary() string {
 	if w.o.Exec != nil {
 		x := w.o.Exec.Stats()
 		msg += fmt.Sprintf("; exec %d ok, %d failed, %d dropped", x.OK, x.Failed, x.Dropped)
+	}
+	if w.o.CrowdSec != nil {
+		c := w.o.CrowdSec.Stats()
+		msg += fmt.Sprintf("; crowdsec %d added, %d extended, %d in force already, %d waiting, %d dropped", c.Added, c.Extended, c.Kept, c.Waiting, c.Dropped)
 	}
 	if written, lost := w.o.Events.Counts(); lost > 0 {
 		msg += fmt.Sprintf("; %s written, %d lost", nouns.Count(written, "event", "events"), lost)
