@@ -604,12 +604,22 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		} else {
 			skips[k] = rep.ChecksSkipped
 		}
+		if len(rep.NotPromised) > 0 {
+			// The same few checks for every site: one slice for all.
+			k := "not promised: " + strings.Join(rep.NotPromised, ",")
+			if shared, ok := skips[k]; ok {
+				rep.NotPromised = shared
+			} else {
+				skips[k] = rep.NotPromised
+			}
+		}
 		for _, v := range vs {
 			v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
 			r.Violations = append(r.Violations, v)
 		}
 		s := &r.Sites[pos[id]]
 		s.Pages, s.RobotsFetches, s.ChecksSkipped, s.Violations = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped, rep.Violations
+		s.NotPromised = rep.NotPromised
 	}
 }
 

@@ -112,6 +112,11 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 	rep := reps[0]
 	if s.named {
 		rep = Merge(names, reps)
+		for i, c := range s.subjects {
+			if c.Profile != nil && i < len(rep.Summary.Crawlers) {
+				rep.Summary.Crawlers[i].Category = c.Profile.Category
+			}
+		}
 	}
 	var proxied proxyTally
 	for _, a := range s.audits {

@@ -113,7 +113,11 @@ type Summary struct {
 
 // CrawlerSummary is one crawler's totals (SPEC §10 summary.crawlers).
 type CrawlerSummary struct {
-	Name           string `json:"name" yaml:"name"`
+	Name string `json:"name" yaml:"name"`
+	// Category is what the crawler is for (crawler.Profile.Category:
+	// search, ai-training, ai-search, user-triggered, …); "" when the
+	// report was made without its profile.
+	Category       string `json:"category,omitempty" yaml:"category,omitempty"`
 	ClaimedHits    int64  `json:"claimed_hits" yaml:"claimed_hits"`
 	GenuineHits    int64  `json:"genuine_hits" yaml:"genuine_hits"`
 	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`
@@ -126,18 +130,21 @@ type IPReport struct {
 	IP string `json:"ip" yaml:"ip"`
 	// Crawler is the crawler the address claimed to be, when --crawler
 	// named the crawlers (SPEC §10).
-	Crawler    string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
-	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
-	Method     string         `json:"method" yaml:"method"`
-	Reason     string         `json:"reason" yaml:"reason"`
-	PTR        []string       `json:"ptr" yaml:"ptr"`
-	Forward    []string       `json:"forward" yaml:"forward"`
-	InIPList   bool           `json:"in_ip_list" yaml:"in_ip_list"`
-	Hits       int64          `json:"hits" yaml:"hits"`
-	FirstSeen  time.Time      `json:"first_seen" yaml:"first_seen"`
-	LastSeen   time.Time      `json:"last_seen" yaml:"last_seen"`
-	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
-	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	Crawler  string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
+	Verdict  verify.Verdict `json:"verdict" yaml:"verdict"`
+	Method   string         `json:"method" yaml:"method"`
+	Reason   string         `json:"reason" yaml:"reason"`
+	PTR      []string       `json:"ptr" yaml:"ptr"`
+	Forward  []string       `json:"forward" yaml:"forward"`
+	InIPList bool           `json:"in_ip_list" yaml:"in_ip_list"`
+	Hits     int64          `json:"hits" yaml:"hits"`
+	// FirstSeen and LastSeen are the times of its first and last hits;
+	// left out when none of its hits has a time (and by verify, which
+	// reads no log).
+	FirstSeen  time.Time `json:"first_seen,omitzero" yaml:"first_seen,omitempty"`
+	LastSeen   time.Time `json:"last_seen,omitzero" yaml:"last_seen,omitempty"`
+	UserAgents []string  `json:"user_agents" yaml:"user_agents"`
+	Warnings   []string  `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 	// DNSFailure says why DNS could not answer (a DNSFailure constant),
 	// when it could not: why an address stayed unverified.
 	DNSFailure string `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`

@@ -155,9 +155,16 @@ func TestVerifyCrawlerProfileOffline(t *testing.T) {
 	if len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" || ips[0].Crawler != "examplebot" {
 		t.Errorf("got %+v", ips)
 	}
-	// googlebot has no built-in list: offline without a cached one, its
-	// claims stay unverified, never spoofed.
-	code, ips, _ = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1")
+	// googlebot offline without a cached list: its list's built-in
+	// snapshot decides, and stderr says how old it is.
+	code, ips, stderr = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1", "203.0.113.9")
+	if code != 0 || len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" ||
+		!strings.Contains(stderr, "googlebot: offline and no copy cached of common-crawlers.json; its built-in snapshot (2026-08-21, ") {
+		t.Errorf("exit %d, got %+v, stderr %q", code, ips, stderr)
+	}
+	// amazonbot publishes no list: offline, its claims stay unverified,
+	// never spoofed.
+	code, ips, _ = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "amazonbot", "52.70.240.171")
 	if code != 0 || len(ips) != 1 || ips[0].Verdict != "unverified" || ips[0].Reason != verify.ReasonNoIPList {
 		t.Errorf("exit %d, got %+v", code, ips)
 	}
@@ -170,7 +177,7 @@ func TestVerifyCrawlerErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown name", []string{"--crawler", "yandexbot"}, `unknown crawler "yandexbot": built in are bingbot, googlebot, lohisoftbot`},
+		{"unknown name", []string{"--crawler", "yandexbot"}, `unknown crawler "yandexbot": built in are amazonbot, applebot, bingbot, `},
 		{"missing file", []string{"--crawler", "./nope.yaml"}, "cannot read crawler profile ./nope.yaml: no such file or directory"},
 		{"invalid file", []string{"--crawler", bad}, bad + `:3: fcrdns: "com": give a domain of two labels or more`},
 		{"twice", []string{"--crawler", "googlebot", "--crawler", "GoogleBot"}, "crawler googlebot is given twice"},
@@ -226,7 +233,7 @@ func TestIPsCrawler(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, stderr)
 	}
-	var shown []ipsShowOutput
+	var shown []ipsShown
 	if err := json.Unmarshal([]byte(stdout), &shown); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
@@ -373,6 +380,89 @@ func TestEmitCrawlers(t *testing.T) {
 	for _, never := range []string{"66.249.66.1", "198.51.100.77", "157.55.39.1", "79.139.58.98"} {
 		if strings.Contains(stdout, never) {
 			t.Errorf("rules hold %s, which is not a spoofer of these crawlers:\n%s", never, stdout)
+		}
+	}
+}
+
+// aiCrawlersLog is ChatGPT-User fetching pages robots.txt disallows, from
+// an address of OpenAI's list (its built-in snapshot), without fetching
+// robots.txt, GPTBot doing the same from another list address, and an
+// impostor claiming ClaudeBot; an earlier request shows the log reaches
+// back two days.
+const aiCrawlersLog = `192.0.2.1 - - [01/Dec/2026:06:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0"
+13.65.138.113 - - [02/Dec/2026:06:25:01 +0000] "GET /private/a HTTP/1.1" 200 5 "-" "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
+13.65.138.113 - - [02/Dec/2026:06:25:09 +0000] "GET /private/b HTTP/1.1" 200 5 "-" "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
+132.196.86.10 - - [02/Dec/2026:07:00:00 +0000] "GET /private/c HTTP/1.1" 200 5 "-" "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot"
+203.0.113.77 - - [02/Dec/2026:07:10:00 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"
+203.0.113.78 - - [02/Dec/2026:07:10:00 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; NotClaudeBotX/1.0)"
+`
+
+// TestLogsAICrawlers: --crawler CATEGORY audits each built-in crawler of
+// the categories, offline from their lists' snapshots; the report gives
+// each one's category; ChatGPT-User, whose operator does not promise to
+// obey robots.txt, breaks no robots.txt promise and its rows say "not
+// promised", while GPTBot's disallowed page is a violation; a token inside
+// another word claims nothing.
+func TestLogsAICrawlers(t *testing.T) {
+	robotsFile := identityWriteFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
+	env := &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(aiCrawlersLog)}
+	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--offline", "--no-cache", "--site", "example.org",
+		"--robots", robotsFile, "--crawler", "user-triggered", "--crawler", "ai-training", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Summary struct {
+			Crawlers []struct {
+				Name, Category string
+				Claimed        int `json:"claimed_hits"`
+				Genuine        int `json:"genuine_hits"`
+				Spoofed        int `json:"spoofed_hits"`
+				Violations     int
+			}
+		}
+		Sites []struct {
+			Crawler       string
+			ChecksSkipped []string `json:"checks_skipped"`
+			NotPromised   []string `json:"not_promised"`
+		}
+		Violations []struct{ Crawler, Kind, Path string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	var got []string
+	for _, c := range rep.Summary.Crawlers {
+		got = append(got, fmt.Sprintf("%s %s %d/%d/%d %d", c.Name, c.Category, c.Claimed, c.Genuine, c.Spoofed, c.Violations))
+	}
+	want := []string{
+		"chatgpt-user user-triggered 2/2/0 0", "claude-user user-triggered 0/0/0 0", "google-user-triggered user-triggered 0/0/0 0",
+		"perplexity-user user-triggered 0/0/0 0", "amazonbot ai-training 0/0/0 0", "claudebot ai-training 1/0/1 0", "gptbot ai-training 1/1/0 2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("crawlers\n%q\nwant\n%q", got, want)
+	}
+	for _, v := range rep.Violations {
+		if v.Crawler != "gptbot" || (v.Kind != "robots" && v.Kind != "robots-not-fetched") {
+			t.Errorf("violation %+v: only GPTBot promises robots.txt", v)
+		}
+	}
+	for _, s := range rep.Sites {
+		np := slices.Equal(s.NotPromised, []string{"robots", "robots-not-fetched", "robots-unavailable"})
+		if s.Crawler == "chatgpt-user" && (!np || slices.Contains(s.ChecksSkipped, "robots")) {
+			t.Errorf("chatgpt-user's site row: skipped %q, not promised %q", s.ChecksSkipped, s.NotPromised)
+		}
+		if s.Crawler == "gptbot" && len(s.NotPromised) != 0 {
+			t.Errorf("gptbot's site row: not promised %q", s.NotPromised)
+		}
+	}
+	// The table says it too.
+	env = &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(aiCrawlersLog)}
+	_, table, _ := identityRun(t, env, "logs", "--format", "markdown", "--offline", "--no-cache", "--site", "example.org",
+		"--robots", robotsFile, "--crawler", "chatgpt-user", "--crawler", "gptbot", "-")
+	for _, s := range []string{"CATEGORY", "| user-triggered ", "| ai-training ", "not promised: robots, robots-not-fetched, robots-unavailable"} {
+		if !strings.Contains(table, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, table)
 		}
 	}
 }

@@ -29,10 +29,13 @@ func brokenDNSEnv(t *testing.T) (env *Env, resolver string) {
 // TestLogsBrokenResolver: with a resolver that says NXDOMAIN to
 // everything, real Googlebot is unverified (broken-resolver), never
 // spoofed; the report says why once, and says no list is in force, with
-// one warning for googlebot's lists.
+// one warning for the crawler's lists. (A crawler of a profile file with
+// two lists of its own: googlebot's list has a built-in snapshot, which
+// decides, as TestLogsBrokenResolverSnapshot shows.)
 func TestLogsBrokenResolver(t *testing.T) {
 	env, resolver := brokenDNSEnv(t)
-	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--crawler", "googlebot", "--resolver", resolver, "--cache-dir", t.TempDir(), "-")
+	profile := identityWriteFile(t, "gbot.yaml", "name: googlebot\ntokens: [Googlebot]\nfcrdns: [googlebot.com]\nip_lists: [https://example.net/common-crawlers.json, https://example.net/special-crawlers.json]\n")
+	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--crawler", profile, "--resolver", resolver, "--cache-dir", t.TempDir(), "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -65,8 +68,38 @@ func TestLogsBrokenResolver(t *testing.T) {
 	if n := strings.Count(joined, "answers NXDOMAIN even for the root zone"); n != 1 {
 		t.Errorf("%d warnings about the broken resolver, want 1: %q", n, rep.Warnings)
 	}
-	if n := strings.Count(joined, "googlebot: 4 lists not fetched"); n != 1 || strings.Count(joined, "common-crawlers.json") != 1 {
-		t.Errorf("warnings %q, want one for googlebot's 4 lists", rep.Warnings)
+	if n := strings.Count(joined, "googlebot: 2 lists not fetched"); n != 1 || strings.Count(joined, "common-crawlers.json") != 1 {
+		t.Errorf("warnings %q, want one for googlebot's 2 lists", rep.Warnings)
+	}
+}
+
+// TestLogsBrokenResolverSnapshot: the built-in googlebot, whose list
+// cannot be fetched, is judged by its list's built-in snapshot while DNS
+// cannot answer: real Googlebot genuine by the list, nothing spoofed, and
+// the warning names the snapshot and its age.
+func TestLogsBrokenResolverSnapshot(t *testing.T) {
+	env, resolver := brokenDNSEnv(t)
+	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--crawler", "googlebot", "--resolver", resolver, "--cache-dir", t.TempDir(), "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Summary struct {
+			IPListSource string `json:"ip_list_source"`
+			Spoofed      int    `json:"spoofed_hits"`
+			Genuine      int    `json:"genuine_hits"`
+		}
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if rep.Summary.Spoofed != 0 || rep.Summary.Genuine != 2 ||
+		rep.Summary.IPListSource != "googlebot: https://developers.google.com/static/crawling/ipranges/common-crawlers.json (built-in snapshot of 2026-08-21)" {
+		t.Errorf("summary %+v", rep.Summary)
+	}
+	if joined := strings.Join(rep.Warnings, "\n"); !strings.Contains(joined, "(cannot fetch); its built-in snapshot (2026-08-21, 103 days old) stays in force") {
+		t.Errorf("warnings %q", rep.Warnings)
 	}
 }
 
@@ -89,11 +122,12 @@ func TestEmitBrokenResolver(t *testing.T) {
 // TestVerifyNoListSaysSo: verify's text names a missing list as such.
 func TestVerifyNoListSaysSo(t *testing.T) {
 	env := &Env{Now: func() time.Time { return fixedNow }}
-	code, stdout, stderr := identityRun(t, env, "verify", "--format", "table", "--offline", "--crawler", "googlebot", "--cache-dir", t.TempDir(), "66.249.73.135")
+	profile := identityWriteFile(t, "fetchbot.yaml", "name: fetchbot\ntokens: [FetchBot]\nfcrdns: [crawl.fetch.example]\nip_lists: [https://fetch.example/ips.json]\n")
+	code, stdout, stderr := identityRun(t, env, "verify", "--format", "table", "--offline", "--crawler", profile, "--cache-dir", t.TempDir(), "66.249.73.135")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "IP list (googlebot): no list: offline and never fetched; run 'lohibot-audit ips update --crawler googlebot'"
+	want := "IP list (fetchbot): no list: offline and never fetched; run 'lohibot-audit ips update --crawler " + profile + "'"
 	if !strings.Contains(stdout, want) || strings.Contains(stdout, "built-in, 0 prefix") {
 		t.Errorf("stdout lacks %q:\n%s", want, stdout)
 	}
@@ -109,7 +143,7 @@ func TestOfflineWarningInEveryReport(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run %d: exit %d: %s", run+1, code, stderr)
 		}
-		const w = "offline and no cached copy of 4 lists of googlebot"
+		const w = "googlebot: offline and no copy cached of common-crawlers.json; its built-in snapshot (2026-08-21, 103 days old) decides"
 		if !strings.Contains(stdout, w) {
 			t.Errorf("run %d: the report lacks the warning:\n%s", run+1, stdout)
 		}

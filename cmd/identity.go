@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -13,27 +12,24 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
-	"github.com/miekg/dns"
 )
-
-// identityResolvConf is where the system's resolvers are read from when no
-// --resolver is given.
-var identityResolvConf = "/etc/resolv.conf"
 
 // identityMaxConcurrency is the most addresses --dns-concurrency lets be
 // verified at once: more would flood the resolver (and each needs a
 // socket).
 const identityMaxConcurrency = 1024
 
-// newIdentityFor loads the IP lists of profiles (fetching, revalidating and
-// caching them as --ip-list, --offline, --cache-dir and --no-cache say;
-// env.HTTPClient overrides the HTTP client) and builds their verifiers from
-// --resolver (else /etc/resolv.conf), --dns-timeout, --dns-retries and
-// --dns-concurrency. Bad flags are a usage error; a list that cannot be had
-// is a warning, with the cached or built-in list in force.
+// newIdentityFor checks the identity flags and loads the identity of
+// profiles (verify.LoadIdentity): their IP lists fetched, revalidated and
+// cached as --ip-list, --offline, --cache-dir and --no-cache say
+// (env.HTTPClient overrides the HTTP client), their verifiers asking
+// --resolver (else the system's resolvers) as --dns-timeout, --dns-retries
+// and --dns-concurrency say. Bad flags are a usage error; a list that
+// cannot be had is a warning, with the cached or built-in list in force.
 func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*verify.Identity, error) {
 	if err := identityCheckFlags(o); err != nil {
 		return nil, err
@@ -46,69 +42,40 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
 	dir, warn := identityCacheDir(env, o)
-	if warn != "" {
-		warnings = append(warnings, warn)
-	}
 	proxies, pw, err := identityProxies(o, dir)
 	if err != nil {
 		return nil, err
 	}
-	warnings = append(warnings, pw...)
-	loader := identityLoader(env, o, dir, verify.ListAuto)
-	lists := make([]*verify.IPList, len(profiles))
-	for i, p := range profiles {
-		ll, err := loader.Load(ctx, p, override)
-		if err != nil {
-			return nil, listFileError(err)
-		}
-		lists[i] = ll.List
-		warnings = append(warnings, ll.Warnings...)
-		for _, w := range ll.Repeated {
-			if env.repeated == nil {
-				env.repeated = map[string]bool{}
-			}
-			env.repeated[w] = true
-		}
+	cfg := verify.IdentityConfig{
+		Profiles:     profiles,
+		Loader:       identityLoader(env, o, dir, verify.ListAuto),
+		ListOverride: override,
+		Servers:      servers,
+		Timeout:      o.DNSTimeout,
+		Retries:      o.DNSRetries,
+		Concurrency:  o.DNSConcurrency,
+		Offline:      o.Offline,
+		Proxies:      proxies,
+		CacheDir:     dir,
+		Now:          env.Now,
 	}
-
-	base := &verify.Verifier{
-		Timeout:     o.DNSTimeout,
-		Retries:     o.DNSRetries,
-		Concurrency: o.DNSConcurrency,
-		Offline:     o.Offline,
-		Proxies:     proxies,
+	if warn != "" {
+		cfg.Warnings = []string{warn}
 	}
-	var quiet []string
-	if !o.Offline {
-		if len(servers) == 0 {
-			servers, err = identitySystemServers()
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
-				quiet = append(quiet, verify.NoResolverWarning)
-			}
+	cfg.Warnings = append(cfg.Warnings, pw...)
+	vid, repeated, err := verify.LoadIdentity(ctx, cfg)
+	if err != nil {
+		return nil, listFileError(err)
+	}
+	for _, w := range repeated {
+		if env.repeated == nil {
+			env.repeated = map[string]bool{}
 		}
-		base.Servers = servers
-		if dir != "" {
-			c, err := verify.OpenDNSCache(dir, env.Now)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("dns cache: %v", err))
-			}
-			base.Cache = c
-		}
-	}
-	vid := verify.NewIdentity(base, profiles, lists)
-	for _, w := range quiet {
-		vid.Quiet(w)
-	}
-	for _, w := range warnings {
-		vid.Warn(w)
+		env.repeated[w] = true
 	}
 	if progressWanted(env, o) {
-		vid.Watch = func(src func() verify.Progress) func() {
-			return startVerifyProgress(env.Stderr, src).stop
-		}
+		vid.Watch = progress.Verification(env.Stderr, progressOptions(env))
 	}
 	return vid, nil
 }
@@ -213,24 +180,6 @@ func identityServers(values []string) ([]string, error) {
 	return out, nil
 }
 
-// identitySystemServers reads the nameservers of /etc/resolv.conf.
-func identitySystemServers() ([]string, error) {
-	conf, err := dns.ClientConfigFromFile(identityResolvConf)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", identityResolvConf, unwrapPathError(err))
-	}
-	var out []string
-	for _, s := range conf.Servers {
-		if a, err := netip.ParseAddr(s); err == nil {
-			out = append(out, net.JoinHostPort(a.String(), conf.Port))
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no nameserver in %s", identityResolvConf)
-	}
-	return out, nil
-}
-
 // identityCacheDir is --cache-dir, else $XDG_CACHE_HOME/lohibot-audit,
 // else $HOME/.cache/lohibot-audit; "" with --no-cache, or with a warning
 // when there is no place for it.
@@ -260,120 +209,3 @@ const (
 	ipListNoFetch  = verify.ListNoFetch
 	ipListFetchNow = verify.ListFetchNow
 )
-
-// progressWanted says whether progress lines go to stderr: a terminal,
-// not CI, not a dumb terminal, and no --no-progress.
-func progressWanted(env *Env, o *auditOptions) bool {
-	return env.StderrTTY && !o.NoProgress && env.Getenv("CI") == "" && env.Getenv("TERM") != "dumb"
-}
-
-// Progress line timing, as for reading logs: shown after a second, redrawn
-// four times a second.
-var (
-	verifyProgressDelay    = time.Second
-	verifyProgressInterval = 250 * time.Millisecond
-)
-
-// verifyProgress redraws a status line about the verification of
-// addresses: how many are done, how fast, and how long the rest will take.
-// The zero value (and nil) shows nothing.
-type verifyProgress struct {
-	w   io.Writer
-	src func() verify.Progress
-	// now is when the line starts; tick gives the time of each redraw.
-	now    func() time.Time
-	tick   <-chan time.Time
-	delay  time.Duration
-	quit   chan struct{}
-	exited chan struct{}
-	shown  bool
-	// the pass shown (1 or 2, the second try of unverified addresses)
-	// and when it began.
-	phase int
-	start time.Time
-}
-
-// startVerifyProgress starts redrawing the progress line on w from src;
-// nil w shows nothing.
-func startVerifyProgress(w io.Writer, src func() verify.Progress) *verifyProgress {
-	if w == nil {
-		return nil
-	}
-	t := time.NewTicker(verifyProgressInterval)
-	p := &verifyProgress{w: w, src: src, now: time.Now, tick: t.C, delay: verifyProgressDelay}
-	p.run(t.Stop)
-	return p
-}
-
-// run starts the loop; stopTicker is called when it ends.
-func (p *verifyProgress) run(stopTicker func()) {
-	p.quit, p.exited = make(chan struct{}), make(chan struct{})
-	begun := p.now()
-	p.phase, p.start = 1, begun
-	go func() {
-		defer close(p.exited)
-		defer stopTicker()
-		for {
-			select {
-			case <-p.quit:
-				return
-			case now := <-p.tick:
-				line := p.line(p.src(), now)
-				if line == "" || now.Sub(begun) < p.delay {
-					continue
-				}
-				fmt.Fprintf(p.w, "\r\x1b[K%s", line)
-				p.shown = true
-			}
-		}
-	}()
-}
-
-// line is the status for pr at now, "" when there is nothing to show.
-func (p *verifyProgress) line(pr verify.Progress, now time.Time) string {
-	line := fmt.Sprintf("dns: %d of %d addresses verified", pr.Done, pr.Total)
-	done, total := pr.Done, pr.Total
-	if pr.RetryTotal > 0 {
-		line = fmt.Sprintf("dns: second try with a longer timeout: %d of %d unverified addresses", pr.Retried, pr.RetryTotal)
-		done, total = pr.Retried, pr.RetryTotal
-		if p.phase == 1 {
-			p.phase, p.start = 2, now
-		}
-	}
-	if total == 0 {
-		return ""
-	}
-	el := now.Sub(p.start).Seconds()
-	if el <= 0 || done == 0 {
-		return line
-	}
-	rate := float64(done) / el
-	line += fmt.Sprintf(", %s/s, %d%%", verifyRate(rate), done*100/total)
-	if done < total {
-		eta := time.Duration(float64(total-done) / rate * float64(time.Second))
-		line += fmt.Sprintf(", %s left", eta.Round(time.Second))
-	}
-	return line
-}
-
-// verifyRate formats addresses per second: whole numbers, one decimal
-// below ten.
-func verifyRate(r float64) string {
-	if r < 10 {
-		return strconv.FormatFloat(r, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(r, 'f', 0, 64)
-}
-
-// stop ends the redrawing and clears the line if one was shown.
-func (p *verifyProgress) stop() {
-	if p == nil || p.quit == nil {
-		return
-	}
-	close(p.quit)
-	<-p.exited
-	p.quit = nil
-	if p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}

@@ -16,52 +16,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-// TestVerifyProgressLine drives the progress line with a hand-turned clock
-// and ticker: nothing in the first second, then done/total, rate and time
-// left, the second pass on its own line, and the line cleared at the end.
-func TestVerifyProgressLine(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	// Each tick reads the next value: the loop takes tick n+1 only once
-	// it has drawn tick n.
-	script := make(chan verify.Progress, 1)
-	var out bytes.Buffer
-	tick := make(chan time.Time)
-	p := &verifyProgress{w: &out, src: func() verify.Progress { return <-script }, now: func() time.Time { return t0 }, tick: tick, delay: time.Second}
-	stopped := false
-	p.run(func() { stopped = true })
-	steps := []struct {
-		at   time.Duration
-		pr   verify.Progress
-		want string // the line drawn at this tick, "" for none
-	}{
-		{250 * time.Millisecond, verify.Progress{Done: 10, Total: 4112}, ""},
-		{time.Second, verify.Progress{Done: 0, Total: 4112}, "dns: 0 of 4112 addresses verified"},
-		{2 * time.Second, verify.Progress{Done: 1000, Total: 4112}, "dns: 1000 of 4112 addresses verified, 500/s, 24%, 6s left"},
-		{4 * time.Second, verify.Progress{Done: 4112, Total: 4112}, "dns: 4112 of 4112 addresses verified, 1028/s, 100%"},
-		{5 * time.Second, verify.Progress{Done: 4112, Total: 4112, Retried: 0, RetryTotal: 40}, "dns: second try with a longer timeout: 0 of 40 unverified addresses"},
-		{9 * time.Second, verify.Progress{Done: 4112, Total: 4112, Retried: 10, RetryTotal: 40}, "dns: second try with a longer timeout: 10 of 40 unverified addresses, 2.5/s, 25%, 12s left"},
-	}
-	want := ""
-	for _, st := range steps {
-		script <- st.pr
-		tick <- t0.Add(st.at)
-		if st.want != "" {
-			want += "\r\x1b[K" + st.want
-		}
-	}
-	p.stop()
-	want += "\r\x1b[K"
-	if got := out.String(); got != want {
-		t.Errorf("drew\n%q\nwant\n%q", got, want)
-	}
-	if !stopped {
-		t.Error("the ticker was not stopped")
-	}
-	p.stop() // twice is harmless
-	var none *verifyProgress
-	none.stop()
-}
-
 func TestProgressWanted(t *testing.T) {
 	env := func(tty bool, vars map[string]string) *Env {
 		return &Env{StderrTTY: tty, Getenv: func(k string) string { return vars[k] }}

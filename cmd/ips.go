@@ -2,33 +2,16 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// ipsShowOutput is what `ips show --format json|yaml` prints.
-type ipsShowOutput struct {
-	// Crawler is set when --crawler names the crawlers shown.
-	Crawler      string     `json:"crawler,omitempty" yaml:"crawler,omitempty"`
-	Source       string     `json:"source" yaml:"source"`
-	Cached       bool       `json:"cached" yaml:"cached"`
-	Fetched      *time.Time `json:"fetched,omitempty" yaml:"fetched,omitempty"`
-	AgeSeconds   int64      `json:"age_seconds" yaml:"age_seconds"`
-	Stale        bool       `json:"stale" yaml:"stale"`
-	CreationTime *time.Time `json:"creation_time,omitempty" yaml:"creation_time,omitempty"`
-	Prefixes     []string   `json:"prefixes" yaml:"prefixes"`
-	Warnings     []string   `json:"warnings,omitempty" yaml:"warnings,omitempty"`
-}
 
 func newIPsCmd(env *Env) *cobra.Command {
 	show := newIPsShowCmd(env)
@@ -105,7 +88,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				warnf(env, "%s", warn)
 			}
 			loader := identityLoader(env, o, dir, ipListNoFetch)
-			var docs ipsShowDocs
+			var docs render.IPListDocs
 			for _, p := range profiles {
 				ll, err := loader.Load(c.Context(), p, override)
 				if err != nil {
@@ -114,11 +97,11 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				for _, w := range ll.Warnings {
 					warnf(env, "%s", w)
 				}
-				d := ipsShow(ll, env.Now())
+				name := ""
 				if len(crawlers) > 0 {
-					d.out.Crawler = p.Name
+					name = p.Name
 				}
-				docs = append(docs, d)
+				docs = append(docs, render.NewIPListDoc(ll, name, listFileTime(ll.List), env.Now()))
 			}
 			var doc render.Document = docs
 			if len(docs) == 1 {
@@ -137,140 +120,16 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// ipsShowDoc is what ips show prints.
-type ipsShowDoc struct {
-	out   ipsShowOutput
-	src   string    // the source for people
-	since time.Time // when the list was fetched, written or made
-	now   time.Time
-}
-
-// ipsShow describes the list in force of one crawler.
-func ipsShow(ll *verify.Lists, now time.Time) *ipsShowDoc {
-	l := ll.List
-	cached, stale := len(ll.Loads) > 0, false
-	for _, ld := range ll.Loads {
-		cached = cached && ld.Cached
-		stale = stale || ld.Stale
+// listFileTime is when the file an IP list was read from was last written,
+// or zero for a list that was not read from a file.
+func listFileTime(l *verify.IPList) time.Time {
+	if !l.Fetched.IsZero() || l.Source == verify.IPListSourceBuiltin || l.Source == verify.IPListSourceNone {
+		return time.Time{}
 	}
-	out := ipsShowOutput{Source: l.Source, Cached: cached, Stale: stale, Prefixes: []string{}, Warnings: ll.Warnings}
-	var since time.Time
-	switch {
-	case !l.Fetched.IsZero():
-		t := l.Fetched.UTC()
-		out.Fetched, since = &t, t
-	case l.Source != verify.IPListSourceBuiltin:
-		if fi, err := os.Stat(l.Source); err == nil {
-			since = fi.ModTime()
-		}
-	default:
-		since = l.CreationTime
+	if fi, err := os.Stat(l.Source); err == nil {
+		return fi.ModTime()
 	}
-	if !since.IsZero() && now.After(since) {
-		out.AgeSeconds = int64(now.Sub(since) / time.Second)
-	}
-	if !l.CreationTime.IsZero() {
-		t := l.CreationTime.UTC()
-		out.CreationTime = &t
-	}
-	for _, p := range l.Prefixes {
-		out.Prefixes = append(out.Prefixes, ipfmt.Prefix(p))
-	}
-	src := l.Source
-	switch {
-	case cached:
-		src += " (cached)"
-	case l.Source == verify.IPListSourceBuiltin && len(ll.Loads) > 0 && ipListIsURL(ll.Loads[0].Source):
-		var urls []string
-		for _, ld := range ll.Loads {
-			urls = append(urls, ld.Source)
-		}
-		src += " (no cached copy of " + strings.Join(urls, ", ") + "; run 'lohibot-audit ips update')"
-	case l.Source == verify.IPListSourceBuiltin:
-		src += " (from the crawler's documentation)"
-	}
-	return &ipsShowDoc{out: out, src: src, since: since, now: now}
-}
-
-func (d *ipsShowDoc) Data() any { return d.out }
-
-func (d *ipsShowDoc) WriteCSV(w io.Writer) error {
-	return render.WriteCSV(w, []string{"prefix"}, func(yield func([]string) bool) {
-		for _, p := range d.out.Prefixes {
-			if !yield([]string{p}) {
-				return
-			}
-		}
-	})
-}
-
-func (d *ipsShowDoc) WriteText(t *render.Text) error {
-	out, since, now := d.out, d.since, d.now
-	if out.Crawler != "" {
-		t.Printf("crawler:  %s\n", out.Crawler)
-	}
-	t.Printf("source:   %s\n", sanitize(d.src))
-	age := "-"
-	if !since.IsZero() {
-		age = ipAge(now.Sub(since))
-	}
-	switch {
-	case out.Fetched != nil:
-		stale := ""
-		if out.Stale {
-			stale = "; the next run fetches it again"
-		}
-		t.Printf("fetched:  %s (%s ago%s)\n", out.Fetched.Format(time.RFC3339), age, stale)
-	default:
-		t.Printf("age:      %s\n", age)
-	}
-	created := "-"
-	if out.CreationTime != nil {
-		created = out.CreationTime.Format(time.RFC3339)
-	}
-	t.Printf("created:  %s\n", created)
-	t.Printf("prefixes: %d\n", len(out.Prefixes))
-	for _, p := range out.Prefixes {
-		t.Printf("  %s\n", p)
-	}
-	return nil
-}
-
-// ipsShowDocs is what ips show prints for several crawlers: a list of
-// their objects, CSV rows with the crawler first, their texts one after
-// another.
-type ipsShowDocs []*ipsShowDoc
-
-func (ds ipsShowDocs) Data() any {
-	out := make([]ipsShowOutput, len(ds))
-	for i, d := range ds {
-		out[i] = d.out
-	}
-	return out
-}
-
-func (ds ipsShowDocs) WriteCSV(w io.Writer) error {
-	return render.WriteCSV(w, []string{"crawler", "prefix"}, func(yield func([]string) bool) {
-		for _, d := range ds {
-			for _, p := range d.out.Prefixes {
-				if !yield([]string{d.out.Crawler, p}) {
-					return
-				}
-			}
-		}
-	})
-}
-
-func (ds ipsShowDocs) WriteText(t *render.Text) error {
-	for i, d := range ds {
-		if i > 0 {
-			t.Printf("\n")
-		}
-		if err := d.WriteText(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return time.Time{}
 }
 
 // ipsProfiles resolves --crawler, and the --ip-list that replaces their
@@ -366,6 +225,8 @@ func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists,
 			what := "the built-in list"
 			if ld.Cached {
 				what = "the cached list"
+			} else if ld.Snapshot {
+				what = "its built-in snapshot of " + ld.List.Snapshot.Format(time.DateOnly)
 			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
 				what = "no list (" + p.Name + " has no built-in one)"
 			}

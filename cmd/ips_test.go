@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -237,16 +240,64 @@ func TestIdentityListFallbacks(t *testing.T) {
 	}
 }
 
+// ipsShown is what the tests read of the JSON of ips show.
+type ipsShown struct {
+	Crawler  string   `json:"crawler"`
+	Source   string   `json:"source"`
+	Cached   bool     `json:"cached"`
+	Prefixes []string `json:"prefixes"`
+}
+
 func TestIPsShowJSONShape(t *testing.T) {
 	code, stdout, stderr := identityRun(t, &Env{}, "ips", "show", "--format", "json", "--no-cache")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got ipsShowOutput
+	var got ipsShown
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Source != "built-in" || got.Cached || len(got.Prefixes) != 2 || got.Prefixes[0] != "79.139.58.98" || got.Prefixes[1] != "79.139.58.121" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestIPsShowSnapshot: with nothing cached, ips show prints a built-in
+// list's snapshot, named as such, its age counted from its date; ips
+// update that cannot fetch says the snapshot stays in force (exit 3).
+func TestIPsShowSnapshot(t *testing.T) {
+	env := &Env{Now: func() time.Time { return fixedNow }}
+	code, stdout, stderr := identityRun(t, env, "ips", "show", "--crawler", "gptbot", "--no-cache", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Crawler, Source string
+		Age             int64 `json:"age_seconds"`
+		Prefixes        []string
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	age := int64(fixedNow.Sub(time.Date(2026, 5, 11, 0, 0, 0, 0, time.UTC)) / time.Second)
+	if got.Source != "https://openai.com/gptbot.json (built-in snapshot of 2026-05-11)" || got.Age != age || len(got.Prefixes) != 21 {
+		t.Errorf("got %+v, want the snapshot of 2026-05-11, %d s old, 21 prefixes", got, age)
+	}
+	if !strings.Contains(stderr, "gptbot: not fetched in this run and no copy cached of gptbot.json; its built-in snapshot (2026-05-11, 205 days old) decides") {
+		t.Errorf("stderr %q", stderr)
+	}
+	// The list's own URL, answered 404 by a local server.
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	tr := client.Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	tr.TLSClientConfig.ServerName = "example.com"
+	client.Transport = tr
+	code, _, stderr = identityRun(t, &Env{Now: env.Now, HTTPClient: client}, "ips", "update", "--crawler", "gptbot", "--no-cache")
+	if code != ExitIncomplete || !strings.Contains(stderr, "its built-in snapshot of 2026-05-11 stays in force") {
+		t.Errorf("ips update: exit %d: %s", code, stderr)
 	}
 }

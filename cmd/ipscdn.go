@@ -167,7 +167,7 @@ func (d *ipsCDNDoc) WriteText(t *render.Text) error {
 		}
 		t.Printf("cdn:      %s\n", l.CDN)
 		t.Printf("source:   %s\n", sanitize(l.Source))
-		age := ipAge(time.Duration(l.AgeSeconds) * time.Second)
+		age := render.Age(time.Duration(l.AgeSeconds) * time.Second)
 		switch {
 		case l.Snapshot && proxy.LookupCDN(l.CDN) != nil && !cdnFetched(l):
 			t.Printf("in force: the ranges documented as of %s (%s ago)\n", l.AsOf.Format(time.DateOnly), age)

@@ -9,16 +9,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
@@ -144,7 +141,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 	if err := checkInputsExist(files); err != nil {
 		return nil, nil, err
 	}
-	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,13 +165,16 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		return nil, nil, errInterrupted
 	}
 
-	sites := chooseSites(files, siteRules, sitePlain)
+	sites := siteFlags.Choose(files)
 	inputs := make([]audit.Input, len(files))
 	for i, name := range files {
 		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: env.opener(name)}
 	}
-	prog := newProgress(env, o)
-	defer prog.stop()
+	var prog *progress.Reads
+	if progressWanted(env, o) {
+		prog = progress.StartReads(env.Stderr, progressOptions(env))
+	}
+	defer prog.Stop()
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
@@ -189,17 +189,13 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
-			hostLogged := make([]bool, len(ins))
-			for i, in := range ins {
-				hostLogged[i] = in.HostLogged
-			}
-			return append(unmatchedSiteRules(siteRules, files), siteWarnings(sites, hostLogged)...)
+			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
 		},
 		Observe:  observe,
 		Progress: prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {
-				prog.stop()
+				prog.Stop()
 			}
 			env.phase(string(p))
 		},
@@ -383,126 +379,8 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// rotation matches the suffixes log rotation adds: .1, .2.gz, -20261201.
-var rotation = regexp.MustCompile(`(\.\d+|-\d{8,10})?(\.gz)?$`)
-
-// siteFromFile names the site of a log without virtual hosts after its
-// file: the base name without rotation and compression suffixes.
-func siteFromFile(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	base := filepath.Base(name)
-	if s := rotation.ReplaceAllString(base, ""); s != "" {
-		base = s
-	}
-	return strings.ToLower(base)
-}
-
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {
 	f, ok := e.Stdin.(*os.File)
 	return ok && isTerminal(f)
-}
-
-// progress prints a status line on stderr while logs are read, only when
-// stderr is a terminal and not in CI.
-type progress struct {
-	env     *Env
-	enabled bool
-	mu      sync.Mutex
-	name    string
-	size    int64
-	r       *parse.Reader
-	t0      time.Time
-	ticker  *time.Ticker
-	quit    chan struct{}
-	exited  chan struct{}
-	shown   atomic.Bool
-	once    sync.Once
-}
-
-func newProgress(env *Env, o *auditOptions) *progress {
-	p := &progress{env: env, enabled: env.StderrTTY && !o.NoProgress && env.Getenv("CI") == "" && env.Getenv("TERM") != "dumb"}
-	if p.enabled {
-		p.ticker = time.NewTicker(250 * time.Millisecond)
-		p.quit = make(chan struct{})
-		p.exited = make(chan struct{})
-		go p.loop()
-	}
-	return p
-}
-
-// Start shows the progress of reading the input name.
-func (p *progress) Start(name string, size int64, r *parse.Reader) {
-	if !p.enabled {
-		return
-	}
-	p.mu.Lock()
-	p.name, p.size, p.r, p.t0 = name, size, r, time.Now()
-	p.mu.Unlock()
-}
-
-// Done ends the progress of an input.
-func (p *progress) Done() {
-	if !p.enabled {
-		return
-	}
-	p.mu.Lock()
-	p.r = nil
-	p.mu.Unlock()
-}
-
-func (p *progress) loop() {
-	defer close(p.exited)
-	for {
-		select {
-		case <-p.quit:
-			return
-		case <-p.ticker.C:
-			p.mu.Lock()
-			r, name, size, t0 := p.r, p.name, p.size, p.t0
-			p.mu.Unlock()
-			if r == nil || time.Since(t0) < time.Second {
-				continue
-			}
-			read := r.BytesRead()
-			el := time.Since(t0).Seconds()
-			rate := float64(read) / el
-			line := fmt.Sprintf("%s: %s read, %d lines, %s/s", render.Cell(name, 40), humanBytes(float64(read)), r.LinesRead(), humanBytes(rate))
-			if size > 0 && rate > 0 && read <= size {
-				eta := time.Duration(float64(size-read) / rate * float64(time.Second))
-				line += fmt.Sprintf(", %d%%, %s left", read*100/size, eta.Round(time.Second))
-			}
-			fmt.Fprintf(p.env.Stderr, "\r\x1b[K%s", line)
-			p.shown.Store(true)
-		}
-	}
-}
-
-func (p *progress) stop() {
-	if !p.enabled {
-		return
-	}
-	p.once.Do(func() {
-		p.ticker.Stop()
-		close(p.quit)
-		<-p.exited
-		if p.shown.Load() {
-			fmt.Fprint(p.env.Stderr, "\r\x1b[K")
-		}
-	})
-}
-
-func humanBytes(b float64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	div, exp := float64(unit), 0
-	for n := b / unit; n >= unit && exp < 4; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", b/div, "KMGTP"[exp])
 }

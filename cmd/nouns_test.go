@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -20,8 +21,8 @@ func TestMessagesCountInAgreement(t *testing.T) {
 		{emitCount(&emit.Plan{Mode: emit.BlockBot, Block: two}), "2 addresses blocked"},
 		{emitCount(&emit.Plan{Mode: emit.AllowBot, Allow: one}), "1 address allowed"},
 		{emitCount(&emit.Plan{Mode: emit.BlockSpoofed, Block: one, Exempt: two}), "1 address blocked, 2 spared from the token rule"},
-		{ipListDescribe(&verify.IPList{Source: "built-in", Prefixes: one}, now), "built-in, 1 prefix"},
-		{ipListDescribe(&verify.IPList{Source: "built-in", Prefixes: two}, now), "built-in, 2 prefixes"},
+		{render.ListDescription(&verify.IPList{Source: "built-in", Prefixes: one}, now), "built-in, 1 prefix"},
+		{render.ListDescription(&verify.IPList{Source: "built-in", Prefixes: two}, now), "built-in, 2 prefixes"},
 		{plural(1, "conduct violation", "conduct violations"), "1 conduct violation"},
 		{plural(0, "conduct violation", "conduct violations"), "0 conduct violations"},
 	} {

@@ -196,7 +196,7 @@ func TestRobotsCrawler(t *testing.T) {
 			stdout: "FAIL: ExampleBot is allowed /g/ in " + file + ": no rule in the ExampleBot group matches (expected blocked)\n",
 			stderr: "lohibot-audit: robots check failed: " + file + " does not block ExampleBot for 1 of 1 path\n"},
 		{name: "unknown crawler", args: []string{"test", "--crawler", "yandexbot", file, "/"}, code: ExitUsage,
-			stderr: "lohibot-audit: error: unknown crawler \"yandexbot\": not a built-in profile, and no such file or directory\nlohibot-audit: hint: use bingbot, googlebot, lohisoftbot, or the path of a profile file\n"},
+			stderr: "lohibot-audit: error: unknown crawler \"yandexbot\": not a built-in profile, and no such file or directory\nlohibot-audit: hint: use amazonbot, applebot, bingbot, chatgpt-user, claude-searchbot, claude-user, claudebot, duckduckbot, google-common, google-special, google-user-triggered, googlebot, gptbot, lohisoftbot, oai-searchbot, perplexity-user, perplexitybot, or the path of a profile file\n"},
 		{name: "invalid profile", args: []string{"check", "--crawler", bad, file}, code: ExitUsage,
 			stderr: "lohibot-audit: error: crawler profile " + bad + ":3: "},
 	}

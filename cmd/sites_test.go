@@ -235,38 +235,6 @@ lohibot-audit: hint: give GLOB=SITE for the files it matches, such as --site '*.
 	}
 }
 
-// TestChooseSites checks the naming rule on paths alone.
-func TestChooseSites(t *testing.T) {
-	tests := []struct {
-		name  string
-		files []string
-		want  []string
-	}{
-		{"one file", []string{"/var/log/nginx/access.log"}, []string{"access.log"}},
-		{"rotated siblings stay one site", []string{"/l/access.log", "/l/access.log.1", "/l/access.log.2.gz", "/l/access.log-20261201"},
-			[]string{"access.log", "access.log", "access.log", "access.log"}},
-		{"different base names", []string{"/l/shop.log", "/m/blog.log.1"}, []string{"shop.log", "blog.log"}},
-		{"same base name, two directories", []string{"/s/A.example/access.log", "/s/b.example/access.log.1.gz", "/s/A.example/access.log.1"},
-			[]string{"a.example", "b.example", "a.example"}},
-		{"directory names clash too", []string{"/x/logs/access.log", "/y/logs/access.log", "/z/other/access.log"},
-			[]string{"x/logs", "y/logs", "other"}},
-		{"stdin", []string{"-", "/l/access.log"}, []string{"stdin", "access.log"}},
-		{"same directory written two ways", []string{"/l/access.log", "/l/./access.log.1"}, []string{"access.log", "access.log"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := chooseSites(tc.files, nil, "")
-			var names []string
-			for _, c := range got {
-				names = append(names, c.Site)
-			}
-			if !reflect.DeepEqual(names, tc.want) {
-				t.Errorf("sites %q, want %q", names, tc.want)
-			}
-		})
-	}
-}
-
 // TestLogsRobotsUnknownSite checks that --robots SITE=FILE for a site no
 // log has is said, and a known site is not.
 func TestLogsRobotsUnknownSite(t *testing.T) {
@@ -304,7 +272,8 @@ func FuzzParseSiteFlags(f *testing.F) {
 		f.Add(s, "b.example")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		rules, plain, err := parseSiteFlags([]string{a, b})
+		sites, err := parseSiteFlags([]string{a, b})
+		rules, plain := sites.Rules, sites.Default
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %q is not one line", err)

@@ -2,65 +2,19 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// verifyOutput is what `verify --format json|yaml` prints: the per-address
-// fields of SPEC §5, without the times no log gave (hits are zero).
-type verifyOutput struct {
-	IPs      []verifyIP `json:"ips" yaml:"ips"`
-	Warnings []string   `json:"warnings,omitempty" yaml:"warnings,omitempty"`
-}
-
-// verifyIP is one address's verdict as one crawler: the report's fields
-// (SPEC §5) but first_seen and last_seen, which only a log can tell.
-type verifyIP struct {
-	IP string `json:"ip" yaml:"ip"`
-	// Crawler is set when --crawler names the crawlers judged against.
-	Crawler    string         `json:"crawler,omitempty" yaml:"crawler,omitempty"`
-	Verdict    verify.Verdict `json:"verdict" yaml:"verdict"`
-	Method     string         `json:"method" yaml:"method"`
-	Reason     string         `json:"reason" yaml:"reason"`
-	PTR        []string       `json:"ptr" yaml:"ptr"`
-	Forward    []string       `json:"forward" yaml:"forward"`
-	InIPList   bool           `json:"in_ip_list" yaml:"in_ip_list"`
-	Hits       int64          `json:"hits" yaml:"hits"`
-	UserAgents []string       `json:"user_agents" yaml:"user_agents"`
-	Warnings   []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
-	DNSFailure string         `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
-	// Proxy names the CDN or trusted proxy the address is (reason proxy).
-	Proxy string `json:"proxy,omitempty" yaml:"proxy,omitempty"`
-}
-
-func newVerifyIP(rep audit.IPReport, crawlerName string) verifyIP {
-	return verifyIP{IP: rep.IP, Crawler: crawlerName, Verdict: rep.Verdict, Method: rep.Method, Reason: rep.Reason,
-		PTR: rep.PTR, Forward: rep.Forward, InIPList: rep.InIPList, Hits: rep.Hits, UserAgents: rep.UserAgents,
-		Warnings: rep.Warnings, DNSFailure: rep.DNSFailure, Proxy: rep.Proxy}
-}
-
-// verifyRow is one verdict: an address judged as one crawler.
-type verifyRow struct {
-	crawler string // "" unless --crawler names the crawlers
-	profile int    // the crawler's index
-	addr    netip.Addr
-	result  verify.Result
-}
 
 func newVerifyCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
@@ -137,9 +91,7 @@ skipped).`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			warnings := id.Warnings()
-			out := verifyOutput{IPs: make([]verifyIP, 0, len(addrs)*len(profiles)), Warnings: warnings}
-			var rows []verifyRow
+			doc := &render.Verdicts{Lists: id.Lists, Warnings: id.Warnings(), Now: env.Now()}
 			var spoofed int64
 			for _, a := range addrs {
 				for i, p := range profiles {
@@ -148,18 +100,16 @@ skipped).`,
 					if len(crawlers) > 0 {
 						name = p.Name
 					}
-					rows = append(rows, verifyRow{crawler: name, profile: i, addr: a, result: r})
-					out.IPs = append(out.IPs, newVerifyIP(audit.IPReportOf(r), name))
+					doc.Rows = append(doc.Rows, render.Verdict{Crawler: name, List: i, Result: r})
 					if r.Verdict == verify.Spoofed {
 						spoofed++
 					}
 				}
 			}
-			for _, w := range warnings {
+			for _, w := range doc.Warnings {
 				warnf(env, "%s", w)
 			}
 			env.phase(phaseWrite)
-			doc := &verifyDoc{out: out, rows: rows, lists: id.Lists, now: env.Now()}
 			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the verdicts", err)
 			}
@@ -279,134 +229,9 @@ func verifyParseArgs(args []string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
-// verifyDoc is what verify prints: the verdicts, address by address, each
-// address judged as every crawler in turn.
-type verifyDoc struct {
-	out   verifyOutput
-	rows  []verifyRow
-	lists []*verify.IPList // per crawler
-	now   time.Time
-}
-
-func (d *verifyDoc) Data() any { return d.out }
-
-// named says whether --crawler named the crawlers: the rows then say
-// which crawler each verdict is about.
-func (d *verifyDoc) named() bool { return len(d.rows) > 0 && d.rows[0].crawler != "" }
-
-func (d *verifyDoc) WriteCSV(w io.Writer) error {
-	reps := make([]audit.IPReport, len(d.rows))
-	for i, r := range d.rows {
-		reps[i] = audit.IPReportOf(r.result)
-	}
-	if !d.named() {
-		return render.WriteIPsCSV(w, slices.Values(reps))
-	}
-	// The crawler of each row in a first column.
-	var buf bytes.Buffer
-	if err := render.WriteIPsCSV(&buf, slices.Values(reps)); err != nil {
-		return err
-	}
-	records, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(w)
-	for i, rec := range records {
-		first := "crawler"
-		if i > 0 {
-			first = d.rows[i-1].crawler
-		}
-		if err := cw.Write(append([]string{first}, rec...)); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func (d *verifyDoc) WriteText(t *render.Text) error {
-	named := d.named()
-	head := []string{"IP", "VERDICT", "WHY", "PTR", "FORWARD", "IN IP LIST"}
-	if named {
-		head = append([]string{"CRAWLER"}, head...)
-	}
-	tab := &render.Table{Header: head, TitleColumns: 2}
-	for _, row := range d.rows {
-		r := row.result
-		inList := "no"
-		if r.InIPList {
-			inList = "yes"
-		}
-		cells := []string{t.Cell(row.addr.String(), 45), string(r.Verdict), t.Cell(verifyWhy(r), 100),
-			t.Cell(render.OrDash(strings.Join(r.PTR, " ")), 100), t.Cell(render.OrDash(strings.Join(r.Forward, " ")), 100), inList}
-		if named {
-			cells = append([]string{t.Cell(row.crawler, 32)}, cells...)
-		}
-		tab.Rows = append(tab.Rows, cells)
-	}
-	t.Table(tab)
-	if !named {
-		t.Printf("\nIP list: %s\n", t.Esc(ipListDescribe(d.lists[0], d.now)))
-		return nil
-	}
-	t.Printf("\n")
-	seen := map[int]bool{}
-	for _, row := range d.rows {
-		if !seen[row.profile] {
-			seen[row.profile] = true
-			t.Printf("IP list (%s): %s\n", t.Esc(row.crawler), t.Esc(ipListDescribe(d.lists[row.profile], d.now)))
-		}
-	}
-	return nil
-}
-
-// verifyWhy is the method and reason for people, with the warnings and
-// the DNS error, if any.
-func verifyWhy(r verify.Result) string {
-	why := render.Why(r.Method, r.Reason, r.DNSFailure, r.Warnings)
-	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
-		why += " [" + r.DNSError + "]"
-	}
-	return render.OrDash(why)
-}
-
-// ipListDescribe is one line saying which list is in force.
-func ipListDescribe(l *verify.IPList, now time.Time) string {
-	if l == nil {
-		return "-"
-	}
-	if l.Source == verify.IPListSourceNone {
-		return sanitize("no list: " + l.Missing)
-	}
-	s := l.Source + ", " + nouns.Count(len(l.Prefixes), "prefix", "prefixes")
-	if !l.Fetched.IsZero() {
-		s += ", fetched " + ipAge(now.Sub(l.Fetched)) + " ago"
-	}
-	if !l.CreationTime.IsZero() {
-		s += ", created " + l.CreationTime.UTC().Format(time.RFC3339)
-	}
-	return sanitize(s)
-}
-
-// ipAge prints a duration for people: 45s, 12m, 3h, 4d.
-func ipAge(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
-}
-
 // addCrawlerFlag adds --crawler, the crawlers to judge against.
 func addCrawlerFlag(f *pflag.FlagSet, crawlers *[]string) {
-	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
+	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+"), a CATEGORY of them ("+strings.Join(crawler.BuiltinCategories(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
 }
 
 // resolveCrawlers turns --crawler values into profiles; a name that is not

@@ -5,24 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/conduct"
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
-	"github.com/lohisoft/lohibot-audit/robots"
-	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -175,12 +168,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		files = []string{"-"}
 	}
-	siteRules, sitePlain, err := parseSiteFlags(o.Site)
+	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return err
 	}
 	sites := map[string]string{}
-	for _, s := range chooseSites(files, siteRules, sitePlain) {
+	for _, s := range siteFlags.Choose(files) {
 		sites[s.File] = s.Site
 	}
 
@@ -201,40 +194,6 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		warnf(env, "%s", w)
 	}
 
-	var robotsMu sync.Mutex
-	robotsFor := func(site string) *robots.Robots {
-		robotsMu.Lock()
-		defer robotsMu.Unlock()
-		return rs.For(site)
-	}
-	// One judge per crawler: an address is judged against each profile
-	// it claims, with that crawler's DNS names and IP lists.
-	var w *watch.Watcher
-	overrides := conductOverrides(&o.auditOptions)
-	crawlers := make([]watch.Subject, len(profiles))
-	checkers := make([]*watch.VerifierChecker, len(profiles))
-	for i, p := range profiles {
-		checkers[i] = &watch.VerifierChecker{Now: env.Now, MaxAge: o.VerdictTTL / 2, New: watchVerifierFactory(id.Verifiers[i])}
-		name := p.Name
-		judge := watch.NewJudge(watch.JudgeOptions{Checker: checkers[i], Concurrency: o.DNSConcurrency, TTL: o.VerdictTTL, Now: env.Now,
-			OnVerdict: func(v watch.Verdict) { w.OnVerdictOf(ctx, name)(v) }})
-		cfg := conduct.ConfigOf(p, overrides)
-		if p.Conduct.Robots {
-			cfg.Robots = robotsFor
-		}
-		crawlers[i] = watch.Subject{Name: name, Tokens: p.Tokens, Judge: judge, Tracker: conduct.NewTracker(cfg)}
-	}
-	// An address genuine for any crawler, or in any one's list, is never
-	// blocked.
-	guard := watch.NewGuard(nil, never, func() []netip.Addr {
-		var out []netip.Addr
-		for _, c := range crawlers {
-			out = append(out, c.Judge.Genuine()...)
-		}
-		return out
-	})
-	guard.SetLists(id.Lists, never)
-	guard.SetProxies(id.Proxies)
 	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
 		if err != nil {
 			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
@@ -249,8 +208,6 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
 		Trust:    id.Proxies,
-		Subjects: crawlers,
-		Guard:    guard,
 		Events:   events,
 		Say:      say,
 		Now:      env.Now,
@@ -286,7 +243,8 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if csCreds != nil {
 		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
 	}
-	w = watch.New(opts)
+	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
+		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency})
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
@@ -317,17 +275,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			say(w.Summary())
 		case <-hup:
 			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, profiles, func(nid *verify.Identity, nrs *robots.Set, nnever []netip.Prefix) {
-				robotsMu.Lock()
-				rs = nrs
-				robotsMu.Unlock()
-				guard.SetLists(nid.Lists, nnever)
-				guard.SetProxies(nid.Proxies)
-				for i, ch := range checkers {
-					ch.SetNew(watchVerifierFactory(nid.Verifiers[i]))
-					crawlers[i].Judge.Stale()
-				}
-			}); err != nil {
+			if err := watchReload(ctx, c, env, o, w); err != nil {
 				say(fmt.Sprintf("reload failed: %v; going on as before", err))
 			} else {
 				say("reloaded: addresses are judged again as they are seen")
@@ -347,15 +295,6 @@ func watchEventWriter(env *Env) io.Writer {
 	return env.Stdout
 }
 
-// watchVerifierFactory makes fresh verifiers set up as base (servers,
-// timeouts, the DNS cache, the IP list).
-func watchVerifierFactory(base *verify.Verifier) func() *verify.Verifier {
-	return func() *verify.Verifier {
-		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
-			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile}
-	}
-}
-
 // watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
 // test's).
 func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
@@ -370,9 +309,9 @@ func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 }
 
 // watchReload reads the config file again over the command line's flags,
-// and loads the crawler profiles, their IP lists and robots.txt anew; apply
-// takes them. The crawlers watched (running) stay those of the start.
-func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, running []*crawler.Profile, apply func(*verify.Identity, *robots.Set, []netip.Prefix)) error {
+// and loads the crawler profiles, their IP lists and robots.txt anew for
+// w. The crawlers watched stay those of the start.
+func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, w *watch.Watcher) error {
 	no := &watchOptions{}
 	fresh := newWatchCmdWith(env, no)
 	fresh.SetContext(ctx)
@@ -407,16 +346,15 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err != nil {
 		return err
 	}
-	if !slices.EqualFunc(profiles, running, func(a, b *crawler.Profile) bool { return a.Name == b.Name }) {
-		return errors.New("the crawlers to watch changed: restart watch to watch others")
-	}
 	id, err := newIdentityFor(ctx, env, &no.auditOptions, profiles)
 	if err != nil {
+		return err
+	}
+	if err := w.Reload(id, rs.For, never); err != nil {
 		return err
 	}
 	for _, w := range append(rs.Warnings(), id.Warnings()...) {
 		warnf(env, "%s", w)
 	}
-	apply(id, rs, never)
 	return nil
 }

@@ -83,6 +83,14 @@ type Config struct {
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
 	Robots func(site string) *robots.Robots
+	// RobotsOff turns off the robots.txt checks (robots, robots-not-fetched
+	// and robots-unavailable) for a crawler that makes no promise about
+	// robots.txt: they are listed as skipped.
+	RobotsOff bool
+	// RobotsNotPromised turns them off for a crawler whose operator says
+	// it may ignore robots.txt: they are listed in SiteReport.NotPromised,
+	// not as skipped, and never found broken.
+	RobotsNotPromised bool
 	// LogStart, when set, returns the time on the first line of a file
 	// (any request, not only the crawler's) and true, or false when it is
 	// not known: how far back that log reaches, so that a crawl early in
@@ -210,6 +218,7 @@ func (e *Checker) CheckSite(site string, hits []Hit) ([]Violation, SiteReport) {
 		Pages:         int64(len(c.pages)),
 		RobotsFetches: int64(len(c.robots)),
 		ChecksSkipped: skipped,
+		NotPromised:   slices.Sorted(maps.Keys(c.notPromised)),
 		Violations:    len(c.out),
 	}
 }
@@ -229,6 +238,7 @@ type siteCheck struct {
 	coverHi, coverNom time.Time
 	coverSet          bool
 	skipped           map[string]bool
+	notPromised       map[string]bool // checks the crawler's operator does not promise
 	out               []Violation
 }
 
@@ -283,7 +293,10 @@ func (c *siteCheck) cover(hi, nom time.Time) {
 }
 
 func (c *siteCheck) run() {
-	c.checkRobots()
+	robotsOn := c.robotsOn()
+	if robotsOn {
+		c.checkRobots()
+	}
 	c.checkRemoteUser()
 	if !c.timed {
 		for _, k := range []string{KindRobotsNotFetched, KindRobotsUnavailable, KindBudget, KindConcurrency, KindPause, KindBackoff, KindAuth} {
@@ -294,12 +307,43 @@ func (c *siteCheck) run() {
 	c.checkOverlapAndPause()
 	c.checkBackoff()
 	c.checkBudget()
-	c.checkRobotsFetched()
-	c.checkRobotsAvailable()
+	if robotsOn {
+		c.checkRobotsFetched()
+		c.checkRobotsAvailable()
+	}
 	c.checkDeniedThenOK()
 }
 
-func (c *siteCheck) skip(kind string) { c.skipped[kind] = true }
+// robotsKinds are the checks of a robots.txt promise.
+var robotsKinds = []string{KindRobots, KindRobotsNotFetched, KindRobotsUnavailable}
+
+// robotsOn reports whether the robots.txt checks run; when they do not,
+// it lists them as skipped or as not promised.
+func (c *siteCheck) robotsOn() bool {
+	switch {
+	case c.cfg.RobotsNotPromised:
+		if c.notPromised == nil {
+			c.notPromised = map[string]bool{}
+		}
+		for _, k := range robotsKinds {
+			c.notPromised[k] = true
+		}
+		return false
+	case c.cfg.RobotsOff:
+		for _, k := range robotsKinds {
+			c.skip(k)
+		}
+		return false
+	}
+	return true
+}
+
+// skip lists a check as skipped, unless it is not promised.
+func (c *siteCheck) skip(kind string) {
+	if !c.notPromised[kind] {
+		c.skipped[kind] = true
+	}
+}
 
 func (c *siteCheck) add(kind string, h *hit, detail string) {
 	var t time.Time

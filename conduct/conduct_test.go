@@ -1358,3 +1358,57 @@ func TestCheckConductLogStart(t *testing.T) {
 		})
 	}
 }
+
+// TestRobotsNotPromised: a crawler whose operator says it may ignore
+// robots.txt (ChatGPT-User and the like) breaks no robots.txt promise:
+// pages robots.txt disallows, a crawl without a robots.txt fetch and one
+// after a 5xx answer are no violations, and the three checks are listed
+// as not promised, not as skipped; a crawler that makes no promise
+// (RobotsOff) has them listed as skipped. Its other promises still count.
+func TestRobotsNotPromised(t *testing.T) {
+	f := "access.log"
+	rb := robots.Parse([]byte("User-agent: *\nDisallow: /private/\n"))
+	recs := []*parse.Record{
+		hit(f, 1, at(-72*time.Hour), "/", 200, onSite("c.example")),
+		hit(f, 2, at(0), "/robots.txt", 503),
+		hit(f, 3, at(sec(5)), "/private/a", 200),
+		hit(f, 4, at(sec(5)), "/private/b", 200),
+	}
+	robotsKinds := []string{conduct.KindRobots, conduct.KindRobotsNotFetched, conduct.KindRobotsUnavailable}
+	base := conductDefaults()
+	base.Robots = func(string) *robots.Robots { return rb }
+	got, _ := checkRecords(recs, base)
+	if len(keysOf(got, robotsKinds)) == 0 {
+		t.Fatalf("the promise kept: no robots violation to leave out: %s", dumpViolations(got))
+	}
+	for _, tc := range []struct {
+		name                  string
+		off, notPromised      bool
+		skipped, notPromised2 []string
+	}{
+		{"not promised", false, true, nil, robotsKinds},
+		{"no promise made", true, false, robotsKinds, nil},
+	} {
+		cfg := base
+		cfg.RobotsOff, cfg.RobotsNotPromised = tc.off, tc.notPromised
+		got, sites := checkRecords(recs, cfg)
+		if k := keysOf(got, robotsKinds); len(k) != 0 {
+			t.Errorf("%s: robots violations %q", tc.name, k)
+		}
+		if k := keysOf(got, []string{conduct.KindPause}); len(k) != 1 {
+			t.Errorf("%s: pause violations %q, want the one of line 4", tc.name, k)
+		}
+		var s conduct.SiteReport
+		for _, r := range sites {
+			if r.Site == "a.example" {
+				s = r
+			}
+		}
+		for _, k := range robotsKinds {
+			if slices.Contains(s.ChecksSkipped, k) != slices.Contains(tc.skipped, k) || slices.Contains(s.NotPromised, k) != slices.Contains(tc.notPromised2, k) {
+				t.Errorf("%s: checks_skipped %q, not_promised %q", tc.name, s.ChecksSkipped, s.NotPromised)
+			}
+		}
+		checkConductInvariants(t, recs, got, sites)
+	}
+}

@@ -22,11 +22,15 @@ type Overrides struct {
 
 // ConfigOf is the conduct configuration that p is held to: its promises
 // (a promise it does not make is not checked: that check is off), each
-// replaced by the override set for it. Whether robots.txt is checked is
-// p.Conduct.Robots, for the caller to decide: Robots is left nil.
+// replaced by the override set for it. Without a robots.txt promise the
+// three robots.txt checks are off (RobotsOff), or not promised
+// (RobotsNotPromised) when its operator says it may ignore robots.txt;
+// with one, the robots.txt in force is for the caller to give: Robots is
+// left nil.
 func ConfigOf(p *crawler.Profile, ov Overrides) Config {
 	c := p.Conduct
-	cfg := Config{Token: p.RobotsToken, MinPause: c.MinPause}
+	cfg := Config{Token: p.RobotsToken, MinPause: c.MinPause,
+		RobotsOff: !c.Robots && !c.RobotsNotPromised, RobotsNotPromised: c.RobotsNotPromised}
 	if c.Budget != nil {
 		cfg.Budget, cfg.BudgetWindow = c.Budget.Pages, c.Budget.Window
 	}

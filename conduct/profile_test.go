@@ -102,3 +102,26 @@ func TestConfigOfPromiseNotMadeIsNotChecked(t *testing.T) {
 		t.Errorf("googlebot with --min-pause 1s: violations %v, want pause and no budget", ks)
 	}
 }
+
+// TestConfigOfRobotsPromise: the robots.txt checks run for a crawler that
+// promises to obey it, are not promised for one whose operator says it
+// may ignore it, and are off for one that promises nothing about it.
+func TestConfigOfRobotsPromise(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		off, notPromised bool
+	}{
+		{"googlebot", false, false},
+		{"claude-user", false, false},
+		{"chatgpt-user", false, true},
+		{"perplexity-user", false, true},
+		{"google-user-triggered", false, true},
+		{"google-special", false, true},
+		{"google-common", true, false},
+	} {
+		c := conduct.ConfigOf(builtin(t, tc.name), conduct.Overrides{})
+		if c.RobotsOff != tc.off || c.RobotsNotPromised != tc.notPromised {
+			t.Errorf("%s: robots off %v, not promised %v; want %v, %v", tc.name, c.RobotsOff, c.RobotsNotPromised, tc.off, tc.notPromised)
+		}
+	}
+}

@@ -9,6 +9,10 @@ type SiteReport struct {
 	Pages         int64    `json:"pages" yaml:"pages"`
 	RobotsFetches int64    `json:"robots_fetches" yaml:"robots_fetches"`
 	ChecksSkipped []string `json:"checks_skipped" yaml:"checks_skipped"`
+	// NotPromised are the checks of promises the crawler's operator says
+	// it does not make (robots.txt for a fetcher acting on a person's
+	// request): never checked, never violations, and not "skipped".
+	NotPromised []string `json:"not_promised,omitempty" yaml:"not_promised,omitempty"`
 
 	// Extensions beyond SPEC §5.
 	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`

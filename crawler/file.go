@@ -83,12 +83,17 @@ func ParseFile(data []byte, name string) (*Profile, error) {
 		switch key {
 		case "name":
 			p.Name, err = scalarString(v)
+		case "category":
+			p.Category, err = scalarString(v)
+		case "contact":
+			p.Contact, err = scalarString(v)
 		case "tokens":
 			p.Tokens, err = stringList(v)
 		case "robots_token":
 			p.RobotsToken, err = scalarString(v)
 		case "fcrdns":
 			p.FCrDNS, err = stringList(v)
+			itemLines(lines, key, v)
 		case "ip_lists":
 			p.IPLists, err = stringList(v)
 		case "builtin_ips":
@@ -113,7 +118,7 @@ func ParseFile(data []byte, name string) (*Profile, error) {
 			}
 			continue
 		default:
-			return nil, fail(k, "unknown key %q: a profile has name, tokens, robots_token, fcrdns, ip_lists, builtin_ips, ipv6 and conduct", clip(key))
+			return nil, fail(k, "unknown key %q: a profile has name, category, contact, tokens, robots_token, fcrdns, ip_lists, builtin_ips, ipv6 and conduct", clip(key))
 		}
 		if err != nil {
 			return nil, fail(v, "%s: %v", key, err)
@@ -157,7 +162,13 @@ func parseConduct(n *yaml.Node, c *Conduct, lines map[string]int, fail func(*yam
 		var err error
 		switch k.Value {
 		case "robots":
-			c.Robots, err = scalarBool(v)
+			if v.Kind == yaml.ScalarNode && v.Value == "not-promised" {
+				c.RobotsNotPromised = true
+				continue
+			}
+			if c.Robots, err = scalarBool(v); err != nil {
+				err = errors.New("want true, false or not-promised (its operator says it may ignore robots.txt)")
+			}
 		case "no_auth_bypass":
 			c.NoAuthBypass, err = scalarBool(v)
 		case "min_pause":
@@ -212,6 +223,16 @@ func parseConduct(n *yaml.Node, c *Conduct, lines map[string]int, fail func(*yam
 		}
 	}
 	return nil
+}
+
+// itemLines records the line of each item of a list field, as
+// "key.INDEX", so that an error about one item names its line.
+func itemLines(lines map[string]int, key string, v *yaml.Node) {
+	if v.Kind == yaml.SequenceNode {
+		for i, c := range v.Content {
+			lines[key+"."+strconv.Itoa(i)] = c.Line
+		}
+	}
 }
 
 func scalarString(n *yaml.Node) (string, error) {

@@ -44,6 +44,20 @@ func TestLoadFileExample(t *testing.T) {
 	}
 }
 
+func TestParseFileCategoryContactRobots(t *testing.T) {
+	p, err := ParseFile([]byte("name: fetchbot\ncategory: user-triggered\ncontact: bots@fetch.example\ntokens: [FetchBot]\nfcrdns: [crawl.fetch.example]\nconduct:\n  robots: not-promised\n"), "f.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Category != CategoryUserTriggered || p.Contact != "bots@fetch.example" || !p.Conduct.RobotsNotPromised || p.Conduct.Robots {
+		t.Errorf("category %q contact %q robots %v not promised %v", p.Category, p.Contact, p.Conduct.Robots, p.Conduct.RobotsNotPromised)
+	}
+	p, err = ParseFile([]byte("name: x\ntokens: [XBot]\nfcrdns: [x.example]\n"), "x.yaml")
+	if err != nil || p.Category != CategoryOther || p.Contact != "" {
+		t.Errorf("defaults: %v, category %q contact %q", err, p.Category, p.Contact)
+	}
+}
+
 func TestParseFileMinimal(t *testing.T) {
 	p, err := ParseFile([]byte("name: mini\ntokens: MiniBot\nip_lists: [https://mini.example/ips.json]\n"), "mini.yaml")
 	if err != nil {
@@ -78,6 +92,12 @@ func TestParseFileErrors(t *testing.T) {
 		{"budget half", "name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct:\n  budget: {pages: 3}\n", 5, "both pages and window"},
 		{"budget zero", "name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct:\n  budget:\n    pages: -1\n    window: 1h\n", 6, "conduct.budget.pages"},
 		{"nothing to verify", "name: x\ntokens: [XBot]\n", 1, "no way to verify"},
+		{"bad robots", "name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct:\n  robots: sometimes\n", 5, "not-promised"},
+		{"bad contact", "name: x\ncontact: nobody\ntokens: [XBot]\nfcrdns: [x.example]\n", 2, "contact"},
+		{"bad category", "name: x\ncategory: Search Engine\ntokens: [XBot]\nfcrdns: [x.example]\n", 2, "category"},
+		{"public suffix", "name: x\ntokens: [XBot]\nfcrdns:\n  - crawl.example.net\n  - co.uk\n", 5, `fcrdns: "co.uk" is a public suffix`},
+		{"private public suffix", "name: x\ntokens: [XBot]\nfcrdns: [github.io]\n", 3, "Public Suffix List"},
+		{"cloud zone", "name: x\ntokens: [XBot]\nfcrdns:\n- googleusercontent.com\n", 4, "Google Compute Engine names every customer's VM under bc.googleusercontent.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.yaml), "p.yaml")

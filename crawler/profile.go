@@ -5,15 +5,20 @@
 // its conduct (robots.txt, a page budget, pauses, backoff, no login
 // bypass).
 //
-// A [Profile] holds all of that for one crawler. LohiSoftBot's profile is
-// built in and is the default; Googlebot's and Bingbot's are built in from
-// their operators' published verification methods; any other crawler is
-// described by a YAML file (see [ParseFile]).
+// A [Profile] holds all of that for one crawler, with its category (what
+// it is for) and its operator's contact. LohiSoftBot's profile is built
+// in and is the default; the search engines' and the AI companies'
+// crawlers are built in from their operators' published verification
+// methods (see [BuiltinNames]), their lists with a dated snapshot each
+// ([ListSnapshot]); any other crawler is described by a YAML file (see
+// [ParseFile]). A PTR suffix must belong to one owner: the Public Suffix
+// List and a short list of cloud zones decide.
 package crawler
 
 import (
 	"errors"
 	"fmt"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -28,6 +33,14 @@ import (
 type Profile struct {
 	// Name names the crawler in reports and rule names: [a-z0-9-]+.
 	Name string
+	// Category says what the crawler is for, in the words of
+	// [CategorySearch], [CategoryAITraining] and the like, or another
+	// [a-z0-9-]+ name; Validate makes "" [CategoryOther]. Reports show it,
+	// and --crawler CATEGORY picks the built-in profiles of one.
+	Category string
+	// Contact is the e-mail address the operator publishes for site
+	// owners (exclusion requests, questions), or "" when none is known.
+	Contact string
 	// Tokens are the User-Agent product tokens that claim the crawler,
 	// matched anywhere in the User-Agent without regard to ASCII case.
 	Tokens []string
@@ -61,6 +74,12 @@ type Profile struct {
 type Conduct struct {
 	// Robots: it obeys robots.txt (RFC 9309).
 	Robots bool
+	// RobotsNotPromised: its operator says it may ignore robots.txt (a
+	// fetcher acting on a person's request, a crawler under an agreement
+	// with the site). Like a promise not made, it is not checked, and
+	// reports say "not promised" for it, so that no one reads its pages
+	// as violations. Never set with Robots.
+	RobotsNotPromised bool
 	// Budget, when set, is the most pages it fetches from one site within
 	// a window.
 	Budget *Budget
@@ -89,7 +108,7 @@ type Backoff struct {
 // Limits on profiles.
 const (
 	// MaxTokens is the most User-Agent tokens one profile may have.
-	MaxTokens = 8
+	MaxTokens = 16
 	// MaxTokenLen is the longest User-Agent token.
 	MaxTokenLen = 64
 	// MaxNameLen is the longest profile name.
@@ -113,7 +132,16 @@ type fieldError struct {
 	err   error
 }
 
-func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+func (e *fieldError) Error() string { return e.name() + ": " + e.err.Error() }
+
+// name is the field as a user writes it: "fcrdns" for "fcrdns.2", the
+// third item of the list (whose index picks its line in a file).
+func (e *fieldError) name() string {
+	if i := strings.LastIndexByte(e.field, '.'); i >= 0 && e.field[i+1:] != "" && strings.Trim(e.field[i+1:], "0123456789") == "" {
+		return e.field[:i]
+	}
+	return e.field
+}
 
 func bad(field, format string, a ...any) error {
 	return &fieldError{field: field, err: fmt.Errorf(format, a...)}
@@ -152,6 +180,19 @@ func (p *Profile) validate() error {
 	if err := checkName(p.Name); err != nil {
 		return &fieldError{"name", err}
 	}
+	if p.Category == "" {
+		p.Category = CategoryOther
+	}
+	if err := checkCategory(p.Category); err != nil {
+		return &fieldError{"category", err}
+	}
+	if p.Contact != "" {
+		a, err := checkContact(p.Contact)
+		if err != nil {
+			return &fieldError{"contact", err}
+		}
+		p.Contact = a
+	}
 	if len(p.Tokens) == 0 {
 		return bad("tokens", "give at least one User-Agent product token, such as [ExampleBot]")
 	}
@@ -171,8 +212,11 @@ func (p *Profile) validate() error {
 	}
 	for i, s := range p.FCrDNS {
 		n, err := normSuffix(s)
+		if err == nil {
+			err = checkSuffixOwner(n)
+		}
 		if err != nil {
-			return &fieldError{"fcrdns", err}
+			return &fieldError{fmt.Sprintf("fcrdns.%d", i), err}
 		}
 		p.FCrDNS[i] = n
 	}
@@ -199,6 +243,9 @@ func (p *Profile) validate() error {
 		return bad("name", "no way to verify %s: give fcrdns suffixes, ip_lists or builtin_ips", p.Name)
 	}
 	c := p.Conduct
+	if c.Robots && c.RobotsNotPromised {
+		return bad("conduct.robots", "both promised and not promised; give true, false or not-promised")
+	}
 	if c.Budget != nil {
 		if c.Budget.Pages < 1 {
 			return bad("conduct.budget.pages", "%d; give 1 or more", c.Budget.Pages)
@@ -214,6 +261,28 @@ func (p *Profile) validate() error {
 		return bad("conduct.backoff.min", "%s; give a duration of 0 or more", c.Backoff.Min)
 	}
 	return nil
+}
+
+// checkCategory accepts what a name is ([a-z0-9-]+) that no built-in
+// profile is called: --crawler takes both.
+func checkCategory(s string) error {
+	if err := checkName(s); err != nil {
+		return err
+	}
+	if _, ok := builtins[s]; ok {
+		return fmt.Errorf("%q is the name of a built-in profile; give a category such as %s", s, CategoryAITraining)
+	}
+	return nil
+}
+
+// checkContact accepts one bare e-mail address (addr-spec, RFC 5322) and
+// returns it.
+func checkContact(s string) (string, error) {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != strings.TrimSpace(s) {
+		return "", fmt.Errorf("%q: give one e-mail address, such as crawler@example.net", clip(s))
+	}
+	return a.Address, nil
 }
 
 func checkName(s string) error {

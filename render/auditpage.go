@@ -42,7 +42,7 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 	}
 	for _, site := range r.Sites {
 		p.Sites = append(p.Sites, Site{Site: site.Site, Crawler: site.Crawler, Pages: site.Pages, RobotsFetches: site.RobotsFetches,
-			ChecksSkipped: site.ChecksSkipped, ClaimedHits: site.ClaimedHits, Violations: site.Violations})
+			ChecksSkipped: site.ChecksSkipped, NotPromised: site.NotPromised, ClaimedHits: site.ClaimedHits, Violations: site.Violations})
 	}
 	for _, v := range r.Violations {
 		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Crawler: v.Crawler, Site: v.Site, IP: v.IP, Time: v.Time,

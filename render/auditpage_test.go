@@ -100,7 +100,7 @@ func TestHTMLOfCrawlersReport(t *testing.T) {
 		tl.Add("example.org", ip.Crawler, Request{Time: ip.FirstSeen, Class: c, Status: 200})
 	}
 	p := PageOf(r, tl)
-	if len(p.Crawlers) != 4 || p.Crawlers[3] != (CrawlerSummary{Name: "examplebot", ClaimedHits: 9, GenuineHits: 8, SpoofedHits: 1, Violations: 1}) {
+	if len(p.Crawlers) != 4 || p.Crawlers[3] != (CrawlerSummary{Name: "examplebot", Category: "other", ClaimedHits: 9, GenuineHits: 8, SpoofedHits: 1, Violations: 1}) {
 		t.Errorf("crawlers %+v", p.Crawlers)
 	}
 	if len(p.Violations) != 1 || p.Violations[0].Crawler != "examplebot" || len(p.Sites) != 4 || p.Sites[1].Crawler != "googlebot" {

@@ -98,7 +98,7 @@ type card struct {
 type fact struct{ Name, Value string }
 
 type crawlerRow struct {
-	Name, Claimed, Genuine, Spoofed, Unverified, Violations string
+	Name, Category, Claimed, Genuine, Spoofed, Unverified, Violations string
 }
 
 type siteRow struct {
@@ -234,7 +234,7 @@ func buildView(p *Page) *view {
 	if v.Multi {
 		for _, c := range p.Crawlers {
 			v.Crawlers = append(v.Crawlers, crawlerRow{
-				Name: cut(c.Name, 80), Claimed: num(c.ClaimedHits), Genuine: num(c.GenuineHits),
+				Name: cut(c.Name, 80), Category: cut(OrDash(c.Category), 40), Claimed: num(c.ClaimedHits), Genuine: num(c.GenuineHits),
 				Spoofed: num(c.SpoofedHits), Unverified: num(c.UnverifiedHits), Violations: num(int64(c.Violations)),
 			})
 		}
@@ -389,6 +389,9 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 			for _, c := range st.ChecksSkipped {
 				s.Skipped = append(s.Skipped, cut(c, 60))
 			}
+			for _, c := range st.NotPromised {
+				s.Skipped = append(s.Skipped, cut(c, 60)+" (not promised)")
+			}
 		}
 		if s.Overview != nil || len(s.vs) > 0 || len(s.Notes) > 0 {
 			out = append(out, s)
@@ -412,7 +415,7 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 		row := siteRow{
 			Site: s.Site, Crawler: s.Crawler,
 			Pages: num(st.Pages), Robots: num(st.RobotsFetches), Claimed: num(st.ClaimedHits),
-			Violations: num(int64(st.Violations)), Skip: cut(strings.Join(st.ChecksSkipped, ", "), 300),
+			Violations: num(int64(st.Violations)), Skip: cut(ChecksText(st.ChecksSkipped, st.NotPromised), 300),
 			HasViolations: st.Violations > 0,
 		}
 		if shown[s] {

@@ -53,8 +53,8 @@ func multiPage(t testing.TB) *Page {
 		Tool: "lohibot-audit", Version: "1.2.3", GeneratedAt: t0.Add(3 * time.Hour),
 		Summary: Summary{Files: 1, Lines: 1000, ClaimedHits: 25, GenuineHits: 16, SpoofedHits: 8, UnverifiedHits: 1, Violations: 2, LogFormat: "combined", IPListSource: "https://lohisoft.com/bot/ips.json (cached)", Incomplete: true},
 		Crawlers: []CrawlerSummary{
-			{Name: "googlebot", ClaimedHits: 17, GenuineHits: 8, SpoofedHits: 8, UnverifiedHits: 1, Violations: 1},
-			{Name: "lohisoftbot", ClaimedHits: 8, GenuineHits: 8, Violations: 1},
+			{Name: "googlebot", Category: "search", ClaimedHits: 17, GenuineHits: 8, SpoofedHits: 8, UnverifiedHits: 1, Violations: 1},
+			{Name: "lohisoftbot", Category: "search", ClaimedHits: 8, GenuineHits: 8, Violations: 1},
 		},
 		Addresses: slices.Values(addrs),
 		Sites: []Site{

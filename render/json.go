@@ -243,6 +243,9 @@ func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	}
 	var err error
 	when := func(key string, t time.Time) {
+		if t.IsZero() {
+			return // no time known (audit.IPReport's omitzero)
+		}
 		b = append(b, in...)
 		b = append(b, key...)
 		var text []byte

@@ -21,6 +21,7 @@ package render
 
 import (
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -108,6 +109,7 @@ type Summary struct {
 // CrawlerSummary is one crawler's totals (SPEC §10).
 type CrawlerSummary struct {
 	Name           string
+	Category       string
 	ClaimedHits    int64
 	GenuineHits    int64
 	SpoofedHits    int64
@@ -145,8 +147,25 @@ type Site struct {
 	Pages         int64
 	RobotsFetches int64
 	ChecksSkipped []string
-	ClaimedHits   int64
-	Violations    int
+	// NotPromised are the checks of promises the crawler's operator says
+	// it does not make: shown as "not promised", never as violations.
+	NotPromised []string
+	ClaimedHits int64
+	Violations  int
+}
+
+// ChecksText is what a site row says of the checks not run: those
+// skipped, then "not promised: …" for those its crawler does not promise;
+// "" when every check ran.
+func ChecksText(skipped, notPromised []string) string {
+	s := strings.Join(skipped, ", ")
+	if len(notPromised) > 0 {
+		if s != "" {
+			s += "; "
+		}
+		s += "not promised: " + strings.Join(notPromised, ", ")
+	}
+	return s
 }
 
 // Violation is one broken promise with its evidence (SPEC §4, §5

@@ -212,9 +212,9 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 
 	if len(s.Crawlers) > 0 {
 		t.Heading("Crawlers")
-		tab := &Table{Header: []string{"CRAWLER", "CLAIMED HITS", "GENUINE", "SPOOFED", "UNVERIFIED", "VIOLATIONS"}, TitleColumns: 1}
+		tab := &Table{Header: []string{"CRAWLER", "CATEGORY", "CLAIMED HITS", "GENUINE", "SPOOFED", "UNVERIFIED", "VIOLATIONS"}, TitleColumns: 1}
 		for _, c := range s.Crawlers {
-			tab.Rows = append(tab.Rows, []string{t.Cell(c.Name, 80), strconv.FormatInt(c.ClaimedHits, 10), strconv.FormatInt(c.GenuineHits, 10),
+			tab.Rows = append(tab.Rows, []string{t.Cell(c.Name, 80), t.Cell(OrDash(c.Category), 40), strconv.FormatInt(c.ClaimedHits, 10), strconv.FormatInt(c.GenuineHits, 10),
 				strconv.FormatInt(c.SpoofedHits, 10), strconv.FormatInt(c.UnverifiedHits, 10), strconv.Itoa(c.Violations)})
 		}
 		t.Table(tab)
@@ -250,7 +250,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		tab := &Table{Header: []string{"SITE", "CLAIMED HITS", "GENUINE PAGES", "ROBOTS.TXT FETCHES", "VIOLATIONS", "CHECKS SKIPPED"}, TitleColumns: 1}
 		for _, site := range r.Sites {
 			tab.Rows = append(tab.Rows, []string{t.Cell(site.Site, 60), strconv.FormatInt(site.ClaimedHits, 10), strconv.FormatInt(site.Pages, 10),
-				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), t.Cell(OrDash(strings.Join(site.ChecksSkipped, ", ")), 0)})
+				strconv.FormatInt(site.RobotsFetches, 10), strconv.Itoa(site.Violations), t.Cell(OrDash(ChecksText(site.ChecksSkipped, site.NotPromised)), 0)})
 		}
 		if named {
 			tab.withCrawler(1, func(i int) string { return t.Cell(r.Sites[i].Crawler, 80) })

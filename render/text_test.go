@@ -142,3 +142,19 @@ func TestSummaryNounsAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestChecksText(t *testing.T) {
+	for _, tc := range []struct {
+		skipped, notPromised []string
+		want                 string
+	}{
+		{nil, nil, ""},
+		{[]string{"budget", "pause"}, nil, "budget, pause"},
+		{nil, []string{"robots", "robots-not-fetched"}, "not promised: robots, robots-not-fetched"},
+		{[]string{"pause"}, []string{"robots"}, "pause; not promised: robots"},
+	} {
+		if got := ChecksText(tc.skipped, tc.notPromised); got != tc.want {
+			t.Errorf("ChecksText(%q, %q) = %q, want %q", tc.skipped, tc.notPromised, got, tc.want)
+		}
+	}
+}

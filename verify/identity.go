@@ -3,15 +3,20 @@ package verify
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/proxy"
+	"github.com/miekg/dns"
 )
 
 // Identity judges the addresses that claim to be the crawlers of one run:
@@ -185,4 +190,117 @@ func UnverifiedWarning(results map[netip.Addr]Result) string {
 	}
 	return fmt.Sprintf("dns: %d %s unverified, DNS could not answer for them (%s); nftables rules never block unverified addresses, but the cloudflare and modsecurity block-spoofed rules stop them, since they refuse the token from every address but the genuine ones",
 		n, noun, strings.Join(why, ", "))
+}
+
+// DefaultResolvConf is where the system's resolvers are read from when a
+// run names none.
+const DefaultResolvConf = "/etc/resolv.conf"
+
+// SystemServers returns the nameservers of the resolv.conf file at path
+// (DefaultResolvConf when ""), as HOST:PORT; an error when it cannot be
+// read or names none.
+func SystemServers(path string) ([]string, error) {
+	if path == "" {
+		path = DefaultResolvConf
+	}
+	conf, err := dns.ClientConfigFromFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	var out []string
+	for _, s := range conf.Servers {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, net.JoinHostPort(a.String(), conf.Port))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no nameserver in %s", path)
+	}
+	return out, nil
+}
+
+// IdentityConfig is what [LoadIdentity] builds an Identity from: the
+// crawlers, where their IP lists come from, and how DNS is asked.
+type IdentityConfig struct {
+	// Profiles are the crawlers, one or more.
+	Profiles []*crawler.Profile
+	// Loader loads each crawler's IP lists (fetched, revalidated, cached
+	// or built in, as it says); ListOverride, when not "", is the list (a
+	// URL or a file) that replaces a crawler's own.
+	Loader       *ListLoader
+	ListOverride string
+	// Servers are the DNS servers asked (HOST:PORT); none means those of
+	// ResolvConf (DefaultResolvConf when ""), and when it names none the
+	// IP lists decide, with a warning.
+	Servers    []string
+	ResolvConf string
+	// Timeout, Retries, Concurrency, Offline and Proxies are the
+	// Verifier's.
+	Timeout     time.Duration
+	Retries     int
+	Concurrency int
+	Offline     bool
+	Proxies     *proxy.Set
+	// CacheDir, when set, keeps DNS answers between runs.
+	CacheDir string
+	// Now is the clock of the DNS cache; nil means time.Now.
+	Now func() time.Time
+	// Warnings are said first, as the Identity's own.
+	Warnings []string
+}
+
+// LoadIdentity loads the IP lists of c.Profiles and builds their
+// verifiers. Only a list file that cannot be read is an error
+// (*ListFileError); a list that cannot be had, a resolv.conf without a
+// nameserver or a DNS cache that cannot be opened is a warning of the
+// Identity, with a fallback in force. It also returns the warnings that
+// were already said within their period (Lists.Repeated): a report
+// carries them, a terminal need not hear them again.
+func LoadIdentity(ctx context.Context, c IdentityConfig) (id *Identity, repeated []string, err error) {
+	warnings := slices.Clone(c.Warnings)
+	lists := make([]*IPList, len(c.Profiles))
+	for i, p := range c.Profiles {
+		ll, err := c.Loader.Load(ctx, p, c.ListOverride)
+		if err != nil {
+			return nil, nil, err
+		}
+		lists[i] = ll.List
+		warnings = append(warnings, ll.Warnings...)
+		repeated = append(repeated, ll.Repeated...)
+	}
+	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Proxies: c.Proxies}
+	var quiet []string
+	if !c.Offline {
+		base.Servers = c.Servers
+		if len(base.Servers) == 0 {
+			base.Servers, err = SystemServers(c.ResolvConf)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("dns: %v; give a server with --resolver HOST:PORT; the ip list decides", err))
+				quiet = append(quiet, NoResolverWarning)
+			}
+		}
+		if c.CacheDir != "" {
+			now := c.Now
+			if now == nil {
+				now = time.Now
+			}
+			cache, err := OpenDNSCache(c.CacheDir, now)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("dns cache: %v", err))
+			}
+			base.Cache = cache
+		}
+	}
+	id = NewIdentity(base, c.Profiles, lists)
+	for _, w := range quiet {
+		id.Quiet(w)
+	}
+	for _, w := range warnings {
+		id.Warn(w)
+	}
+	return id, repeated, nil
 }

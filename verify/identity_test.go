@@ -3,7 +3,10 @@ package verify
 import (
 	"context"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
@@ -169,5 +172,63 @@ func TestKeepNamesPerSuffix(t *testing.T) {
 	}
 	if _, more := fcrdnsNames(kept, suffixes[:1]); !more {
 		t.Error("the excess of lohisoft names does not show")
+	}
+}
+
+// TestLoadIdentityResolvConf: without a server, the nameservers of
+// resolv.conf are asked; one that names none, or cannot be read, is one
+// warning of the identity (not the verifier's own "no resolver" too), and
+// the IP list decides. A list file loaded is each crawler's list.
+func TestLoadIdentityResolvConf(t *testing.T) {
+	dir := t.TempDir()
+	listFile := filepath.Join(dir, "ips.json")
+	if err := os.WriteFile(listFile, []byte(`["79.139.58.98"]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, content string
+		servers       []string
+		warning       string
+	}{
+		{"two nameservers", "nameserver 192.0.2.53\nnameserver 2001:db8::53\noptions ndots:2\n", []string{"192.0.2.53:53", "[2001:db8::53]:53"}, ""},
+		{"no nameserver", "search example.com\noptions ndots:2\n", nil, "dns: no nameserver in "},
+		{"missing file", "", nil, "dns: cannot read "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "resolv.conf")
+			if tc.content != "" {
+				if err := os.WriteFile(conf, []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.servers != nil {
+				got, err := SystemServers(conf)
+				if err != nil || !slices.Equal(got, tc.servers) {
+					t.Errorf("SystemServers = %q, %v; want %q", got, err, tc.servers)
+				}
+				return
+			}
+			id, _, err := LoadIdentity(context.Background(), IdentityConfig{
+				Profiles:     mustProfiles(t),
+				Loader:       &ListLoader{Mode: ListNoFetch},
+				ListOverride: listFile,
+				ResolvConf:   conf,
+				Warnings:     []string{"said first"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := id.Warnings()
+			if len(w) != 2 || w[0] != "said first" || !strings.HasPrefix(w[1], tc.warning) {
+				t.Errorf("warnings %q, want \"said first\" and one starting %q", w, tc.warning)
+			}
+			r := id.Classify(context.Background(), 0, []netip.Addr{netip.MustParseAddr("79.139.58.98")})
+			if got := r[netip.MustParseAddr("79.139.58.98")]; got.Verdict != Genuine || got.Method != MethodIPList {
+				t.Errorf("listed address: %+v, want genuine by the IP list", got)
+			}
+			if slices.Contains(id.Warnings(), NoResolverWarning) {
+				t.Errorf("warnings %q: the verifier's own no-resolver warning is said too", id.Warnings())
+			}
+		})
 	}
 }

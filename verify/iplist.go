@@ -65,6 +65,10 @@ type IPList struct {
 	// Fetched is when the list was fetched from Source (or last confirmed
 	// unchanged with a 304); zero for the built-in list and for files.
 	Fetched time.Time
+	// Snapshot, for a list from a built-in snapshot (crawler.SnapshotOf:
+	// none fetched or cached), is the day it was known to be published
+	// so; the oldest of them for a union. Zero otherwise.
+	Snapshot time.Time
 }
 
 // Contains reports whether a (after unmapping an IPv4-mapped IPv6 address)

@@ -99,6 +99,9 @@ type ListLoad struct {
 	// fetched list was written there; Stale that the cached copy is older
 	// than Fresh.
 	Cached, Saved, Stale bool
+	// Snapshot says List is the built-in snapshot of Source: none was
+	// fetched or cached (List.Snapshot dates it).
+	Snapshot bool
 }
 
 // Lists is the IP list in force for one crawler and how it came to be.
@@ -119,8 +122,12 @@ type Lists struct {
 	// need not say them again.
 	Repeated []string
 
-	// uncached are the URLs an offline run has no cached copy of.
+	// uncached are the URLs an offline run has no cached copy of, nor a
+	// snapshot.
 	uncached []string
+	// snapshots are the loads a built-in snapshot stands in for because
+	// the run is offline or does not fetch.
+	snapshots []*ListLoad
 }
 
 // FetchErrs returns the fetch errors of the sources, in order.
@@ -185,11 +192,18 @@ func (ld *ListLoader) Load(ctx context.Context, p *crawler.Profile, override str
 		lists = append(lists, builtin)
 	}
 	out.List = unionLists(lists)
-	if w := fetchWarning(p, out.Loads, out.List); w != "" {
+	if w := fetchWarning(p, out.Loads, out.List, ld.now()); w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
 	if len(out.uncached) > 0 {
-		w := offlineWarning(p, out.uncached)
+		w := offlineWarning(p, out.uncached, len(out.snapshots) > 0)
+		out.Warnings = append(out.Warnings, w)
+		if !ld.sayOnce(w, ld.now()) {
+			out.Repeated = append(out.Repeated, w)
+		}
+	}
+	if len(out.snapshots) > 0 {
+		w := snapshotWarning(p, out.snapshots, ld.Offline, ld.now())
 		out.Warnings = append(out.Warnings, w)
 		if !ld.sayOnce(w, ld.now()) {
 			out.Repeated = append(out.Repeated, w)
@@ -234,7 +248,7 @@ func listName(src string) string {
 // fetchWarning says, in one warning for p, which of its lists a fetch
 // made now could not get or rejected, why, and what is in force instead;
 // "" when none failed. One failure keeps its own full warning.
-func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList) string {
+func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList, now time.Time) string {
 	var failed []*ListLoad
 	for _, l := range loads {
 		if l.FetchErr != nil && urlarg.IsURL(l.Source) {
@@ -255,15 +269,19 @@ func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList) string
 	for _, l := range failed[1:] {
 		same = same && cause(l) == cause(failed[0])
 	}
-	var cached, uncached []string
+	var cached, uncached, snapshots []string
 	for _, l := range failed {
 		n := listName(l.Source)
 		if !same {
 			n += " (" + cause(l) + ")"
 		}
-		if l.Cached {
+		switch {
+		case l.Cached:
 			cached = append(cached, n)
-		} else {
+		case l.Snapshot:
+			snapshots = append(snapshots, listName(l.Source)+" ("+snapshotAge(l.List.Snapshot, now)+")")
+			uncached = append(uncached, n)
+		default:
 			uncached = append(uncached, n)
 		}
 	}
@@ -277,6 +295,13 @@ func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList) string
 	if len(cached) > 0 {
 		w += fmt.Sprintf("; the cached copies of %s stay in force", strings.Join(cached, ", "))
 	}
+	switch len(snapshots) {
+	case 0:
+	case 1:
+		w += "; the built-in snapshot of " + snapshots[0] + " stands in"
+	default:
+		w += "; the built-in snapshots of " + strings.Join(snapshots, ", ") + " stand in"
+	}
 	switch {
 	case len(uncached) == 0:
 	case inForce.Source == IPListSourceNone:
@@ -288,8 +313,9 @@ func fetchWarning(p *crawler.Profile, loads []*ListLoad, inForce *IPList) string
 }
 
 // offlineWarning says that an offline run has no cached copy of p's lists
-// at urls, and what decides instead.
-func offlineWarning(p *crawler.Profile, urls []string) string {
+// at urls, and what decides instead; others says snapshots of its other
+// lists are in force.
+func offlineWarning(p *crawler.Profile, urls []string, others bool) string {
 	what := urls[0]
 	if len(urls) > 1 {
 		names := make([]string, len(urls))
@@ -300,6 +326,9 @@ func offlineWarning(p *crawler.Profile, urls []string) string {
 	}
 	if b := BuiltinList(p); len(b.Prefixes) > 0 {
 		return fmt.Sprintf("ip list: offline and no cached copy of %s; the built-in list (%s) decides", what, b)
+	}
+	if others {
+		return fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in copy of them, so its other lists decide alone; run 'lohibot-audit ips update --crawler %s' once online", what, p.Name, crawlerArg(p))
 	}
 	return fmt.Sprintf("ip list: offline and no cached copy of %s; %s has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list); run 'lohibot-audit ips update --crawler %s' once online", what, p.Name, crawlerArg(p))
 }
@@ -321,6 +350,9 @@ func unionLists(lists []*IPList) *IPList {
 		}
 		if l.CreationTime.After(u.CreationTime) {
 			u.CreationTime = l.CreationTime
+		}
+		if !l.Snapshot.IsZero() && (u.Snapshot.IsZero() || l.Snapshot.Before(u.Snapshot)) {
+			u.Snapshot = l.Snapshot
 		}
 	}
 	slices.SortFunc(u.Prefixes, ipComparePrefix)
@@ -367,6 +399,65 @@ func (ld *ListLoader) loadFile(p *crawler.Profile, path string, out *Lists) (*Li
 	l.FetchWarning = fmt.Sprintf("%v; rejected whole, %s stays in force", l.FetchErr, what)
 	out.Warnings = append(out.Warnings, l.FetchWarning)
 	return l, nil
+}
+
+// snapshotList is the built-in snapshot of the list at src, as a list in
+// force, or nil when there is none (or it does not parse, which the
+// tests rule out).
+func snapshotList(src string) *IPList {
+	snap, ok := crawler.SnapshotOf(src)
+	if !ok {
+		return nil
+	}
+	l, err := ParseIPList(snap.Data)
+	if err != nil {
+		return nil
+	}
+	l.Source = src + " (built-in snapshot of " + snap.AsOf.Format(time.DateOnly) + ")"
+	l.Snapshot = snap.AsOf
+	return l
+}
+
+// snapshotAge says how old a snapshot is: "2026-08-21, 105 days old".
+func snapshotAge(asOf, now time.Time) string {
+	days := int(now.Sub(asOf).Hours() / 24)
+	switch {
+	case days < 0:
+		days = 0
+	case days == 1:
+		return asOf.Format(time.DateOnly) + ", 1 day old"
+	}
+	return fmt.Sprintf("%s, %d days old", asOf.Format(time.DateOnly), days)
+}
+
+// snapshotWarning says that built-in snapshots stand in for p's lists at
+// loads, none being fetched or cached, and how old they are.
+func snapshotWarning(p *crawler.Profile, loads []*ListLoad, offline bool, now time.Time) string {
+	names := make([]string, len(loads))
+	ages := make([]string, len(loads))
+	for i, l := range loads {
+		names[i] = listName(l.Source)
+		ages[i] = snapshotAge(l.List.Snapshot, now)
+	}
+	why := "not fetched in this run and no copy cached"
+	if offline {
+		why = "offline and no copy cached"
+	}
+	what := "its built-in snapshot (" + ages[0] + ") decides"
+	if len(loads) > 1 {
+		what = "their built-in snapshots (" + strings.Join(ages, "; ") + ") decide"
+	}
+	return fmt.Sprintf("ip list: %s: %s of %s; %s; run 'lohibot-audit ips update --crawler %s' for the current list",
+		p.Name, why, strings.Join(names, ", "), what, crawlerArg(p))
+}
+
+// fallbackName names what stands in for the list at src when it cannot
+// be had: its built-in snapshot, else p's built-in list.
+func (ld *ListLoader) fallbackName(p *crawler.Profile, src string) string {
+	if snap, ok := crawler.SnapshotOf(src); ok {
+		return "its built-in snapshot (" + snapshotAge(snap.AsOf, ld.now()) + ")"
+	}
+	return builtinName(p)
 }
 
 // builtinName names p's built-in list as the fallback in force.
@@ -417,6 +508,11 @@ func (ld *ListLoader) loadURL(ctx context.Context, p *crawler.Profile, src strin
 		useCached()
 		return l
 	case mode == ListNoFetch:
+		if snap := snapshotList(src); snap != nil {
+			l.List, l.Snapshot = snap, true
+			out.snapshots = append(out.snapshots, l)
+			return l
+		}
 		if ld.Offline {
 			out.uncached = append(out.uncached, src)
 		}
@@ -440,10 +536,12 @@ func (ld *ListLoader) loadURL(ctx context.Context, p *crawler.Profile, src strin
 	}
 	if err != nil {
 		l.FetchErr = err
-		what := builtinName(p)
+		what := ld.fallbackName(p, src)
 		if cached != nil {
 			useCached()
 			what = fmt.Sprintf("the cached list of %s", cached.Fetched.UTC().Format(time.RFC3339))
+		} else if snap := snapshotList(src); snap != nil {
+			l.List, l.Snapshot = snap, true
 		}
 		verb := "cannot fetch"
 		if IsListRejected(err) {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -187,20 +188,39 @@ func TestListLoaderOfflineWarnsOnce(t *testing.T) {
 }
 
 // TestListLoaderOfflineOneWarningPerCrawler: a crawler's lists without a
-// cached copy are one warning, which says what decides instead.
+// cached copy are one warning, which says what decides instead, and the
+// built-in snapshots standing in for the others one more, with their age.
 func TestListLoaderOfflineOneWarningPerCrawler(t *testing.T) {
-	p, _ := crawler.Builtin("googlebot")
-	got, err := (&ListLoader{Offline: true}).Load(context.Background(), p, "")
+	p, _ := crawler.Builtin("google-user-triggered")
+	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	got, err := (&ListLoader{Offline: true, Now: func() time.Time { return now }}).Load(context.Background(), p, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "no cached copy of 4 lists of googlebot (common-crawlers.json, special-crawlers.json, ") ||
-		!strings.Contains(got.Warnings[0], "googlebot has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list); run 'lohibot-audit ips update --crawler googlebot'") {
+	want := []string{
+		"ip list: offline and no cached copy of 2 lists of google-user-triggered (user-triggered-fetchers-google.json, user-triggered-agents.json); google-user-triggered has no built-in copy of them, so its other lists decide alone; run 'lohibot-audit ips update --crawler google-user-triggered' once online",
+		"ip list: google-user-triggered: offline and no copy cached of user-triggered-fetchers.json; its built-in snapshot (2026-08-21, 104 days old) decides; run 'lohibot-audit ips update --crawler google-user-triggered' for the current list",
+	}
+	if !slices.Equal(got.Warnings, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got.Warnings, want)
+	}
+	if len(got.List.Prefixes) != 1056 || got.List.Source != "https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers.json (built-in snapshot of 2026-08-21)" ||
+		!got.List.Snapshot.Equal(time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)) || !got.Loads[0].Snapshot || got.Loads[1].List != nil {
+		t.Errorf("list in force: %d prefixes from %s (snapshot %v)", len(got.List.Prefixes), got.List.Source, got.List.Snapshot)
+	}
+	// A crawler none of whose lists has a snapshot or a copy: no list in
+	// force, and it says so, not "built-in".
+	q := &crawler.Profile{Name: "examplebot", Tokens: []string{"ExampleBot"}, FCrDNS: []string{"crawl.example.net"},
+		IPLists: []string{"https://example.net/a.json", "https://example.net/b.json"}}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = (&ListLoader{Offline: true}).Load(context.Background(), q, "")
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "no cached copy of 2 lists of examplebot (a.json, b.json); examplebot has no built-in list, so its claims that DNS does not settle stay unverified (no-ip-list)") {
 		t.Errorf("warnings %q", got.Warnings)
 	}
-	// No list is in force, and it says so: not "built-in".
 	if len(got.List.Prefixes) != 0 || got.List.Source != IPListSourceNone ||
-		got.List.Missing != "offline and never fetched; run 'lohibot-audit ips update --crawler googlebot'" {
+		got.List.Missing != "offline and never fetched; run 'lohibot-audit ips update --crawler examplebot'" {
 		t.Errorf("list in force %s from %s (%s), want none, offline and never fetched", got.List, got.List.Source, got.List.Missing)
 	}
 }

@@ -141,3 +141,17 @@ func TestGuardNeverBlocksProxies(t *testing.T) {
 		t.Errorf("the Cloudflare edge of a real bingbot request: %v %q", a, why)
 	}
 }
+
+// TestVerifierFactoryKeepsProxies: the fresh verifiers watch judges with
+// know the run's trusted proxies, not the built-in edges only.
+func TestVerifierFactoryKeepsProxies(t *testing.T) {
+	trust, err := proxy.NewSet(nil, []string{"203.0.113.0/24"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verifierFactory(&verify.Verifier{Proxies: trust, Offline: true})()
+	r, ok := v.Settled(netip.MustParseAddr("203.0.113.9"))
+	if !ok || r.Verdict != verify.Unverified || r.Reason != verify.ReasonProxy || r.Proxy != "203.0.113.0/24" {
+		t.Errorf("a trusted proxy: %v %+v", ok, r)
+	}
+}

@@ -118,6 +118,7 @@ type Watcher struct {
 
 	crawlers []*watched
 	cmu      sync.Mutex // the crawlers' conduct queues and trackers
+	setup    *setup     // what NewFor made, for Reload
 
 	lines, claimed, records, malformed, blocked, blockFailed atomic.Int64
 	violations                                               atomic.Int64
