@@ -40,6 +40,7 @@ func repeat(n int, line func(int) string) string {
 // lines as; never for a detected format, nor for a few bad lines.
 func TestRunWrongLogFormat(t *testing.T) {
 	iis := "#Software: Microsoft Internet Information Services 10.0\n#Fields: date time c-ip cs-method cs-uri-stem sc-status\n2026-12-01 06:25:01 203.0.113.10 GET / 200\n"
+	tcplog := "Dec  1 06:25:01 lb1 haproxy[14389]: 203.0.113.10:33317 [01/Dec/2026:06:25:01.655] tcp-in smtp/srv1 0/0/5007 212 -- 0/0/0/0/3 0/0\nDec  1 06:25:02 lb1 haproxy[14389]: 198.51.100.7:51234 [01/Dec/2026:06:25:02.101] tcp-in smtp/srv2 0/1/30012 2048 CD 1/1/1/1/0 0/0\nDec  1 06:25:03 lb1 haproxy[14389]: 192.0.2.44:40001 [01/Dec/2026:06:25:03.000] tcp-in smtp/srv1 0/0/12 0 -- 1/1/0/0/0 0/0\n"
 	for _, tc := range []struct {
 		name   string
 		format *parse.Format
@@ -55,7 +56,9 @@ func TestRunWrongLogFormat(t *testing.T) {
 		{name: "8 of 10 bad", format: parse.Combined, text: combinedLine(0) + combinedLine(1) + repeat(8, vhostLine)},
 		{name: "8 of 9 bad: under 10 lines, only all of them count", format: parse.Combined, text: combinedLine(0) + repeat(8, vhostLine)},
 		{name: "iis read as combined", format: parse.Combined, text: iis,
-			want: "x.log: 3 of 3 lines do not match --log-format combined; it looks like a W3C extended log (IIS): not supported; give an nginx/Apache/JSON access log"},
+			want: "x.log: 1 of 1 lines do not match --log-format combined; auto-detection reads them as w3c (try --log-format auto)"},
+		{name: "tcplog read as combined", format: parse.Combined, text: tcplog,
+			want: "x.log: 3 of 3 lines do not match --log-format combined; it looks like an HAProxy tcplog: no request line (log the frontend with option httplog)"},
 		{name: "nothing fits", format: parse.Combined, text: "hello\nworld\n",
 			want: "x.log: 2 of 2 lines do not match --log-format combined; auto-detection finds no format that fits them either: give the server's own log_format (nginx) or LogFormat (Apache) as --log-format 'nginx:<log_format>' or 'apache:<LogFormat>'"},
 		{name: "format changes after the first lines", format: parse.Combined, text: repeat(50, combinedLine) + repeat(2000, vhostLine),
@@ -89,15 +92,15 @@ func TestRunWrongLogFormat(t *testing.T) {
 // log of a kind that is not read (an error naming the kind, with no
 // --log-format hint, and the input among the unread).
 func TestRunEmptyAndUnsupportedInputs(t *testing.T) {
-	iis := "#Software: Microsoft Internet Information Services 10.0\n#Fields: date time c-ip cs-method cs-uri-stem sc-status\n2026-12-01 06:25:01 203.0.113.10 GET / 200\n"
+	tcplog := "Dec  1 06:25:01 lb1 haproxy[14389]: 203.0.113.10:33317 [01/Dec/2026:06:25:01.655] tcp-in smtp/srv1 0/0/5007 212 -- 0/0/0/0/3 0/0\nDec  1 06:25:02 lb1 haproxy[14389]: 198.51.100.7:51234 [01/Dec/2026:06:25:02.101] tcp-in smtp/srv2 0/1/30012 2048 CD 1/1/1/1/0 0/0\nDec  1 06:25:03 lb1 haproxy[14389]: 192.0.2.44:40001 [01/Dec/2026:06:25:03.000] tcp-in smtp/srv1 0/0/12 0 -- 1/1/0/0/0 0/0\n"
 	rep, err := Run(context.Background(), Options{Inputs: []Input{
-		textInput("empty.log", ""), textInput("blank.log", "\n  \n\t\n"), textInput("iis.log", iis), textInput("good.log", combinedLine(1)),
+		textInput("empty.log", ""), textInput("blank.log", "\n  \n\t\n"), textInput("iis.log", tcplog), textInput("good.log", combinedLine(1)),
 	}})
 	var ie *InputError
 	if !errors.As(err, &ie) || !slices.Equal(ie.Inputs, []string{"iis.log"}) {
 		t.Fatalf("err = %v, want an InputError naming iis.log only", err)
 	}
-	const iisErr = "iis.log: cannot detect the log format: it looks like a W3C extended log (IIS); not supported: give an nginx/Apache/JSON access log; none of it was read"
+	const iisErr = "iis.log: cannot detect the log format: it looks like an HAProxy tcplog: no request line (log the frontend with option httplog); none of it was read"
 	for _, w := range []string{"empty.log is empty", "blank.log holds blank lines only", iisErr} {
 		if !slices.Contains(rep.Warnings, w) {
 			t.Errorf("warning %q missing from %q", w, rep.Warnings)

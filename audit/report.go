@@ -103,8 +103,14 @@ type Summary struct {
 	// MalformedClaims counts malformed lines that carry the product token:
 	// claims that could not be read as requests (no verdict, no rule).
 	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
-	UnclaimedHit    int64 `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
-	Incomplete      bool  `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
+	// Comments counts the lines that start with '#' (AWStats' and W3C
+	// logs' headers): neither requests nor malformed.
+	Comments int64 `json:"comments,omitempty" yaml:"comments,omitempty"`
+	// TimeZone is the zone its times without a UTC offset were read in,
+	// when its format logs such times.
+	TimeZone     string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
+	UnclaimedHit int64  `json:"unclaimed_hits_from_listed_ips" yaml:"unclaimed_hits_from_listed_ips"`
+	Incomplete   bool   `json:"incomplete" yaml:"incomplete"` // an input could not be read whole
 
 	// Crawlers are the totals per crawler, when --crawler named them
 	// (SPEC §10).
@@ -184,6 +190,12 @@ type InputReport struct {
 	LastTime  time.Time `json:"last_time" yaml:"last_time"`
 	// MalformedClaims counts malformed lines carrying the product token.
 	MalformedClaims int64 `json:"malformed_claims" yaml:"malformed_claims"`
+	// Comments counts the lines that start with '#' (AWStats' and W3C
+	// logs' headers): neither requests nor malformed.
+	Comments int64 `json:"comments,omitempty" yaml:"comments,omitempty"`
+	// TimeZone is the zone its times without a UTC offset were read in,
+	// when its format logs such times.
+	TimeZone string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
 	// Site is the site of lines without a virtual host, and HostLogged
 	// says whether the format records the virtual host; together they
 	// say which sites the input covers.

@@ -312,9 +312,22 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, au.tokenWords()))
 	}
 	rep.ClientField, rep.RealClientHits = from.String(), from.real
+	rep.Comments = st.Comments
 	if rf := r.Format(); rf != nil {
 		rep.LogFormat = rf.Name()
 		rep.HostLogged = rf.HasHost()
+		if rf.NeedsZone() {
+			zone := o.ZoneName
+			if zone == "" {
+				zone = "the machine's zone"
+			}
+			rep.TimeZone = zone
+			// The same words for every input: said once.
+			au.Warn(fmt.Sprintf("times logged without a UTC offset are read in %s; give --timezone if the server logged in another zone", zone))
+		}
+		if note := rf.Note(); note != "" {
+			au.Warn(fmt.Sprintf("%s: %s", in.Name, note))
+		}
 		if (o.TrustXFF || o.Trust.Reads()) && len(rf.RealClientFields()) == 0 {
 			au.Warn(fmt.Sprintf("%s: the log format %s records no real-client header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP), so --trusted-proxy and --trust-xff cannot read the client behind a proxy: the connecting address is the client, and a trusted proxy's claims stay unverified (proxy); log $http_x_forwarded_for (nginx) or %%{X-Forwarded-For}i (Apache)", in.Name, rf.Name()))
 		}
@@ -366,7 +379,7 @@ const (
 // mostlyMalformed reports whether so many of an input's lines are
 // malformed that its format, not its lines, is likely wrong.
 func mostlyMalformed(st parse.Stats) bool {
-	lines := st.Lines - st.Blank
+	lines := st.Lines - st.Blank - st.Comments
 	if st.Malformed == 0 {
 		return false
 	}
@@ -376,7 +389,7 @@ func mostlyMalformed(st parse.Stats) bool {
 // wrongFormatWarning says that most lines of input do not match the
 // given format, and what auto-detection makes of its first lines (g).
 func wrongFormatWarning(input string, st parse.Stats, given *parse.Format, g *parse.Guess) string {
-	msg := fmt.Sprintf("%s: %d of %d lines do not match --log-format %s", input, st.Malformed, st.Lines-st.Blank, given.Name())
+	msg := fmt.Sprintf("%s: %d of %d lines do not match --log-format %s", input, st.Malformed, st.Lines-st.Blank-st.Comments, given.Name())
 	var unsupported *parse.UnsupportedError
 	switch {
 	case g == nil:
@@ -386,7 +399,7 @@ func wrongFormatWarning(input string, st parse.Stats, given *parse.Format, g *pa
 	case g.Format != nil:
 		return msg + "; auto-detection reads its first lines as that format too (see malformed_examples)"
 	case errors.As(g.Err, &unsupported):
-		return msg + fmt.Sprintf("; it looks like %s: not supported; give an nginx/Apache/JSON access log", unsupported.Kind)
+		return msg + fmt.Sprintf("; it looks like %s", unsupported.Looks())
 	}
 	return msg + "; auto-detection finds no format that fits them either: give the server's own log_format (nginx) or LogFormat (Apache) as --log-format 'nginx:<log_format>' or 'apache:<LogFormat>'"
 }

@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -103,4 +107,178 @@ func parseByteSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return n << shift, nil
+}
+
+// formatOptions are the flags of `format test`.
+type formatOptions struct {
+	LogFormat string
+	Lines     int
+	Crawlers  []string
+	readOptions
+}
+
+func newFormatCmd(env *Env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "format",
+		Short: "See how a log format reads a log",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return c.Help()
+		},
+	}
+	c.AddCommand(newFormatTestCmd(env))
+	return c
+}
+
+func newFormatTestCmd(env *Env) *cobra.Command {
+	o := &formatOptions{}
+	c := &cobra.Command{
+		Use:   "test [FILE|-]",
+		Short: "Show how --log-format reads the first lines of a log, field by field, or where a line leaves it",
+		Long: `format test reads the first lines of a log (plain or compressed; "-" or no
+FILE for stdin) as the logs command would, and shows for each line every
+field's name and value as the format reads it, or where the line left the
+format and why. With --log-format auto (the default) it first shows what each
+format auto-detection tries made of the first lines, and which it chose.`,
+		Example: `  lohibot-audit format test /var/log/nginx/access.log
+  lohibot-audit format test --log-format 'apache:%h %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %b' access.log
+  head -n 5 access.log | lohibot-audit format test --log-format combined -`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runFormatTest(c.Context(), env, o, args)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.LogFormat, "log-format", "auto", "the log format to test: auto, a built-in name, a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>'")
+	f.IntVar(&o.Lines, "lines", 10, "how many lines to show")
+	addCrawlerFlag(f, &o.Crawlers)
+	addReadFlags(f, &o.readOptions)
+	return c
+}
+
+func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []string) error {
+	given, err := parse.ParseFormatSpec(o.LogFormat)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
+	}
+	if o.Lines < 1 {
+		return usageError("--lines %d: give 1 or more", o.Lines)
+	}
+	read, err := o.readOptions.settings(env.Getenv)
+	if err != nil {
+		return err
+	}
+	profiles, err := resolveCrawlers(o.Crawlers)
+	if err != nil {
+		return err
+	}
+	groups := make([][]string, len(profiles))
+	for i, p := range profiles {
+		groups[i] = p.Tokens
+	}
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	if name == "-" && env.StdinTTY() {
+		return &exitError{code: ExitUsage, err: withHint(errors.New("no log given"), "name a file, or pipe lines in: head access.log | lohibot-audit format test -")}
+	}
+	if err := checkInputsExist([]string{name}); err != nil {
+		return err
+	}
+	in, _, err := env.opener(name)(ctx)
+	if err != nil {
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read %s: %v", name, err)}
+	}
+	defer in.Close()
+	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict, Claims: parse.NewTokenSet(groups)})
+	if res != nil {
+		writeFormatTest(env.Stdout, res, read.ZoneName)
+	}
+	if err != nil {
+		return &exitError{code: ExitIncomplete, err: err}
+	}
+	return nil
+}
+
+// writeFormatTest prints what parse.TestFormat found, escaping the log's
+// text.
+func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
+	esc := parse.EscapeControl
+	if len(t.Candidates) > 0 {
+		fmt.Fprintf(w, "candidates (the first %d lines that are neither blank nor comments):\n", t.Candidates[0].Lines)
+		for _, c := range t.Candidates {
+			if c.Fit == 0 && strings.HasPrefix(c.Format.Name(), "syslog+") {
+				continue // said for the plain format
+			}
+			mark := " "
+			if t.Format != nil && c.Format.Name() == t.Format.Name() {
+				mark = "*"
+			}
+			fmt.Fprintf(w, "%s %-28s %3d of %d fit", mark, c.Format.Name(), c.Fit, c.Lines)
+			if c.FirstMiss > 0 {
+				fmt.Fprintf(w, "; line %d does not: %s", c.FirstMiss, esc(c.Reason))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	switch {
+	case t.Format == nil && t.DetectErr != nil:
+		fmt.Fprintf(w, "format: none: %s\n", esc(t.DetectErr.Error()))
+	case t.Detected:
+		fmt.Fprintf(w, "format: %s (detected)\n", t.Format.Name())
+	case t.Format != nil:
+		fmt.Fprintf(w, "format: %s\n", t.Format.Name())
+		if best := bestCandidate(t.Candidates); best != nil && best.Format.Name() != t.Format.Name() {
+			fmt.Fprintf(w, "auto-detection reads %d of these %d lines as %s (try --log-format auto)\n", best.Fit, best.Lines, best.Format.Name())
+		}
+	}
+	if t.Format != nil && t.Format.NeedsZone() {
+		fmt.Fprintf(w, "times without a UTC offset are read in %s (--timezone)\n", zone)
+	}
+	if t.Compression != "" {
+		fmt.Fprintf(w, "compression: %s\n", t.Compression)
+	}
+	for _, l := range t.Lines {
+		fmt.Fprintln(w)
+		switch l.Kind {
+		case "blank":
+			fmt.Fprintf(w, "line %d: blank\n", l.Line)
+			continue
+		case "comment":
+			fmt.Fprintf(w, "line %d: comment: %s\n", l.Line, esc(l.Text))
+			continue
+		case "request":
+			fmt.Fprintf(w, "line %d: fits\n", l.Line)
+		default:
+			fmt.Fprintf(w, "line %d: does not fit: %s\n", l.Line, esc(l.Reason))
+			fmt.Fprintf(w, "  %s\n", esc(l.Text))
+			if len(l.Fields) > 0 {
+				fmt.Fprintln(w, "  read before it left the format:")
+			}
+		}
+		for _, f := range l.Fields {
+			fmt.Fprintf(w, "  %-18s %s", f.Name, esc(f.Text))
+			if f.Value != "" {
+				fmt.Fprintf(w, "  → %s", esc(f.Value))
+			}
+			fmt.Fprintln(w)
+		}
+		if l.Record != nil {
+			fmt.Fprintf(w, "  = %s\n", esc(l.Record.Summary()))
+		}
+	}
+}
+
+// bestCandidate is the candidate auto-detection would choose: the first
+// that fits the most lines, more than half of them.
+func bestCandidate(cs []parse.CandidateTrace) *parse.CandidateTrace {
+	var best *parse.CandidateTrace
+	for i := range cs {
+		if c := &cs[i]; c.Fit*2 > c.Lines && (best == nil || c.Fit > best.Fit) {
+			best = c
+		}
+	}
+	return best
 }

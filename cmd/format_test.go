@@ -58,3 +58,63 @@ func TestReadFlagsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatTest runs format test as a user would: auto on a log with
+// extra fields, a given format that does not fit, a strftime format read
+// in a --timezone, stdin with control characters, and bad input.
+func TestFormatTest(t *testing.T) {
+	timed := "../testdata/servers/nginx_timed.log"
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  []string
+		never []string
+	}{
+		{name: "auto", args: []string{timed}, want: []string{
+			"candidates (the first 3 lines that are neither blank nor comments):\n",
+			"  combined                       0 of 3 fit; line 1 does not: unexpected text after the last field at byte 132\n",
+			"* combined+sec+sec               3 of 3 fit\n",
+			"format: combined+sec+sec (detected)\n",
+			"line 1: fits\n  client address     203.0.113.10\n",
+			"  request time       0.026  → 26ms\n  ignored            0.025\n",
+			"  = client 203.0.113.10, site -, time 2026-12-01T05:25:01Z (from 2026-12-01T05:25:00.974Z to 2026-12-01T05:25:01Z), GET /index.html, status 200, user agent \"LohiSoftBot/1.0 (+https://lohisoft.com/bot)\", a claimed hit\n",
+		}},
+		{name: "a format that does not fit", args: []string{"--log-format", "combined", "--lines", "1", timed}, want: []string{
+			"format: combined\nauto-detection reads 3 of these 3 lines as combined+sec+sec (try --log-format auto)\n",
+			"line 1: does not fit: unexpected text after the last field at byte 132\n",
+			"  read before it left the format:\n  client address     203.0.113.10\n",
+		}, never: []string{"line 2"}},
+		{name: "strftime in a zone", args: []string{"--timezone", "Asia/Tokyo", "--log-format",
+			`apache:%h %l %u %{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"`, "../testdata/servers/apache_strftime.log"}, want: []string{
+			"times without a UTC offset are read in Asia/Tokyo (--timezone)\n",
+			"  time               2026-12-01 06:25:01  → 2026-11-30T21:25:01Z (+09:00 JST)\n  microseconds       123456\n",
+			"time 2026-11-30T21:25:01.123456Z",
+		}},
+		{name: "stdin, escaped", stdin: "\x1b[31mhello\n\n# a comment\n", args: []string{"--log-format", "combined", "-"}, want: []string{
+			"line 1: does not fit: no \" \" after the client address field\n  \\x1b[31mhello\n",
+			"line 2: blank\n", "line 3: comment: # a comment\n",
+		}, never: []string{"\x1b"}},
+		{name: "a bad format", args: []string{"--log-format", "apache:%h %{%Q}t", timed}, code: 2},
+		{name: "no such file", args: []string{"/nonexistent/access.log"}, code: 2},
+		{name: "a hostile archive", args: []string{"../testdata/hostile/dict-1536MiB.log.xz"}, code: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runInMemory(t, tc.stdin, append([]string{"format", "test"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s\n%s", code, tc.code, errOut, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tc.never {
+				if strings.Contains(out, w) {
+					t.Errorf("output holds %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

@@ -8,16 +8,17 @@ import (
 )
 
 // TestLogsInputWarnings runs what a new user runs first: a log read with
-// the wrong --log-format, an IIS log, an empty file. Each says so on
+// the wrong --log-format, an HAProxy tcplog (a kind of log that is not read), an IIS log, an empty
+// file. Each says so on
 // stderr, with the exit code of SPEC §8, and the report's text says an
 // unread input was not read instead of an empty header.
 func TestLogsInputWarnings(t *testing.T) {
 	vhost := identityWriteFile(t, "vhost.log", strings.Repeat(
 		`fenix.example.com.ar:443 71.6.232.7 - - [01/Dec/2020:06:41:10 +0000] "GET / HTTP/1.1" 200 4875 "-" "Mozilla/5.0"`+"\n", 25))
-	iis := filepath.Join("..", "testdata", "logs", "iis_w3c.log")
+	iis := filepath.Join("..", "testdata", "servers", "haproxy_tcplog.log")
 	empty := identityWriteFile(t, "empty.log", "")
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
-	iisSays := iis + ": cannot detect the log format: it looks like a W3C extended log (IIS); not supported: give an nginx/Apache/JSON access log; none of it was read"
+	iisSays := iis + ": cannot detect the log format: it looks like an HAProxy tcplog: no request line (log the frontend with option httplog); none of it was read"
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -34,7 +35,10 @@ func TestLogsInputWarnings(t *testing.T) {
 		{name: "iis log beside a good one", args: []string{"--format", "table", good, iis}, code: ExitIncomplete,
 			stdout: []string{"2 files (not read: " + iis + "), 13 lines (1 malformed), log format combined\n"}},
 		{name: "iis log read as combined", args: []string{"--log-format", "combined", "--format", "json", iis}, code: ExitOK,
-			stderr: []string{": 7 of 7 lines do not match --log-format combined; it looks like a W3C extended log (IIS): not supported; give an nginx/Apache/JSON access log\n"}},
+			stderr: []string{": 3 of 3 lines do not match --log-format combined; it looks like an HAProxy tcplog: no request line (log the frontend with option httplog)\n"}},
+		{name: "w3c log of IIS", args: []string{"--format", "json", filepath.Join("..", "testdata", "logs", "iis_w3c.log")}, code: ExitOK,
+			stdout: []string{`"log_format": "w3c"`, `"comments": 4`, `"user_agents": [
+        "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"`}},
 		{name: "empty file", args: []string{"--format", "json", empty}, code: ExitOK,
 			stderr: []string{"lohibot-audit: warning: " + empty + " is empty\n"}},
 		{name: "empty stdin", args: []string{"--format", "json", "-"}, code: ExitOK,

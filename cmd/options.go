@@ -83,7 +83,7 @@ func addTrustedProxyFlag(f *pflag.FlagSet, o *auditOptions) {
 
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, common, combined, vhost_common, vhost_combined, nginx_main, json, 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
+	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
 	f.IntVar(&o.Budget, "budget", defaultBudget, "pages per site per budget window")

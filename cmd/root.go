@@ -409,6 +409,7 @@ the LohiSoftBot search crawler:
 		newEmitCmd(env),
 		newIPsCmd(env),
 		newWatchCmd(env),
+		newFormatCmd(env),
 		newVersionCmd(env),
 	)
 	return root

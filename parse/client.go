@@ -39,7 +39,7 @@ func (c ClientSource) String() string {
 // that is no real-client header.
 func clientSourceOf(f field) ClientSource {
 	switch f {
-	case fXFF:
+	case fXFF, fXFFClient:
 		return FromXForwardedFor
 	case fCFConnectingIP:
 		return FromCFConnectingIP
@@ -56,7 +56,7 @@ func clientSourceOf(f field) ClientSource {
 func (f *Format) RealClientFields() []ClientSource {
 	var out []ClientSource
 	for c, fl := range [...]field{fXFF, fCFConnectingIP, fTrueClientIP, fXRealIP} {
-		if f.json || f.has[fl] {
+		if f.json || f.has[fl] || fl == fXFF && f.has[fXFFClient] {
 			out = append(out, ClientSource(c+1))
 		}
 	}

@@ -38,6 +38,15 @@ const (
 	fXFF                         // X-Forwarded-For request header
 	fTimeAny                     // JSON only: a time in any of the layouts above
 	fIdent                       // Apache %l: the identd answer, almost always "-"
+	fTimeStrf                    // a time in a strftime layout (item.tl): Apache %{FORMAT}t, HAProxy, W3C
+	fFracMsec                    // Apache %{msec_frac}t: the milliseconds of the time
+	fFracUsec                    // Apache %{usec_frac}t: the microseconds of the time
+	fAddrPort                    // the client address and its port: 192.0.2.1:51234 (HAProxy, AWS ALB)
+	fXFFClient                   // X-Forwarded-For whose last address is the client (Envoy's default format logs no other)
+	fCaptures                    // HAProxy's captured headers: "{…} " groups, none to two
+	fDurTimer                    // HAProxy's total time in milliseconds: digits, "+" and digits, or -1
+	fDurAuto                     // W3C time-taken: milliseconds (IIS), or seconds with a fraction (CloudFront)
+	fStatusOpt                   // a status, or -1, 0 or "-" for none (HAProxy, Envoy, AWS ALB)
 	fCFConnectingIP              // CF-Connecting-IP request header (Cloudflare)
 	fTrueClientIP                // True-Client-IP request header (Akamai, Cloudflare Enterprise)
 	fXRealIP                     // X-Real-IP request header (set by many reverse proxies)
@@ -51,7 +60,10 @@ var fieldNames = [numFields]string{
 	fProto: "protocol", fStatus: "status", fBytes: "bytes", fReferer: "referer",
 	fUA: "user agent", fHost: "virtual host", fHostHeader: "host header", fDurSec: "request time",
 	fDurMsec: "request time", fDurUsec: "request time", fRetryAfter: "retry-after", fXFF: "x-forwarded-for", fTimeAny: "time",
-	fIdent: "remote logname", fCFConnectingIP: "cf-connecting-ip", fTrueClientIP: "true-client-ip", fXRealIP: "x-real-ip",
+	fIdent: "remote logname", fTimeStrf: "time", fFracMsec: "milliseconds", fFracUsec: "microseconds",
+	fAddrPort: "client address:port", fXFFClient: "x-forwarded-for", fCaptures: "captured headers",
+	fDurTimer: "request time", fDurAuto: "request time", fStatusOpt: "status",
+	fCFConnectingIP: "cf-connecting-ip", fTrueClientIP: "true-client-ip", fXRealIP: "x-real-ip",
 }
 
 func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
@@ -61,7 +73,7 @@ func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f ==
 func (f field) isText() bool {
 	switch f {
 	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore, fIdent,
-		fCFConnectingIP, fTrueClientIP, fXRealIP:
+		fAddrPort, fXFFClient, fCaptures, fCFConnectingIP, fTrueClientIP, fXRealIP:
 		return true
 	}
 	return false
@@ -74,6 +86,10 @@ type item struct {
 	field  field
 	quoted bool // the field sits between '"' literals: its end is the first unescaped '"'
 	pos    int  // position in the format string, for errors
+	tl     *timeLayout
+	// dec says how the field's text is encoded when not as Apache and
+	// nginx escape it (dec*).
+	dec uint8
 
 	// Set by finish, for the line parser:
 	step  uint8 // how to match this item (step*)
@@ -84,12 +100,22 @@ type item struct {
 
 // How the line parser validates a field's text.
 const (
-	checkNone   = iota // any text
-	checkField         // validField: numbers, times
-	checkClient        // an IP address literal (or a host name, when allowed)
-	checkUser          // a remote user: spaces only where no field was shifted in
-	checkIdent         // Apache's %l: anything but an IP address
-	checkVhost         // a virtual host of a built-in format: a host name or address, with an optional port
+	checkNone      = iota // any text
+	checkField            // validField: numbers, times
+	checkClient           // an IP address literal (or a host name, when allowed)
+	checkUser             // a remote user: spaces only where no field was shifted in
+	checkIdent            // Apache's %l: anything but an IP address
+	checkVhost            // a virtual host of a built-in format: a host name or address, with an optional port
+	checkAddrPort         // an IP address and a port
+	checkXFFClient        // an X-Forwarded-For list whose last entry is an IP address
+)
+
+// How a field's text is encoded.
+const (
+	decLog     = iota // Apache's and nginx's escapes (\xHH, \")
+	decPlus           // IIS: '+' for a space, and %XX
+	decPercent        // CloudFront: %XX
+	decHash           // HAProxy: #XX
 )
 
 // How the line parser matches an item.
@@ -101,6 +127,8 @@ const (
 	stepUntil             // an unquoted field: up to the next literal, one byte long
 	stepUntilLit          // an unquoted field: up to the next literal, longer than a byte
 	stepRest              // the last item: a field running to the end of the line
+	stepTime              // a time read by its layout (item.tl)
+	stepBraces            // HAProxy's captured headers: "{…} " groups, none or more
 )
 
 // Format is a compiled log format: a plan of literals and fields that a
@@ -129,9 +157,33 @@ type Format struct {
 	// header fields, by ClientSource (-1: not logged).
 	uaItem, addrItem int
 	realItems        [numClientSources]int
+	// uaSpecial says the User-Agent item needs uaText: HAProxy's captured
+	// headers, or an encoding other than the servers' escapes.
+	uaSpecial bool
 	// hasDur is true when lines log a request duration: the start or end
 	// derived from it must be a time a report can carry, too.
 	hasDur bool
+	// splitTime is true when the time comes in parts (strftime layouts,
+	// fractions) that are put together per line; zoneless when it may be
+	// read without a UTC offset, in the reader's Location.
+	splitTime, zoneless bool
+	// post is true when a line that matched is checked further (a
+	// duration, a time in parts).
+	post bool
+	// hostFromTarget takes the site from an absolute-form request target
+	// when no host field gives it (AWS ALB logs "GET http://host:80/ …").
+	hostFromTarget bool
+	// server names the server whose own format this is ("HAProxy",
+	// "Envoy"), for messages; "" for nginx's and Apache's.
+	server string
+	// note is said once in the report of an input read in this format.
+	note string
+	// caddy makes a JSON format take Caddy's access log only: a
+	// "request" object on every line.
+	caddy bool
+	// w3c is set for a W3C extended log's format, which its #Fields:
+	// line defines and which changes where another one comes.
+	w3c *w3cInfo
 }
 
 // Name is how the format is shown in reports: "combined", "json",
@@ -150,7 +202,16 @@ func (f *Format) HasHost() bool {
 
 // HasUserAgent reports whether lines record the User-Agent; without it no
 // request can be seen claiming to be the crawler.
-func (f *Format) HasUserAgent() bool { return f.json || f.has[fUA] }
+func (f *Format) HasUserAgent() bool { return f.json || f.has[fUA] || f.has[fCaptures] }
+
+// NeedsZone reports whether the format logs a time without a UTC offset,
+// which the reader reads in Options.Location.
+func (f *Format) NeedsZone() bool { return f.zoneless }
+
+// Note is what the report should say once about an input read in this
+// format ("" for most): how its client is found when that is not the
+// usual address field.
+func (f *Format) Note() string { return f.note }
 
 // Built-in formats (the names accepted by --log-format). The virtual host
 // of the vhost formats is one field that may carry a port: Debian writes
@@ -182,12 +243,17 @@ var (
 	NginxMain = mustNamed("nginx_main", CompileNginx, nginxMain)
 	// JSON is JSON lines with keys named after nginx variables.
 	JSON = &Format{name: "json", json: true, timeIsEnd: true}
+	// Caddy is Caddy's JSON access log: the request in a nested object
+	// with the headers as arrays, the client request.client_ip (the
+	// connecting request.remote_ip, or remote_addr before 2.7, when it
+	// is missing), ts and duration in seconds.
+	Caddy = &Format{name: "caddy", json: true, timeIsEnd: true, caddy: true, server: "Caddy"}
 )
 
 // autoCandidates are the formats auto-detection tries, most specific
 // first; each is also tried after a syslog header. A tie goes to the
 // earlier one.
-var autoCandidates = []*Format{JSON, VhostCombined, VhostCommon, NginxMain, Combined, Common}
+var autoCandidates = []*Format{Caddy, JSON, Traefik, HAProxy, ALB, Istio, Envoy, VhostCombined, VhostCommon, NginxMain, Combined, Common}
 
 // DetectableFormats returns the names auto-detection can choose from, in
 // the order it prefers them; each may also come as "syslog+NAME".
@@ -248,7 +314,11 @@ func (e *FormatError) Unwrap() error { return ErrFormat }
 // "apache:…" compiles the string after the colon.
 //
 // Built-in names: common (alias clf), combined, vhost_common,
-// vhost_combined, nginx_main (alias main) and json (alias jsonl).
+// vhost_combined, nginx_main (alias main), json (alias jsonl), caddy,
+// haproxy, traefik, envoy, istio, alb (alias aws_alb) and w3c (aliases
+// iis, cloudfront: the fields come from the log's #Fields: directive);
+// and the presets followed by extra fields, such as combined+sec (see
+// buildExtended).
 //
 // Any of these may be preceded by "syslog+" (syslog+combined,
 // syslog+nginx:…) for lines that each start with a syslog header: RFC 3164
@@ -277,13 +347,21 @@ func ParseFormatSpec(spec string) (*Format, error) {
 	if f := LookupFormat(spec); f != nil {
 		return f, nil
 	}
+	if f, ok, err := parseExtended(spec); ok {
+		return f, err
+	}
 	if s, ok := strings.CutPrefix(spec, "nginx:"); ok {
 		return CompileNginx(s)
 	}
 	if s, ok := strings.CutPrefix(spec, "apache:"); ok {
 		return CompileApache(s)
 	}
-	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, common, combined, vhost_common, vhost_combined, json, nginx_main, 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+'", ErrFormat, spec)
+	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, %s, a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+'", ErrFormat, spec, strings.Join(FormatNames(), ", "))
+}
+
+// FormatNames returns the names of the built-in formats.
+func FormatNames() []string {
+	return []string{"common", "combined", "vhost_common", "vhost_combined", "nginx_main", "json", "caddy", "haproxy", "traefik", "envoy", "istio", "alb", "w3c"}
 }
 
 // LookupFormat returns the built-in format with that name, or nil. The
@@ -302,6 +380,20 @@ func LookupFormat(name string) *Format {
 		return NginxMain
 	case "json", "jsonl":
 		return JSON
+	case "caddy":
+		return Caddy
+	case "haproxy":
+		return HAProxy
+	case "traefik":
+		return Traefik
+	case "envoy":
+		return Envoy
+	case "istio":
+		return Istio
+	case "alb", "aws_alb":
+		return ALB
+	case "w3c", "iis", "cloudfront":
+		return W3C
 	}
 	return nil
 }
@@ -528,7 +620,7 @@ func CompileApache(s string) (*Format, error) {
 			addLit('%', start)
 			continue
 		}
-		fl, err := apacheDirective(d, arg, hasArg)
+		fl, tl, err := apacheDirective(d, arg, hasArg)
 		if err != nil {
 			return nil, &FormatError{Format: src, Pos: start, Msg: err.Error()}
 		}
@@ -544,7 +636,7 @@ func CompileApache(s string) (*Format, error) {
 			addLit('[', start)
 		}
 		flush()
-		f.items = append(f.items, item{field: fl, pos: start})
+		f.items = append(f.items, item{field: fl, pos: start, tl: tl})
 		if bracketed {
 			addLit(']', start)
 		}
@@ -585,31 +677,50 @@ func apacheUnquote(s string) string {
 	return b.String()
 }
 
-func apacheDirective(d byte, arg string, hasArg bool) (field, error) {
+func apacheDirective(d byte, arg string, hasArg bool) (field, *timeLayout, error) {
+	if d == 't' {
+		return apacheTime(arg, hasArg)
+	}
+	fl, err := apacheField(d, arg, hasArg)
+	return fl, nil, err
+}
+
+// apacheTime reads %t and %{FORMAT}t: a strftime FORMAT, sec, msec, usec,
+// msec_frac or usec_frac, each after an optional begin: or end:.
+func apacheTime(arg string, hasArg bool) (field, *timeLayout, error) {
+	if !hasArg {
+		return fTimeCLF, nil, nil
+	}
+	a := strings.TrimPrefix(strings.TrimPrefix(arg, "begin:"), "end:")
+	switch a {
+	case "", "%d/%b/%Y:%H:%M:%S %z":
+		return fTimeCLF, nil, nil
+	case "sec":
+		return fTimeSec, nil, nil
+	case "msec":
+		return fTimeMsecInt, nil, nil
+	case "usec":
+		return fTimeUsecInt, nil, nil
+	case "msec_frac":
+		return fFracMsec, nil, nil
+	case "usec_frac":
+		return fFracUsec, nil, nil
+	case "%Y-%m-%dT%H:%M:%S%z", "%FT%T%z":
+		return fTimeISO, nil, nil
+	}
+	tl, err := compileStrftime(a)
+	if err != nil {
+		return 0, nil, err
+	}
+	return fTimeStrf, tl, nil
+}
+
+func apacheField(d byte, arg string, hasArg bool) (field, error) {
 	switch d {
 	case 'h', 'a':
 		return fAddr, nil
 	case 'u':
 		return fUser, nil
-	case 't':
-		if !hasArg {
-			return fTimeCLF, nil
-		}
-		a := arg
-		a = strings.TrimPrefix(strings.TrimPrefix(a, "begin:"), "end:")
-		switch a {
-		case "", "%d/%b/%Y:%H:%M:%S %z":
-			return fTimeCLF, nil
-		case "sec":
-			return fTimeSec, nil
-		case "msec":
-			return fTimeMsecInt, nil
-		case "usec":
-			return fTimeUsecInt, nil
-		case "%Y-%m-%dT%H:%M:%S%z", "%FT%T%z":
-			return fTimeISO, nil
-		}
-		return 0, fmt.Errorf("time format %%{%s}t is not supported (use %%t, %%{sec}t, %%{msec}t, %%{usec}t or %%{%%Y-%%m-%%dT%%H:%%M:%%S%%z}t)", arg)
 	case 'r':
 		return fRequest, nil
 	case 'm':
@@ -685,15 +796,16 @@ func (f *Format) finish(src string) error {
 	if len(f.items) > maxItems {
 		return &FormatError{Format: src, Pos: f.items[maxItems].pos, Msg: fmt.Sprintf("more than %d fields and literals", maxItems)}
 	}
+	var timeParts uint8
 	for i := range f.items {
 		it := &f.items[i]
 		if it.isLit {
 			continue
 		}
-		if i > 0 && !f.items[i-1].isLit {
+		if i > 0 && !f.items[i-1].isLit && f.items[i-1].tl == nil {
 			return &FormatError{Format: src, Pos: it.pos, Msg: "two fields with nothing between them cannot be told apart"}
 		}
-		if f.has[it.field] && it.field != fIgnore {
+		if f.has[it.field] && it.field != fIgnore && it.field != fTimeStrf {
 			// The first occurrence decides; a second one is read and ignored.
 			it.field = fIgnore
 		}
@@ -702,7 +814,17 @@ func (f *Format) finish(src string) error {
 			prev, next := f.items[i-1].lit, f.items[i+1].lit
 			it.quoted = strings.HasSuffix(prev, `"`) && strings.HasPrefix(next, `"`)
 		}
+		switch it.field {
+		case fTimeStrf:
+			timeParts |= it.tl.parts
+			if it.tl.parts&(partZone|partEpoch) == 0 && !it.tl.utc {
+				f.zoneless = true
+			}
+		case fFracMsec, fFracUsec:
+			timeParts |= partFrac
+		}
 	}
+	f.splitTime = f.has[fTimeStrf] || f.has[fFracMsec] || f.has[fFracUsec]
 	for i := range f.items {
 		it := &f.items[i]
 		switch {
@@ -710,6 +832,10 @@ func (f *Format) finish(src string) error {
 			it.step = stepLit1
 		case it.isLit:
 			it.step = stepLit
+		case it.tl != nil:
+			it.step = stepTime
+		case it.field == fCaptures:
+			it.step = stepBraces
 		case i+1 == len(f.items):
 			it.step = stepRest
 		case it.quoted && i+2 == len(f.items):
@@ -736,7 +862,12 @@ func (f *Format) finish(src string) error {
 			switch it.field {
 			case fAddr:
 				it.check = checkClient
-			case fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt, fStatus, fBytes, fDurSec, fDurMsec, fDurUsec:
+			case fAddrPort:
+				it.check = checkAddrPort
+			case fXFFClient:
+				it.check = checkXFFClient
+			case fTimeCLF, fTimeISO, fTimeSec, fTimeMsec, fTimeMsecInt, fTimeUsecInt, fStatus, fBytes, fDurSec, fDurMsec, fDurUsec,
+				fFracMsec, fFracUsec, fDurTimer, fDurAuto, fStatusOpt:
 				it.check = checkField
 			case fUser:
 				// Only an unquoted field can take in a neighbour's text.
@@ -750,7 +881,8 @@ func (f *Format) finish(src string) error {
 			}
 		}
 	}
-	f.hasDur = f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec]
+	f.hasDur = f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec] || f.has[fDurTimer] || f.has[fDurAuto]
+	f.post = f.hasDur || f.splitTime
 	f.uaItem, f.addrItem = -1, -1
 	for i := range f.realItems {
 		f.realItems[i] = -1
@@ -758,27 +890,36 @@ func (f *Format) finish(src string) error {
 	for i, it := range f.items {
 		switch {
 		case it.isLit:
-		case it.field == fUA:
+		case it.field == fUA, it.field == fCaptures && f.uaItem < 0:
 			f.uaItem = i
-		case it.field == fAddr:
+		case it.field == fAddr, it.field == fAddrPort, it.field == fXFFClient && f.addrItem < 0:
 			f.addrItem = i
-		case clientSourceOf(it.field) != FromAddress:
-			f.realItems[clientSourceOf(it.field)] = i
+		}
+		if c := clientSourceOf(it.field); !it.isLit && c != FromAddress && f.realItems[c] < 0 {
+			f.realItems[c] = i
 		}
 	}
+	if f.uaItem >= 0 {
+		f.uaSpecial = f.items[f.uaItem].field == fCaptures || f.items[f.uaItem].dec != decLog
+	}
 	// With both a virtual host and a Host header, the virtual host wins.
-	if !f.has[fAddr] {
+	if !f.has[fAddr] && !f.has[fAddrPort] && !f.has[fXFFClient] {
 		msg := "no client address field ($remote_addr or %h)"
 		if f.has[fXFF] {
 			msg += "; a format that logs the client only in X-Forwarded-For is not supported: log $remote_addr or %h (or %a) as well, and use --trust-xff"
 		}
 		return &FormatError{Format: src, Pos: 0, Msg: msg}
 	}
-	if !(f.has[fTimeCLF] || f.has[fTimeISO] || f.has[fTimeSec] || f.has[fTimeMsec] || f.has[fTimeMsecInt] || f.has[fTimeUsecInt]) {
-		return &FormatError{Format: src, Pos: 0, Msg: "no time field ($time_local, $time_iso8601, $msec or %t)"}
+	whole := timeParts&partEpoch != 0 || timeParts&(partDate|partClock) == partDate|partClock
+	if !(whole || f.has[fTimeCLF] || f.has[fTimeISO] || f.has[fTimeSec] || f.has[fTimeMsec] || f.has[fTimeMsecInt] || f.has[fTimeUsecInt]) {
+		msg := "no time field ($time_local, $time_iso8601, $msec or %t)"
+		if timeParts != 0 {
+			msg = "the time fields give no whole time (a date and a time of day, as %{%Y-%m-%d}t %{%H:%M:%S}t)"
+		}
+		return &FormatError{Format: src, Pos: 0, Msg: msg}
 	}
 	return nil
 }
 
 // maxItems bounds a plan so that a line's field spans fit on the stack.
-const maxItems = 64
+const maxItems = 256

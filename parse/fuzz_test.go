@@ -49,6 +49,36 @@ func FuzzLine(f *testing.F) {
 		f.Fatal(err)
 	}
 	formats = append(formats, timed, apacheTimed)
+	// The formats of other servers, and presets with extra fields.
+	iis, err := compileW3C("date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken", ' ')
+	if err != nil {
+		f.Fatal(err)
+	}
+	cloudfront, err := compileW3C("date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status cs(Referer) cs(User-Agent) cs-uri-query cs(Cookie) x-edge-result-type x-edge-request-id x-host-header cs-protocol cs-bytes time-taken x-forwarded-for", '\t')
+	if err != nil {
+		f.Fatal(err)
+	}
+	strf, err := CompileApache(`%h %l %u %{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	formats = append(formats, iis, cloudfront, strf)
+	for _, name := range []string{"combined+sec+sec", "vhost_combined+num", "nginx_main+rt=sec+uct=str", "combined+num+str+str+ms+word"} {
+		fm, err := ParseFormatSpec(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		formats = append(formats, fm)
+	}
+	for _, file := range []string{"haproxy_httplog.log", "traefik_clf.log", "envoy.log", "istio.log", "alb.log", "cloudfront.log", "caddy.log", "caddy_2.4.log", "nginx_timed.log", "nginx_upstream_kv.log"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "servers", file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			f.Add(l)
+		}
+	}
 	f.Add(`<190>Dec  1 06:25:01 web1 nginx: 192.0.2.1 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot"`)
 	f.Add(`crawl.example.com - - [31/Dec/9999:23:59:59 +0100] "GET / HTTP/1.1" 200 1 "-" "LohiSoftBot"`)
 	f.Add(`192.0.2.1 - - 2026-12-01T06:25:01+01:00 1791640536125 "GET / HTTP/1.1" 200 1 "LohiSoftBot" 1000`)
@@ -82,7 +112,9 @@ func FuzzLine(f *testing.F) {
 // checkRecord checks what any record of a well-formed line must hold.
 func checkRecord(t *testing.T, fm *Format, rec *Record, ipOnly bool) {
 	t.Helper()
-	if rec.Claimed != strings.Contains(strings.ToLower(rec.UserAgent), "lohisoftbot") {
+	// The token as a product token in the User-Agent as sent (matched
+	// at token boundaries, see TokenSet), however the log escaped it.
+	if rec.Claimed != (testClaims.MatchText([]byte(rec.UserAgent)) != 0) {
 		t.Fatalf("%s: claimed=%v for user agent %q", fm.Name(), rec.Claimed, rec.UserAgent)
 	}
 	if rec.Time.IsZero() {
@@ -314,6 +346,65 @@ func FuzzReader(f *testing.F) {
 		st := r.Stats()
 		if st.Lines != int64(len(lines)) || st.Malformed+int64(n) > st.Lines || st.Bytes != int64(len(in)) {
 			t.Fatalf("stats %+v for %d lines, %d records", st, len(lines), n)
+		}
+	})
+}
+
+// FuzzW3C compiles arbitrary #Fields: lists and reads arbitrary entries
+// with them: an error or a format, never a panic, and a record that
+// holds what any record must.
+func FuzzW3C(f *testing.F) {
+	f.Add("date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) time-taken", "2026-12-01 06:25:01 203.0.113.10 GET / 200 LohiSoftBot/1.0+(+https://x) 15")
+	f.Add("date time x-edge-location c-ip cs(User-Agent) x-host-header time-taken", "2026-12-01\t06:25:01\tFRA\t203.0.113.10\tLohiSoftBot%20x\twww.example.org\t0.003")
+	f.Fuzz(func(t *testing.T, fields, line string) {
+		if strings.ContainsAny(line, "\n") {
+			return
+		}
+		for _, sep := range []byte{' ', '\t'} {
+			fm, err := compileW3C(fields, sep)
+			if err != nil {
+				continue
+			}
+			lp := newLineParser(fm, testClaims, nil, "s", false)
+			lp.keepAll, lp.ipOnly = true, true
+			var rec Record
+			if _, reason := lp.parse([]byte(line), &rec); reason == "" {
+				checkRecord(t, fm, &rec, true)
+			}
+		}
+	})
+}
+
+// FuzzExtras: whatever auto-detection makes of the text after a preset
+// builds a format that reads the line it came from, and whose name reads
+// back as the same format.
+func FuzzExtras(f *testing.F) {
+	for _, s := range []string{"0.026 0.025", "26012", `7 "blog@docker" "http://172.18.0.4:80" 12ms`, `rt=0.026 uct="0.001" urt="-"`, "- -", `a="b\"c" d`} {
+		f.Add(s)
+	}
+	const base = `203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET / HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`
+	f.Fuzz(func(t *testing.T, tail string) {
+		if strings.ContainsAny(tail, "\n\r") {
+			return
+		}
+		ex := inferExtras([]byte(tail))
+		if ex == nil {
+			return
+		}
+		fm, err := buildExtended(Combined, ex)
+		if err != nil {
+			t.Fatalf("%q: inferred %v, which does not build: %v", tail, ex, err)
+		}
+		lp := newLineParser(fm, testClaims, nil, "s", false)
+		lp.keepAll, lp.ipOnly = true, true
+		var rec Record
+		if _, reason := lp.parse([]byte(base+" "+tail), &rec); reason != "" {
+			t.Fatalf("%q: %s does not read its own line: %s", tail, fm.Name(), reason)
+		}
+		checkRecord(t, fm, &rec, true)
+		again, err := ParseFormatSpec(fm.Name())
+		if err != nil || again.Name() != fm.Name() {
+			t.Fatalf("%s does not read back: %v", fm.Name(), err)
 		}
 	})
 }

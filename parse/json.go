@@ -63,6 +63,30 @@ func jsonKeyField(k []byte) field {
 		return fTrueClientIP
 	case "http_x_real_ip", "x_real_ip":
 		return fXRealIP
+	// Traefik's JSON access log (its request headers only when
+	// accessLog.fields.headers keeps them).
+	case "ClientHost":
+		return fAddr
+	case "StartUTC", "StartLocal":
+		return fTimeISO
+	case "RequestMethod":
+		return fMethod
+	case "RequestPath":
+		return fURI
+	case "RequestProtocol":
+		return fProto
+	case "DownstreamStatus":
+		return fStatus
+	case "DownstreamContentSize":
+		return fBytes
+	case "RequestHost":
+		return fHost
+	case "request_User-Agent":
+		return fUA
+	case "request_Referer":
+		return fReferer
+	case "request_X-Forwarded-For":
+		return fXFF
 	}
 	return fIgnore
 }
@@ -158,70 +182,37 @@ func jsonNumber(b []byte) bool {
 // parseJSON checks a JSON line and fills rec when it is of interest.
 func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason string) {
 	var vals [numFields]jval
+	var js jsonState
 	p.jsonReal = false
 	i := skipJSONSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false, "not a JSON object"
 	}
-	i = skipJSONSpace(line, i+1)
-	if i < len(line) && line[i] == '}' {
-		i++
-	} else {
-		for {
-			if i >= len(line) || line[i] != '"' {
-				return false, "expected a key at byte " + p.at(i)
-			}
-			ke := findQuote(line, i+1)
-			if ke < 0 {
-				return false, "unterminated key at byte " + p.at(i)
-			}
-			key := line[i+1 : ke]
-			i = skipJSONSpace(line, ke+1)
-			if i >= len(line) || line[i] != ':' {
-				return false, "expected ':' at byte " + p.at(i)
-			}
-			i = skipJSONSpace(line, i+1)
-			vs := i
-			ve := skipJSONValue(line, i)
-			if ve < 0 {
-				return false, "bad value at byte " + p.at(vs)
-			}
-			var f field
-			if bytes.IndexByte(key, '\\') >= 0 {
-				f = jsonKeyField([]byte(unescapeJSON(key)))
-			} else {
-				f = jsonKeyField(key)
-			}
-			if clientSourceOf(f) != FromAddress {
-				p.jsonReal = true
-			}
-			if f != fIgnore && !vals[f].set && line[vs] != 'n' {
-				v := jval{s: int32(vs), e: int32(ve), set: true}
-				if line[vs] == '"' {
-					v = jval{s: int32(vs + 1), e: int32(ve - 1), str: true, set: true}
-				} else if line[vs] == '{' || line[vs] == '[' || line[vs] == 't' || line[vs] == 'f' {
-					return false, "unexpected " + fieldNames[f] + " value at byte " + p.at(vs)
-				}
-				if v.e > v.s {
-					vals[f] = v
-				}
-			}
-			i = skipJSONSpace(line, ve)
-			if i < len(line) && line[i] == ',' {
-				i = skipJSONSpace(line, i+1)
-				continue
-			}
-			if i < len(line) && line[i] == '}' {
-				i++
-				break
-			}
-			return false, "expected ',' or '}' at byte " + p.at(i)
-		}
+	i, reason = p.jsonObject(line, i, ctxTop, &vals, &js)
+	if reason != "" {
+		return false, reason
 	}
 	if skipJSONSpace(line, i) != len(line) {
 		return false, "text after the JSON object at byte " + p.at(i)
 	}
-	if !vals[fAddr].set {
+	if p.f.caddy && !js.request {
+		return false, "no \"request\" object: not a Caddy access log"
+	}
+	if js.request {
+		// Caddy: client_ip is the client after the trusted_proxies
+		// Caddy was given, remote_ip the connecting address (before
+		// 2.7 remote_addr, with the port); its duration is in seconds.
+		if !vals[fAddr].set && js.peer.set {
+			vals[fAddr] = js.peer
+		}
+		if !vals[fAddr].set && js.peerPort.set {
+			vals[fAddrPort] = js.peerPort
+		}
+		if !vals[fDurSec].set && js.dur.set {
+			vals[fDurSec] = js.dur
+		}
+	}
+	if !vals[fAddr].set && !vals[fAddrPort].set {
 		return false, "no remote_addr"
 	}
 	hasTime := false
@@ -237,6 +228,10 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		if f == fAddr {
 			if r := clientReason(b, p.ipOnly); r != "" {
 				return false, r
+			}
+		} else if f == fAddrPort {
+			if _, ok := splitAddrPort(b); !ok {
+				return false, "bad client address:port " + strconv.Quote(clip(b))
 			}
 		} else if f == fTimeAny {
 			if _, _, ok := p.anyTime(b, false); !ok {
@@ -272,9 +267,13 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	claimed := claims != 0
 	listed := false
 	if p.listed != nil && !claimed {
-		v := vals[fAddr]
-		addr := line[v.s:v.e]
-		if p.reads() && p.trustsText(addr) {
+		var addr []byte
+		if v := vals[fAddr]; v.set {
+			addr = line[v.s:v.e]
+		} else if v := vals[fAddrPort]; v.set {
+			addr = clientText(fAddrPort, line[v.s:v.e])
+		}
+		if p.reads() && p.jsonReal && p.trustsText(addr) {
 			listed = p.listedBehindJSON(line, &vals)
 		} else {
 			listed = p.listed.containsText(addr)
@@ -302,12 +301,19 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 			}
 			continue
 		}
-		jsonStr := v.str
-		if jsonStr && !f.isText() {
-			// a number or time written as a string
-			b, jsonStr = []byte(unescapeJSON(b)), false
+		if f == fAddrPort {
+			p.setExtra(rec, &item{field: fAddrPort}, b)
+			continue
 		}
-		p.setField(rec, f, b, jsonStr, &path, &query, &hostHeader, &timeRes)
+		enc := encLog
+		if v.str {
+			enc = encJSON
+		}
+		if v.str && !f.isText() {
+			// a number or time written as a string
+			b, enc = []byte(unescapeJSON(b)), encLog
+		}
+		p.setField(rec, f, b, enc, &path, &query, &hostHeader, &timeRes)
 	}
 	p.finishRecord(rec, path, query, hostHeader, timeRes)
 	rec.Claims, rec.Claimed = claims, claimed
@@ -352,7 +358,7 @@ func (p *lineParser) checkJSONSpan(line []byte, vals *[numFields]jval) string {
 			}
 			continue
 		}
-		p.setField(&rec, f, b, false, &none, &none, &none, &timeRes)
+		p.setField(&rec, f, b, encLog, &none, &none, &none, &timeRes)
 	}
 	if !rec.HasDuration || reportableTime(rec.Time.Add(-rec.Duration)) {
 		return ""
@@ -460,4 +466,163 @@ func jsonHex4(b []byte) (rune, int) {
 		r = r<<4 | rune(unhex(c))
 	}
 	return r, 4
+}
+
+// jsonState is what a JSON line holds beside its fields: Caddy's nested
+// request object, its connecting address and its duration.
+type jsonState struct {
+	request        bool // a "request" object (Caddy)
+	peer, peerPort jval // request.remote_ip, request.remote_addr
+	dur            jval // duration (seconds in Caddy's log)
+}
+
+// Where a JSON object sits in a line.
+const (
+	ctxTop         = iota
+	ctxRequest     // Caddy's "request"
+	ctxHeaders     // Caddy's "request": {"headers": …}
+	ctxRespHeaders // Caddy's "resp_headers"
+)
+
+// jsonObject reads the object at line[i] ('{'), putting the values of
+// the fields it knows in vals. It returns the index after the object, or
+// why the line is not well formed.
+func (p *lineParser) jsonObject(line []byte, i int, ctx int, vals *[numFields]jval, js *jsonState) (int, string) {
+	i = skipJSONSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return i + 1, ""
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return 0, "expected a key at byte " + p.at(i)
+		}
+		ke := findQuote(line, i+1)
+		if ke < 0 {
+			return 0, "unterminated key at byte " + p.at(i)
+		}
+		key := line[i+1 : ke]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(unescapeJSON(key))
+		}
+		i = skipJSONSpace(line, ke+1)
+		if i >= len(line) || line[i] != ':' {
+			return 0, "expected ':' at byte " + p.at(i)
+		}
+		i = skipJSONSpace(line, i+1)
+		vs := i
+		var ve int
+		f, sub := fIgnore, -1
+		switch ctx {
+		case ctxTop:
+			f = jsonKeyField(key)
+			switch string(key) {
+			case "request":
+				if vs < len(line) && line[vs] == '{' {
+					f, sub = fIgnore, ctxRequest
+					js.request = true
+				}
+			case "resp_headers":
+				f, sub = fIgnore, ctxRespHeaders
+			case "ts":
+				f = fTimeAny
+			case "size":
+				f = fBytes
+			case "user_id":
+				f = fUser
+			}
+		case ctxRequest:
+			switch string(key) {
+			case "client_ip":
+				f = fAddr
+			case "remote_ip":
+				f = fIgnore
+				js.peer = jsonString(line, vs)
+			case "remote_addr":
+				js.peerPort = jsonString(line, vs)
+			case "proto":
+				f = fProto
+			case "method":
+				f = fMethod
+			case "host":
+				f = fHost
+			case "uri":
+				f = fURI
+			case "headers":
+				sub = ctxHeaders
+			}
+		case ctxHeaders:
+			switch {
+			case equalFoldASCII(key, "user-agent"):
+				f = fUA
+			case equalFoldASCII(key, "referer"):
+				f = fReferer
+			case equalFoldASCII(key, "x-forwarded-for"):
+				f = fXFF
+			case equalFoldASCII(key, "cf-connecting-ip"):
+				f = fCFConnectingIP
+			case equalFoldASCII(key, "true-client-ip"):
+				f = fTrueClientIP
+			case equalFoldASCII(key, "x-real-ip"):
+				f = fXRealIP
+			}
+		case ctxRespHeaders:
+			if equalFoldASCII(key, "retry-after") {
+				f = fRetryAfter
+			}
+		}
+		if clientSourceOf(f) != FromAddress {
+			p.jsonReal = true
+		}
+		if sub >= 0 && vs < len(line) && line[vs] == '{' {
+			var r string
+			if ve, r = p.jsonObject(line, vs, sub, vals, js); r != "" {
+				return 0, r
+			}
+		} else if ve = skipJSONValue(line, vs); ve < 0 {
+			return 0, "bad value at byte " + p.at(vs)
+		}
+		if ctx == ctxTop && string(key) == "duration" && line[vs] != '"' {
+			js.dur = jval{s: int32(vs), e: int32(ve), set: true}
+		}
+		if f != fIgnore && !vals[f].set && line[vs] != 'n' {
+			v := jval{s: int32(vs), e: int32(ve), set: true}
+			switch line[vs] {
+			case '"':
+				v = jval{s: int32(vs + 1), e: int32(ve - 1), str: true, set: true}
+			case '[':
+				// A header's values (Caddy): the first one.
+				v = jsonString(line, skipJSONSpace(line, vs+1))
+				if ctx != ctxHeaders && ctx != ctxRespHeaders {
+					return 0, "unexpected " + fieldNames[f] + " value at byte " + p.at(vs)
+				}
+			case '{', 't', 'f':
+				return 0, "unexpected " + fieldNames[f] + " value at byte " + p.at(vs)
+			}
+			if v.e > v.s {
+				vals[f] = v
+			}
+		}
+		i = skipJSONSpace(line, ve)
+		if i < len(line) && line[i] == ',' {
+			i = skipJSONSpace(line, i+1)
+			continue
+		}
+		if i < len(line) && line[i] == '}' {
+			return i + 1, ""
+		}
+		return 0, "expected ',' or '}' at byte " + p.at(i)
+	}
+}
+
+// jsonString returns the string value at line[i] (its inside), or an
+// unset jval when there is none.
+func jsonString(line []byte, i int) jval {
+	if i >= len(line) || line[i] != '"' {
+		return jval{}
+	}
+	e := findQuote(line, i+1)
+	if e < 0 || e == i+1 {
+		return jval{}
+	}
+	return jval{s: int32(i + 1), e: int32(e), str: true, set: true}
 }

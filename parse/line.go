@@ -35,6 +35,14 @@ type lineParser struct {
 	off    int // length of the syslog header of the current line
 	zones  map[int]*time.Location
 	spans  [maxItems]span // where the fields of the current line are
+	// loc is the zone of times without an offset (nil: time.Local).
+	loc *time.Location
+	// strictQuotes makes the last quoted field end at its first
+	// unescaped quote, as detection wants: a format whose last quoted
+	// field would take in more quoted fields does not fit.
+	strictQuotes bool
+	// scratch holds a decoded User-Agent while it is matched.
+	scratch []byte
 }
 
 func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
@@ -64,6 +72,9 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	if p.f.json {
 		return p.parseJSON(line, rec)
 	}
+	if len(p.f.items) == 0 {
+		return false, "no #Fields: directive before this line: the fields of a W3C log are not known"
+	}
 	spans := &p.spans
 	items := p.f.items
 	pos := 0
@@ -88,9 +99,15 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// end of the line, even if a logger left a bare quote inside.
 			next := items[i+1].lit
 			if len(line)-pos < len(next) || string(line[len(line)-len(next):]) != next {
+				if q := findQuote(line, pos); q >= 0 && strings.HasPrefix(next, `"`) {
+					return false, "unexpected text after the last field at byte " + p.at(q+len(next))
+				}
 				return false, "line does not end with " + strconv.Quote(next)
 			}
 			end = len(line) - len(next)
+			if p.strictQuotes && findQuote(line, pos) != end {
+				return false, "a bare '\"' inside the " + fieldNames[it.field] + " field at byte " + p.at(findQuote(line, pos))
+			}
 		case stepQuoted:
 			end = findQuote(line, pos)
 		case stepUntil:
@@ -105,6 +122,20 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 				end = pos + w
 			} else {
 				end = indexByteFrom(line, pos, it.delim)
+			}
+		case stepTime:
+			var t tcivil
+			if end = it.tl.match(line, pos, &t); end < 0 {
+				return false, "bad time at byte " + p.at(pos) + " (expected " + strconv.Quote(it.tl.src) + ")"
+			}
+		case stepBraces:
+			end = pos
+			for end < len(line) && line[end] == '{' {
+				j := indexByteFrom(line, end, '}')
+				if j < 0 || j+1 >= len(line) || line[j+1] != ' ' {
+					return false, "unterminated captured headers at byte " + p.at(end)
+				}
+				end = j + 2
 			}
 		case stepUntilLit:
 			// A longer literal such as " [" after the remote user: the
@@ -131,6 +162,10 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 					return false, r
 				}
 			}
+		} else if c == checkAddrPort || c == checkXFFClient {
+			if r := p.checkText(it, line[pos:end]); r != "" {
+				return false, r
+			}
 		} else if c != checkNone && (end-pos != 1 || line[pos] != '-') {
 			// A "-" user or logname needs no call.
 			if r := p.checkText(it, line[pos:end]); r != "" {
@@ -143,7 +178,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	if pos != len(line) {
 		return false, "unexpected text after the last field at byte " + p.at(pos)
 	}
-	if p.f.hasDur {
+	if p.f.post {
 		if r := p.checkSpan(line, spans); r != "" {
 			return false, r
 		}
@@ -151,7 +186,11 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 
 	var claims uint64
 	listed := false
-	if i := p.f.uaItem; i >= 0 {
+	if i := p.f.uaItem; i >= 0 && p.f.uaSpecial {
+		// Captured headers, or a User-Agent encoded otherwise than
+		// servers escape it: matched decoded.
+		claims = p.claims.MatchText(p.uaText(line[spans[i].s:spans[i].e], &p.f.items[i]))
+	} else if i >= 0 {
 		// Servers never escape letters, digits or the other token
 		// characters, and every escape decodes to a byte that is none
 		// (a quote, a backslash, a control, a non-ASCII byte), so a
@@ -162,7 +201,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	}
 	claimed := claims != 0
 	if i := p.f.addrItem; i >= 0 && p.listed != nil && !claimed {
-		addr := line[spans[i].s:spans[i].e]
+		addr := clientText(p.f.items[i].field, line[spans[i].s:spans[i].e])
 		if p.reads() && p.trustsText(addr) {
 			// Behind a trusted proxy the client is in a header: it is
 			// the one to look up.
@@ -233,6 +272,8 @@ func (p *lineParser) checkText(it *item, b []byte) string {
 		if !validVhost(b) {
 			return "bad virtual host " + strconv.Quote(clip(b))
 		}
+	case checkAddrPort, checkXFFClient:
+		return checkExtra(it, b)
 	default:
 		if !validField(it.field, b) {
 			return "bad " + fieldNames[it.field] + " " + strconv.Quote(clip(b))
@@ -298,12 +339,14 @@ func validVhost(b []byte) bool {
 	return true
 }
 
-// checkSpan makes sure that the start and end of a request with a logged
+// checkSpan makes sure that a line's time, when it comes in parts, makes a
+// whole time, and that the start and end of a request with a logged
 // duration are times a report can carry.
 func (p *lineParser) checkSpan(line []byte, spans *[maxItems]span) string {
 	var t time.Time
 	var timeRes, d time.Duration
 	hasDur := false
+	var tp timeParts
 	for i := range p.f.items {
 		it := &p.f.items[i]
 		if it.isLit {
@@ -315,12 +358,29 @@ func (p *lineParser) checkSpan(line []byte, spans *[maxItems]span) string {
 			if tt, res, ok := p.fieldTime(it.field, b); ok && (timeRes == 0 || res < timeRes) {
 				t, timeRes = tt, res
 			}
-		case it.field == fDurSec || it.field == fDurMsec || it.field == fDurUsec:
+		case it.field == fTimeStrf:
+			var tc tcivil
+			it.tl.match(b, 0, &tc)
+			tp.add(&tc, it.tl.utc)
+		case it.field == fFracMsec || it.field == fFracUsec:
+			tp.frac(b, fracUnit(it.field))
+		case it.field.isDur():
 			if !hasDur {
-				if dd, ok := parseDecimal(b, durUnit(it.field)); ok {
-					d, hasDur = dd, true
-				}
+				d, hasDur = p.duration(it.field, b)
 			}
+		}
+	}
+	if p.f.splitTime {
+		tt, res, ok := tp.time(p.location())
+		if !ok {
+			if tp.parts&(partDate|partClock) == partDate|partClock || tp.parts&partEpoch != 0 {
+				return "the time is not a day that exists in the years 0001-9999"
+			}
+			if timeRes == 0 {
+				return "the time fields give no whole time"
+			}
+		} else if timeRes == 0 || res < timeRes {
+			t = tt
 		}
 	}
 	if !hasDur {
@@ -442,7 +502,7 @@ func validField(f field, b []byte) bool {
 		_, ok := parseDecimal(b, durUnit(f))
 		return ok
 	}
-	return true
+	return validExtra(f, b)
 }
 
 func allDigits(b []byte) bool {
@@ -826,23 +886,54 @@ func (p *lineParser) fillText(line []byte, spans *[maxItems]span, rec *Record) {
 	*rec = Record{Bytes: -1}
 	var path, query, hostHeader string
 	var timeRes time.Duration
+	var tp timeParts
 	for i := range p.f.items {
 		it := &p.f.items[i]
 		if it.isLit || it.field == fIgnore {
 			continue
 		}
 		b := line[spans[i].s:spans[i].e]
-		p.setField(rec, it.field, b, false, &path, &query, &hostHeader, &timeRes)
+		switch it.field {
+		case fTimeStrf:
+			var tc tcivil
+			it.tl.match(b, 0, &tc)
+			tp.add(&tc, it.tl.utc)
+		case fFracMsec, fFracUsec:
+			tp.frac(b, fracUnit(it.field))
+		case fAddrPort, fXFFClient, fCaptures, fDurTimer, fDurAuto, fStatusOpt:
+			p.setExtra(rec, it, b)
+		default:
+			enc := encLog
+			if it.dec != decLog && it.field.isText() {
+				b, enc = []byte(decodeText(b, it.dec)), encRaw
+			}
+			p.setField(rec, it.field, b, enc, &path, &query, &hostHeader, &timeRes)
+		}
+	}
+	if p.f.splitTime {
+		if t, res, ok := tp.time(p.location()); ok && (timeRes == 0 || res < timeRes) {
+			rec.Time, timeRes = t, res
+		}
 	}
 	p.finishRecord(rec, path, query, hostHeader, timeRes)
 }
 
-// setField stores one field's text in rec. jsonStr says b is the inside of
-// a JSON string (JSON escapes) rather than log-escaped text.
-func (p *lineParser) setField(rec *Record, f field, b []byte, jsonStr bool, path, query, hostHeader *string, timeRes *time.Duration) {
+// How setField reads a text field.
+const (
+	encLog  = iota // log-escaped (\xHH, \")
+	encJSON        // the inside of a JSON string
+	encRaw         // as it is
+)
+
+// setField stores one field's text in rec; enc says how the text is
+// escaped.
+func (p *lineParser) setField(rec *Record, f field, b []byte, enc int, path, query, hostHeader *string, timeRes *time.Duration) {
 	text := func() string {
-		if jsonStr {
+		switch enc {
+		case encJSON:
 			return unescapeJSON(b)
+		case encRaw:
+			return string(b)
 		}
 		return unescapeLog(b)
 	}
@@ -944,6 +1035,9 @@ func (p *lineParser) finishRecord(rec *Record, path, query, hostHeader string, t
 	if rec.Host == "" {
 		rec.Host = hostHeader
 	}
+	if rec.Host == "" && p.f.hostFromTarget {
+		rec.Host = targetHost(rec.Target)
+	}
 	rec.Host = NormalizeSite(rec.Host)
 	if rec.Host == "" {
 		rec.Host = p.site
@@ -986,6 +1080,22 @@ func splitRequest(req string) (method, target, proto string) {
 		return "", "", ""
 	}
 	return m, rest, "" // HTTP/0.9, or a protocol the server did not log
+}
+
+// targetHost returns the host of an absolute-form request target
+// ("http://www.example.com:80/x" gives "www.example.com:80"), or "".
+func targetHost(t string) string {
+	_, rest, ok := strings.Cut(t, "://")
+	if !ok || strings.ContainsAny(t[:len(t)-len(rest)-3], "/?") {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
 }
 
 // NormalizeSite turns a virtual host or Host header into a site name: lower

@@ -143,15 +143,19 @@ type Options struct {
 
 // Stats counts what a Reader has seen so far.
 type Stats struct {
-	// Lines counts every line read: requests, malformed lines and blank
-	// lines.
+	// Lines counts every line read: requests, malformed lines, blank
+	// lines and comments.
 	Lines     int64
 	Malformed int64
 	// Blank counts the empty lines and those of spaces and tabs only:
 	// they are neither requests nor malformed.
 	Blank int64
-	Bytes int64 // bytes of log text (after decompression)
-	Gzip  bool  // the input was gzip (Compression is "gzip")
+	// Comments counts the lines that start with '#' (after any spaces)
+	// and do not match the format: AWStats' and W3C logs' headers. They
+	// are neither requests nor malformed.
+	Comments int64
+	Bytes    int64 // bytes of log text (after decompression)
+	Gzip     bool  // the input was gzip (Compression is "gzip")
 	// Compression is how the input was compressed: "gzip", "bzip2",
 	// "xz", "zstd", or "" for plain text.
 	Compression string
@@ -366,6 +370,7 @@ func (r *Reader) Scan() bool {
 		r.stats.Lines += res.lines
 		r.stats.Malformed += res.malformed
 		r.stats.Blank += res.blank
+		r.stats.Comments += res.comments
 		r.stats.Bytes += res.bytes
 		r.stats.MalformedClaims += res.malformedClaims
 		if r.stats.FirstTime.IsZero() {
@@ -397,6 +402,7 @@ func (r *Reader) wait() {
 // relative to the chunk.
 type chunkResult struct {
 	lines, malformed, blank, bytes int64
+	comments                       int64
 	malformedClaims                int64
 	firstTime, lastTime            time.Time // of the first and last well-formed lines
 	recs                           []Record
@@ -405,6 +411,7 @@ type chunkResult struct {
 
 type job struct {
 	buf      []byte
+	format   *Format // the format of its lines, when not the reader's
 	pooled   bool
 	oversize bool  // buf holds the start of a line longer than MaxLineLength
 	size     int64 // oversize: the length of the whole line
@@ -532,7 +539,7 @@ func (r *Reader) produce() {
 				if serr == nil {
 					continue
 				}
-				if len(carry) > 0 && !send(job{buf: carry}) {
+				if len(carry) > 0 && !send(job{buf: carry, format: r.format.Load()}) {
 					return
 				}
 				r.setReadErr(serr)
@@ -543,7 +550,18 @@ func (r *Reader) produce() {
 			if !r.settled && !r.settle(buf) {
 				return
 			}
-			if !send(job{buf: buf, pooled: pooled}) {
+			if f := r.format.Load(); f != nil && f.w3c != nil && bytes.Contains(buf, []byte("#Fields:")) {
+				// A W3C log's format changes at each #Fields:
+				// directive: each piece goes with its own, and none
+				// goes back to the pool while the others are read.
+				pieces, formats, last := w3cSplit(buf, f)
+				for i, p := range pieces {
+					if !send(job{buf: p, format: formats[i]}) {
+						return
+					}
+				}
+				r.format.Store(last)
+			} else if !send(job{buf: buf, pooled: pooled, format: r.format.Load()}) {
 				return
 			}
 		}
@@ -579,32 +597,80 @@ func (r *Reader) setReadErr(err error) {
 
 // settle decides the format from the whole lines in sample: the given
 // format, after a syslog header when the lines fit it better so, or the
-// detected one. It returns false, with the reason in prodErr, when no
-// format can be detected. A sample of blank lines decides nothing.
-func (r *Reader) settle(sample []byte) bool {
-	lines := sampleLines(sample)
+// detected one; for a W3C log, the format its first #Fields: directive
+// says. It returns false, with the reason in prodErr, when no format can
+// be detected. A sample of blank lines and comments decides nothing.
+func (r *Reader) settle(b []byte) bool {
+	s := readSample(b)
+	lines := s.lines
 	if len(lines) == 0 {
 		return true
 	}
 	r.settled = true
 	if given := r.opts.Format; given != nil {
-		if !given.syslog && syslogFitsBetter(given, lines) {
+		if given.w3c != nil {
+			if s.fields == "" {
+				// Every line will say that no #Fields: came first.
+				return true
+			}
+			f, err := compileW3C(s.fields, w3cSep(lines))
+			if err != nil {
+				r.prodErr = fmt.Errorf("%s: %w", r.opts.Name, err)
+				return false
+			}
+			r.format.Store(f)
+		} else if !given.syslog && syslogFitsBetter(given, lines) {
 			r.format.Store(withSyslog(given))
 		}
 		if _, fit := fitCount(r.format.Load(), lines); fit < len(lines) {
 			g := &Guess{Lines: len(lines), Fit: fit}
-			g.Format, g.Err = detectFormat(lines)
+			g.Format, g.Err = detectFormat(s)
 			r.guess.Store(g)
 		}
 		return true
 	}
-	f, err := detectFormat(lines)
+	f, err := detectFormat(s)
 	if err != nil {
 		r.prodErr = fmt.Errorf("%s: %w", r.opts.Name, err)
 		return false
 	}
 	r.format.Store(f)
 	return true
+}
+
+// w3cSplit cuts buf (whole lines) where a W3C log's #Fields: directive
+// changes its format: each piece is read in the format before it. It
+// returns the pieces and their formats, and the format after buf.
+func w3cSplit(buf []byte, cur *Format) ([][]byte, []*Format, *Format) {
+	var pieces [][]byte
+	var formats []*Format
+	start := 0
+	for off := 0; off < len(buf); {
+		var line []byte
+		next := len(buf)
+		if i := bytes.IndexByte(buf[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		line = bytes.TrimRight(buf[off:next], "\r\n")
+		if fields, ok := w3cFields(line); ok && (cur.w3c == nil || fields != cur.w3c.fields) {
+			sep := byte(' ')
+			if cur.w3c != nil && cur.w3c.sep != 0 {
+				sep = cur.w3c.sep
+			}
+			if nl := bytes.IndexByte(buf[next:], '\n'); nl > 0 && bytes.IndexByte(buf[next:next+nl], '\t') >= 0 {
+				sep = '\t'
+			}
+			if f, err := compileW3C(fields, sep); err == nil {
+				if off > start {
+					pieces, formats = append(pieces, buf[start:off]), append(formats, cur)
+				}
+				start, cur = off, f
+			}
+		}
+		off = next
+	}
+	pieces, formats = append(pieces, buf[start:]), append(formats, cur)
+	return pieces, formats, cur
 }
 
 // readFull reads until p is full or the input ends. It returns io.EOF (or
@@ -646,10 +712,14 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 	var lp *lineParser
 	var lpFormat *Format
 	for j := range jobs {
-		f := r.format.Load()
+		f := j.format
+		if f == nil {
+			f = r.format.Load()
+		}
 		if f != nil && (lp == nil || lpFormat != f) {
 			lp = newLineParser(f, r.opts.Claims, r.opts.Listed, r.opts.Site, r.opts.TrustXFF || r.opts.Trust.All())
 			lp.trust = r.opts.Trust
+			lp.loc = r.opts.Location
 			lp.keepAll = r.opts.KeepAll
 			lp.ipOnly = r.opts.Format == nil
 			lpFormat = f
@@ -711,6 +781,10 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 				res.blank++
 				continue
 			}
+			if isComment(line) {
+				res.comments++
+				continue
+			}
 			res.malformed++
 			if r.opts.Claims.Contains(line) {
 				res.malformedClaims++
@@ -754,133 +828,6 @@ func isBlank(line []byte) bool {
 		}
 	}
 	return true
-}
-
-// sampleLines returns the first non-blank lines of sample (at most
-// detectLines), without their line ends.
-func sampleLines(sample []byte) [][]byte {
-	var lines [][]byte
-	for len(sample) > 0 && len(lines) < detectLines {
-		var line []byte
-		if i := bytes.IndexByte(sample, '\n'); i >= 0 {
-			line, sample = sample[:i], sample[i+1:]
-		} else {
-			line, sample = sample, nil
-		}
-		line = bytes.TrimRight(line, "\r")
-		if isBlank(line) {
-			continue
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
-
-// syslogCandidates are autoCandidates after a syslog header.
-var syslogCandidates = func() []*Format {
-	out := make([]*Format, len(autoCandidates))
-	for i, f := range autoCandidates {
-		out[i] = withSyslog(f)
-	}
-	return out
-}()
-
-// Detect returns the built-in format that fits more than half of the
-// first non-blank lines of sample (at most 50): json, vhost_combined,
-// vhost_common, nginx_main, combined or common, each also after a syslog
-// header ("syslog+combined"). A line fits a format when it matches it
-// with an IP address literal as the client: a host name, an address with
-// a port or any other word there does not count, so that no other field
-// (a virtual host, a syslog host) is ever taken for the client. A tie
-// goes to the earlier format in that list. Without such a format the error
-// wraps ErrUnknownFormat.
-func Detect(sample []byte) (*Format, error) {
-	lines := sampleLines(sample)
-	if len(lines) == 0 {
-		return nil, fmt.Errorf("%w: no lines to look at", ErrUnknownFormat)
-	}
-	return detectFormat(lines)
-}
-
-func detectFormat(lines [][]byte) (*Format, error) {
-	var best *Format
-	bestN := 0
-	var rec Record
-	for i, f := range autoCandidates {
-		for _, g := range [2]*Format{f, syslogCandidates[i]} {
-			lp := newLineParser(g, nil, nil, "", false)
-			lp.ipOnly = true
-			n := 0
-			for _, l := range lines {
-				if _, reason := lp.parse(l, &rec); reason == "" {
-					n++
-				}
-			}
-			if n > bestN {
-				best, bestN = g, n
-			}
-		}
-	}
-	if best == nil {
-		if kind := recognise(lines); kind != "" {
-			return nil, &UnsupportedError{Kind: kind}
-		}
-		return nil, fmt.Errorf("%w: none of the first %d lines matches %s (also after a syslog header) with an IP address as the client; the first: %q",
-			ErrUnknownFormat, len(lines), formatList(), EscapeControl(clip(lines[0])))
-	}
-	if bestN*2 <= len(lines) {
-		if kind := recognise(lines); kind != "" {
-			return nil, &UnsupportedError{Kind: kind}
-		}
-		lp := newLineParser(best, nil, nil, "", false)
-		lp.ipOnly = true
-		for _, l := range lines {
-			if _, reason := lp.parse(l, &rec); reason != "" {
-				return nil, fmt.Errorf("%w: only %d of the first %d lines fit %s, the closest format; the first that does not (%s): %q",
-					ErrUnknownFormat, bestN, len(lines), best.Name(), EscapeControl(reason), EscapeControl(clip(l)))
-			}
-		}
-	}
-	return best, nil
-}
-
-// formatList names the formats auto-detection tries.
-func formatList() string {
-	var b bytes.Buffer
-	for i, f := range autoCandidates {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(f.name)
-	}
-	return b.String()
-}
-
-// syslogFitsBetter reports whether more of lines fit f after a syslog
-// header than without: more with an IP address as the client, or as many
-// and more with any client.
-func syslogFitsBetter(f *Format, lines [][]byte) bool {
-	plainIP, plainAny := fitCount(f, lines)
-	sysIP, sysAny := fitCount(withSyslog(f), lines)
-	return sysIP > plainIP || sysIP == plainIP && sysAny > plainAny
-}
-
-// fitCount counts the lines that match f with an IP address as the client,
-// and with any client.
-func fitCount(f *Format, lines [][]byte) (ip, any int) {
-	var rec Record
-	strict := newLineParser(f, nil, nil, "", false)
-	strict.ipOnly = true
-	loose := newLineParser(f, nil, nil, "", false)
-	for _, l := range lines {
-		if _, reason := strict.parse(l, &rec); reason == "" {
-			ip++
-			any++
-		} else if _, reason := loose.parse(l, &rec); reason == "" {
-			any++
-		}
-	}
-	return ip, any
 }
 
 // countingReader counts the bytes read through it, and keeps the first

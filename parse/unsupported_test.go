@@ -8,6 +8,15 @@ import (
 	"testing"
 )
 
+func readServerLog(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "servers", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 func readTestLog(t *testing.T, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "logs", name))
@@ -25,10 +34,11 @@ func TestDetectUnsupported(t *testing.T) {
 	for _, tc := range []struct {
 		name, sample, kind string
 	}{
-		{"iis", string(readTestLog(t, "iis_w3c.log")), "a W3C extended log (IIS)"},
-		{"w3c without iis", "#Version: 1.0\n#Fields: date time c-ip cs-method cs-uri-stem sc-status\n2026-12-01 06:25:01 203.0.113.10 GET / 200\n", "a W3C extended log"},
-		{"nginx error log", string(readTestLog(t, "nginx_error.log")), "an nginx error log"},
-		{"apache error log", string(readTestLog(t, "apache_error.log")), "an Apache error log"},
+		{"iis without #Fields", "#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n2026-12-01 06:25:01 203.0.113.10 GET / 200\n", "a W3C extended log (IIS): no #Fields: directive comes before its entries, so their fields are not known"},
+		{"w3c without c-ip", "#Version: 1.0\n#Fields: date time s-ip cs-method cs-uri-stem sc-status\n2026-12-01 06:25:01 203.0.113.10 GET / 200\n", "a W3C extended log: its #Fields: directive names no c-ip (the client), or no date and time"},
+		{"haproxy tcplog", string(readServerLog(t, "haproxy_tcplog.log")), "an HAProxy tcplog: no request line (log the frontend with option httplog)"},
+		{"nginx error log", string(readTestLog(t, "nginx_error.log")), "an nginx error log: not an access log"},
+		{"apache error log", string(readTestLog(t, "apache_error.log")), "an Apache error log: not an access log"},
 		{"dated program log", "2026-12-01 06:25:01 INFO started\n2026-12-01 06:25:02 INFO ready\n", ""},
 		{"garbage", "hello\nworld\n", ""},
 		{"one error line among garbage", "2026/12/01 06:25:01 [error] 1#1: x\nhello\nworld\n", ""},
@@ -43,10 +53,10 @@ func TestDetectUnsupported(t *testing.T) {
 			case tc.kind == "" && errors.As(err, &ue):
 				t.Errorf("taken for %s: %v", ue.Kind, err)
 			case tc.kind == "":
-			case !errors.As(err, &ue) || ue.Kind != tc.kind:
+			case !errors.As(err, &ue) || ue.Looks() != tc.kind:
 				t.Errorf("error %v, want one naming %q", err, tc.kind)
 			default:
-				want := "cannot detect the log format: it looks like " + tc.kind + "; not supported: give an nginx/Apache/JSON access log"
+				want := "cannot detect the log format: it looks like " + tc.kind
 				if err.Error() != want {
 					t.Errorf("error %q, want %q", err, want)
 				}
@@ -78,7 +88,8 @@ func TestReaderGuess(t *testing.T) {
 	}{
 		{name: "vhost read as combined", format: Combined, input: vhost, want: "vhost_combined"},
 		{name: "json read as combined", format: Combined, input: string(readTestLog(t, "nginx_json.log")), want: "json"},
-		{name: "iis read as combined", format: Combined, input: string(readTestLog(t, "iis_w3c.log")), want: "it looks like a W3C extended log (IIS)"},
+		{name: "iis read as combined", format: Combined, input: string(readTestLog(t, "iis_w3c.log")), want: "w3c"},
+		{name: "tcplog read as combined", format: Combined, input: string(readServerLog(t, "haproxy_tcplog.log")), want: "it looks like an HAProxy tcplog"},
 		{name: "garbage read as combined", format: Combined, input: "hello\nworld\n", want: "none of the first 2 lines matches"},
 		{name: "one bad line of three", format: Combined, fit: 2, want: "combined",
 			input: strings.Join(strings.SplitN(string(readTestLog(t, "combined.log")), "\n", 3)[:2], "\n") + "\nhello\n"},

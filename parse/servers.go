@@ -1,0 +1,238 @@
+package parse
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The formats of servers beyond nginx and Apache, as each documents its
+// default: HAProxy's "option httplog", Traefik's common log format,
+// Envoy's default access log (and Istio's), AWS Application Load
+// Balancer logs, W3C extended logs with their #Fields: header (IIS,
+// Amazon CloudFront); Caddy's JSON log is read by the JSON reader.
+
+// specFields names the fields of compileSpec.
+var specFields = map[string]field{
+	"-": fIgnore, "addr": fAddr, "addrport": fAddrPort, "xffclient": fXFFClient, "user": fUser, "ident": fIdent,
+	"clf": fTimeCLF, "iso": fTimeISO, "request": fRequest, "method": fMethod, "uri": fURI, "proto": fProto,
+	"status": fStatus, "statusopt": fStatusOpt, "bytes": fBytes, "referer": fReferer, "ua": fUA, "host": fHost, "hosthdr": fHostHeader,
+	"dur_s": fDurSec, "dur_ms": fDurMsec, "dur_us": fDurUsec, "timer": fDurTimer, "captures": fCaptures, "xff": fXFF,
+}
+
+// compileSpec compiles a built-in format written as literals and {name}
+// fields (specFields), {t:LAYOUT} for a time in a strftime layout (in
+// the reader's zone), or {tutc:LAYOUT} for one in UTC.
+func compileSpec(name, src string) *Format {
+	f := &Format{name: name}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			f.items = append(f.items, item{isLit: true, lit: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		if src[i] != '{' {
+			lit.WriteByte(src[i])
+			continue
+		}
+		end := strings.IndexByte(src[i:], '}')
+		if end < 0 {
+			panic("parse: built-in format " + name + ": unterminated {")
+		}
+		spec := src[i+1 : i+end]
+		i += end
+		flush()
+		if l, ok := strings.CutPrefix(spec, "t:"); ok {
+			f.items = append(f.items, item{field: fTimeStrf, tl: mustLayout(l, false)})
+			continue
+		}
+		if l, ok := strings.CutPrefix(spec, "tutc:"); ok {
+			f.items = append(f.items, item{field: fTimeStrf, tl: mustLayout(l, true)})
+			continue
+		}
+		fl, ok := specFields[spec]
+		if !ok {
+			panic("parse: built-in format " + name + ": unknown field " + spec)
+		}
+		f.items = append(f.items, item{field: fl})
+	}
+	flush()
+	if err := f.finish(src); err != nil {
+		panic("parse: built-in format " + name + ": " + err.Error())
+	}
+	f.strictHost = true
+	for i := range f.items {
+		if it := &f.items[i]; it.field == fHost && it.check == checkNone {
+			it.check = checkVhost
+		}
+	}
+	return f
+}
+
+var (
+	// HAProxy is HAProxy's "option httplog": %ci:%cp [%tr] %ft %b/%s
+	// %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq
+	// %hr %hs %{+Q}r, where %hr and %hs ("{…}") appear only for the
+	// headers "capture request header" and "capture response header"
+	// name. The client is %ci; the time (%tr, when the request was
+	// received, without an offset) is read in the reader's zone; the
+	// duration is %Ta (%Tt before 1.5). The User-Agent is read from the
+	// captured headers when one of them starts with a product token: the
+	// log does not say which header is which. Usually after a syslog
+	// header.
+	HAProxy = func() *Format {
+		f := compileSpec("haproxy", `{addrport} [{t:%d/%b/%Y:%H:%M:%S%L}] {-} {-}/{-} {-}/{-}/{-}/{-}/{timer} {statusopt} {-} {-} {-} {-} {-}/{-}/{-}/{-}/{-} {-}/{-} {captures}"{request}"`)
+		f.server = "HAProxy"
+		return f
+	}()
+
+	// Traefik is Traefik's common log format: combined, then the number
+	// of requests since it started, the router's name, the server's URL
+	// and the duration in milliseconds ("12ms"). The time is when the
+	// request started.
+	Traefik = func() *Format {
+		f := compileSpec("traefik", `{addr} - {user} [{clf}] "{request}" {status} {bytes} "{referer}" "{ua}" {-} "{-}" "{-}" {dur_ms}ms`)
+		f.server = "Traefik"
+		return f
+	}()
+
+	// Envoy is Envoy's default access log format:
+	// [%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%
+	// %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% %BYTES_RECEIVED%
+	// %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%
+	// "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%"
+	// "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%". It logs no connecting
+	// address: the client is the last address of X-Forwarded-For, the
+	// one Envoy appends at the edge (use_remote_address: true) or the
+	// proxy before it appended.
+	Envoy = func() *Format {
+		f := compileSpec("envoy", `[{iso}] "{request}" {statusopt} {-} {-} {bytes} {dur_ms} {-} "{xffclient}" "{ua}" "{-}" "{hosthdr}" "{-}"`)
+		f.server = "Envoy"
+		f.note = "Envoy's default format logs no connecting address: each client is the last X-Forwarded-For address, which Envoy appends at the edge (use_remote_address: true); if Envoy is not the edge and the proxy before it is not yours, log %DOWNSTREAM_REMOTE_ADDRESS% instead"
+		return f
+	}()
+
+	// Istio is the access log of Istio's Envoy sidecars and gateways:
+	// Envoy's default with, among others, the downstream remote address
+	// (the connecting client, with its port).
+	Istio = func() *Format {
+		f := compileSpec("istio", `[{iso}] "{request}" {statusopt} {-} {-} {-} "{-}" {-} {bytes} {dur_ms} {-} "{xff}" "{ua}" "{-}" "{hosthdr}" "{-}" {-} {-} {-} {addrport} {-}`)
+		f.server = "Istio"
+		return f
+	}()
+
+	// ALB is the access log of an AWS Application Load Balancer: type,
+	// time (when the response was sent), the load balancer, client:port,
+	// target:port, three processing times, the two status codes, bytes
+	// received and sent, "request", "user agent", then fields AWS adds
+	// over time, read and ignored. The site is the host of the request's
+	// absolute target.
+	ALB = func() *Format {
+		f := compileSpec("alb", `{-} {iso} {-} {addrport} {-} {-} {-} {-} {statusopt} {-} {-} {bytes} "{request}" "{ua}" {-}`)
+		f.server, f.timeIsEnd, f.hostFromTarget = "AWS ALB", true, true
+		return f
+	}()
+)
+
+// w3cInfo says how a W3C extended log writes its entries.
+type w3cInfo struct {
+	// fields is the #Fields: line's list; sep the byte between fields.
+	fields string
+	sep    byte
+}
+
+// W3C is a W3C extended log (IIS, Amazon CloudFront): its #Fields:
+// directive names the fields of the entries after it, and a reader takes
+// them from the input (the first lines, and each later #Fields: line).
+var W3C = &Format{name: "w3c", w3c: &w3cInfo{}, timeIsEnd: true}
+
+// w3cField maps a W3C field name (lower case) to a field and how its
+// text is encoded.
+func w3cField(name string, cloudfront bool) (field, uint8) {
+	dec := uint8(decPlus)
+	if cloudfront {
+		dec = decPercent
+	}
+	switch name {
+	case "c-ip":
+		return fAddr, decLog
+	case "cs-username":
+		return fUser, decLog
+	case "cs-method":
+		return fMethod, decLog
+	case "cs-uri-stem":
+		return fPath, decLog
+	case "cs-uri-query":
+		return fQuery, decLog
+	case "cs-uri":
+		return fURI, decLog
+	case "sc-status":
+		return fStatus, decLog
+	case "sc-bytes":
+		return fBytes, decLog
+	case "cs(user-agent)":
+		return fUA, dec
+	case "cs(referer)", "cs(referrer)":
+		return fReferer, dec
+	case "x-host-header":
+		return fHost, decLog
+	case "cs-host", "cs(host)":
+		return fHostHeader, decLog
+	case "time-taken":
+		return fDurAuto, decLog
+	case "cs-version", "cs-protocol-version":
+		return fProto, decLog
+	case "x-forwarded-for", "cs(x-forwarded-for)":
+		return fXFF, dec
+	}
+	return fIgnore, decLog
+}
+
+// compileW3C compiles the field list of a #Fields: directive, for entries
+// whose fields are separated by sep (a space for IIS, a tab for
+// CloudFront).
+func compileW3C(fields string, sep byte) (*Format, error) {
+	names := strings.Fields(strings.ToLower(fields))
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w: an empty #Fields: directive", ErrFormat)
+	}
+	cloudfront := false
+	for _, n := range names {
+		if strings.HasPrefix(n, "x-edge-") {
+			cloudfront = true
+		}
+	}
+	f := &Format{name: "w3c", w3c: &w3cInfo{fields: fields, sep: sep}, timeIsEnd: true, server: "IIS"}
+	if cloudfront {
+		f.server = "CloudFront"
+	}
+	for i, n := range names {
+		if i > 0 {
+			f.items = append(f.items, item{isLit: true, lit: string(sep)})
+		}
+		switch n {
+		case "date":
+			f.items = append(f.items, item{field: fTimeStrf, tl: mustLayout("%Y-%m-%d", true)})
+			continue
+		case "time":
+			f.items = append(f.items, item{field: fTimeStrf, tl: mustLayout("%H:%M:%S", true)})
+			continue
+		}
+		fl, dec := w3cField(n, cloudfront)
+		f.items = append(f.items, item{field: fl, dec: dec})
+	}
+	if err := f.finish("#Fields: " + fields); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// w3cDirective returns the field list of a "#Fields:" line, or false.
+func w3cFields(line []byte) (string, bool) {
+	const p = "#Fields:"
+	if len(line) < len(p) || !strings.EqualFold(string(line[:len(p)]), p) {
+		return "", false
+	}
+	return strings.TrimSpace(string(line[len(p):])), true
+}
