@@ -139,6 +139,8 @@ func FuzzParseFile(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte("name: x\ntokens: [XBot]\nfcrdns: [x.example]\nconduct: {budget: {pages: 1, window: 1s}}\n"))
 	f.Add([]byte("name: &a x\ntokens: *a\n"))
+	f.Add([]byte("name: x\ncategory: ai-search\ncontact: a@b.example\ntokens: [XBot]\nfcrdns: [co.uk, x.example]\nconduct: {robots: not-promised}\n"))
+	f.Add([]byte("name: x\ntokens: [XBot]\nfcrdns:\n  - compute-1.amazonaws.com\n  - googleusercontent.com\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParseFile(data, "fuzz.yaml")
 		if err != nil {

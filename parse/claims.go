@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 )
 
@@ -215,18 +216,21 @@ func (s *TokenSet) match(b []byte, escaped bool) uint64 {
 		return mask
 	}
 	for ; i+8 <= hi+1; i += 8 {
+		// The bytes that may be an anchor: the high bit of each byte of
+		// m, set for every byte equal to an anchor (and, through the
+		// subtraction's borrow, for some bytes above one, which anyAt
+		// rules out). Only those are looked at.
 		w := binary.LittleEndian.Uint64(b[i:])
+		var m uint64
 		for _, a := range s.anchors {
 			v := w ^ a.rep
 			if a.fold {
 				v = (w | swarSpaces) ^ a.rep
 			}
-			if (v-swarOnes)&^v&swarHighs != 0 {
-				for j := i; j < i+8; j++ {
-					mask |= s.anyAt(b, j, escaped)
-				}
-				break
-			}
+			m |= (v - swarOnes) &^ v & swarHighs
+		}
+		for ; m != 0; m &= m - 1 {
+			mask |= s.anyAt(b, i+bits.TrailingZeros64(m)>>3, escaped)
 		}
 	}
 	for ; i <= hi; i++ {
@@ -259,9 +263,12 @@ func (s *TokenSet) tokensAt(b []byte, j int, a byte, escaped bool) uint64 {
 		t := &s.tokens[ti]
 		p := j - t.off
 		e := p + len(t.lower)
-		if p >= 0 && e <= len(b) && equalFoldLower(b[p:e], t.lower) &&
+		// The edges first: a byte each, they rule out most places (a
+		// host name's ".google.com") before the bytes are compared.
+		if p >= 0 && e <= len(b) &&
 			(!t.openStart || p == 0 || !tokenChars[b[p-1]] || escaped && escapeEndsAt(b, p)) &&
-			(!t.openEnd || e == len(b) || !tokenChars[b[e]]) {
+			(!t.openEnd || e == len(b) || !tokenChars[b[e]]) &&
+			equalFoldLower(b[p:e], t.lower) {
 			mask |= 1 << t.group
 		}
 	}

@@ -392,3 +392,51 @@ func BenchmarkAddrSetGoogle(b *testing.B) {
 		s.containsText(text)
 	}
 }
+
+// manyGroups are the tokens of many crawlers, as every built-in profile
+// gives them: several anchors, many tokens per anchor.
+var manyGroups = [][]string{
+	{"LohiSoftBot"}, {"Googlebot"},
+	{"Googlebot-Image", "Googlebot-News", "Googlebot-Video", "Storebot-Google", "Google-InspectionTool", "GoogleOther", "GoogleOther-Image", "GoogleOther-Video", "Google-CloudVertexBot"},
+	{"AdsBot-Google", "AdsBot-Google-Mobile", "Mediapartners-Google", "APIs-Google", "Google-Safety"},
+	{"FeedFetcher-Google", "Google-Site-Verification", "Google-Read-Aloud", "GoogleProducer", "Google-CWS", "Google-NotebookLM", "Google-GeminiNotebook", "Google-Pinpoint", "Google-Agent"},
+	{"bingbot"}, {"Applebot"}, {"DuckDuckBot"}, {"GPTBot"}, {"OAI-SearchBot"}, {"ChatGPT-User"}, {"ClaudeBot"}, {"Claude-SearchBot"},
+	{"Claude-User"}, {"PerplexityBot"}, {"Perplexity-User"}, {"Amazonbot"},
+}
+
+// TestTokenSetManyTokens checks a set of many crawlers' tokens (several
+// anchors) against the plain definition, on log-like text made of the
+// tokens, their pieces, URLs and separators, escapes included.
+func TestTokenSetManyTokens(t *testing.T) {
+	s := NewTokenSet(manyGroups)
+	if len(s.anchors) < 2 {
+		t.Fatalf("anchors %+v: the test wants several", s.anchors)
+	}
+	pieces := []string{"Google", "google.com", "-", "bot", "User", "Bot", " ", ";", "/", ".", "(", ")", `\x22`, `\\`, "+https://www.google.com/bot.html",
+		"Mozilla/5.0", "Gecko", "AppleWebKit", "x"}
+	for _, g := range manyGroups {
+		pieces = append(pieces, g...)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 20000; i++ {
+		var b []byte
+		for range rng.IntN(12) {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		if got, want := s.Match(b), naive(manyGroups, b, true); got != want {
+			t.Fatalf("Match(%q) = %b, want %b", b, got, want)
+		}
+		if got, want := s.MatchText(b), naive(manyGroups, b, false); got != want {
+			t.Fatalf("MatchText(%q) = %b, want %b", b, got, want)
+		}
+	}
+}
+
+func BenchmarkTokenSetMany(b *testing.B) {
+	s := NewTokenSet(manyGroups)
+	for i := 0; i < b.N; i++ {
+		for _, ua := range benchUAs {
+			s.Match(ua)
+		}
+	}
+}
