@@ -777,6 +777,7 @@ func (v *ipView) report(i uint32) IPReport {
 		ip.Warnings = res.Warnings
 		ip.DNSFailure = res.DNSFailure
 		ip.Proxy = res.Proxy
+		ip.DNS = dnsEvidence(res.DNS)
 	}
 	return ip
 }

@@ -151,6 +151,19 @@ func (s *auditSet) listSource() string {
 	return lists[0].Source
 }
 
+// listEvidence is the report's ip_lists: each subject's lists.
+func (s *auditSet) listEvidence() []ListEvidence {
+	var out []ListEvidence
+	for _, c := range s.subjects {
+		name := ""
+		if s.named {
+			name = c.name()
+		}
+		out = append(out, ListEvidenceOf(name, c.List)...)
+	}
+	return out
+}
+
 // tokenWords names the tokens looked for, in a warning.
 func (s *auditSet) tokenWords() string {
 	who, _ := s.crawlerWords()

@@ -27,7 +27,10 @@ type Report struct {
 	MalformedExamples []Malformed   `json:"malformed_examples" yaml:"malformed_examples"`
 	Warnings          []string      `json:"warnings" yaml:"warnings"`
 	Inputs            []InputReport `json:"inputs,omitempty" yaml:"inputs,omitempty"`
-	GeneratedAt       time.Time     `json:"generated_at" yaml:"generated_at"`
+	// IPLists are the IP lists in force, each with what identifies it
+	// (SPEC §15 evidence): one per list of each crawler.
+	IPLists     []ListEvidence `json:"ip_lists,omitempty" yaml:"ip_lists,omitempty"`
+	GeneratedAt time.Time      `json:"generated_at" yaml:"generated_at"`
 
 	lazy *ipView // the addresses, when made one at a time
 	// parts are the reports of several crawlers, when merged (see Merge):
@@ -158,6 +161,77 @@ type IPReport struct {
 	// ("cloudflare"), a --trusted-proxy value ("private",
 	// "203.0.113.0/24"), or "--trust-xff" (SPEC §13).
 	Proxy string `json:"proxy,omitempty" yaml:"proxy,omitempty"`
+	// DNS are the lookups the verdict rests on, each with its answer, TTL,
+	// resolver and the time asked (SPEC §15 evidence): the PTR lookup,
+	// then the forward ones. Empty when DNS was not asked.
+	DNS []verify.DNSAnswer `json:"dns,omitempty" yaml:"dns,omitempty"`
+}
+
+// EvidenceExpired reports whether the DNS answers ip's verdict rests on
+// no longer hold at now: one has passed its TTL, or failed, or does not
+// say when it was asked. A verdict without DNS answers (an IP list's,
+// --offline's) has no DNS evidence to expire.
+func (ip *IPReport) EvidenceExpired(now time.Time) bool {
+	for i := range ip.DNS {
+		if e := ip.DNS[i].Expires(); !e.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// ListEvidence is one IP list in force, as a report names it: where it
+// came from, when it was fetched, its own creationTime and the SHA-256 of
+// the list as served, so that the very list that decided can be found
+// again.
+type ListEvidence struct {
+	// Crawler is the crawler whose list it is, when the report names its
+	// crawlers.
+	Crawler string `json:"crawler,omitempty" yaml:"crawler,omitempty"`
+	// Source is the list's URL or file, or "built-in".
+	Source string `json:"source" yaml:"source"`
+	// Fetched is when it was fetched (or last confirmed unchanged); zero
+	// for files and the built-in list.
+	Fetched time.Time `json:"fetched,omitzero" yaml:"fetched,omitempty"`
+	// CreationTime is the list's own creationTime, when it has one (the
+	// built-in list: the date of the page it was taken from).
+	CreationTime time.Time `json:"creation_time,omitzero" yaml:"creation_time,omitempty"`
+	// SHA256 is the hex SHA-256 of the list as served; empty for the
+	// built-in list and for a cached copy kept before digests were.
+	SHA256 string `json:"sha256,omitempty" yaml:"sha256,omitempty"`
+	// Prefixes is how many prefixes it holds.
+	Prefixes int `json:"prefixes" yaml:"prefixes"`
+}
+
+// ListEvidenceOf returns the evidence of each list l is made of, with
+// crawler named (or "").
+func ListEvidenceOf(crawler string, l *verify.IPList) []ListEvidence {
+	var out []ListEvidence
+	for _, p := range l.Each() {
+		if p.Source == verify.IPListSourceNone {
+			continue
+		}
+		out = append(out, ListEvidence{Crawler: crawler, Source: p.Source, Fetched: p.Fetched,
+			CreationTime: p.CreationTime, SHA256: p.SHA256, Prefixes: len(p.Prefixes)})
+	}
+	return out
+}
+
+// dnsEvidence copies a result's DNS answers into a report entry.
+func dnsEvidence(answers []*verify.DNSAnswer) []verify.DNSAnswer {
+	if len(answers) == 0 {
+		return nil
+	}
+	out := make([]verify.DNSAnswer, len(answers))
+	for i, a := range answers {
+		out[i] = *a
+		out[i].Answer = slices.Clone(a.Answer)
+		for j, v := range out[i].Answer {
+			out[i].Answer[j] = validUTF8(v)
+		}
+		out[i].Name = validUTF8(a.Name)
+	}
+	return out
 }
 
 // SiteReport is what the genuine crawler did on one site.
@@ -226,6 +300,7 @@ func IPReportOf(r verify.Result) IPReport {
 		Warnings:   slices.Clone(r.Warnings),
 		DNSFailure: r.DNSFailure,
 		Proxy:      r.Proxy,
+		DNS:        dnsEvidence(r.DNS),
 	}
 	if rep.PTR == nil {
 		rep.PTR = []string{}

@@ -242,6 +242,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Summary.IPListSource = set.listSource()
+	rep.IPLists = set.listEvidence()
 	if o.Robots != nil {
 		rep.Warnings = append(rep.Warnings, o.Robots.UnknownSiteWarnings(reportSites(rep))...)
 	}

@@ -379,29 +379,14 @@ func emitError(err error) error {
 	return fmt.Errorf("cannot write the rules: %w", err)
 }
 
-// emitParseNeverBlock parses --never-block values: CIDRs or addresses,
-// each flag value possibly a comma-separated list.
+// emitParseNeverBlock parses --never-block values (emit.ParseNeverBlock).
 func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, v := range values {
-		for _, s := range strings.Split(v, ",") {
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			if p, err := netip.ParsePrefix(s); err == nil {
-				out = append(out, p.Masked())
-				continue
-			}
-			a, err := netip.ParseAddr(s)
-			if err != nil {
-				return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", s)
-			}
-			a = a.WithZone("")
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-		}
+	never, err := emit.ParseNeverBlock(values)
+	var bad *emit.BadPrefixError
+	if errors.As(err, &bad) {
+		return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", bad.Value)
 	}
-	return out, nil
+	return never, err
 }
 
 // emitLogSources names the log inputs for the rules' header.

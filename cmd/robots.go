@@ -3,13 +3,11 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/urlarg"
+	"github.com/lohisoft/lohibot-audit/internal/gha"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -109,7 +107,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				if !r.Allowed {
 					verdict = "disallowed"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robotsReason(r.Line, r.Rule, r.Why)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robots.Decision{Line: r.Line, Rule: r.Rule, Why: r.Why}.Reason()))
 			}
 			if err := tw.Flush(); err != nil {
 				return writeFailed("the results", err)
@@ -187,10 +185,10 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			gha := env.Getenv("GITHUB_ACTIONS") == "true"
+			inGHA := env.Getenv("GITHUB_ACTIONS") == "true"
 			out := &stickyWriter{w: env.Stdout}
 			robotsWarn(env, src)
-			if gha {
+			if inGHA {
 				robotsAnnotateWarnings(env, src)
 			}
 			failed := 0
@@ -198,23 +196,26 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 				robotsWarnOtherHost(env, src, p)
 				d := src.Robots.Decide(token, p)
 				ok := d.Allowed == wantAllowed
-				msg := robotsCheckMessage(src, token, p, d, wantAllowed)
+				msg := src.Explain(token, p, d)
+				if d.Allowed != wantAllowed {
+					msg += " (expected " + expect + ")"
+				}
 				status := "ok"
 				if !ok {
 					status = "FAIL"
 					failed++
 				}
 				fmt.Fprintf(out, "%s: %s\n", status, sanitize(msg))
-				if gha && !ok {
-					fmt.Fprintln(out, ghaCommand("error", src.File, d.Line, "robots check", msg))
+				if inGHA && !ok {
+					fmt.Fprintln(out, gha.Command("error", src.File, d.Line, "robots check", msg))
 				}
 			}
-			if gha && failed == 0 {
+			if inGHA && failed == 0 {
 				what := "blocks"
 				if wantAllowed {
 					what = "allows"
 				}
-				fmt.Fprintln(out, ghaCommand("notice", src.File, 0, "robots check",
+				fmt.Fprintln(out, gha.Command("notice", src.File, 0, "robots check",
 					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
 			}
 			if out.err != nil {
@@ -285,41 +286,6 @@ func robotsCrawler(v string) (*crawler.Profile, error) {
 	return p, nil
 }
 
-// robotsReason is the deciding line and rule, or why no rule decided.
-func robotsReason(line int, rule, why string) string {
-	if line > 0 {
-		return "line " + strconv.Itoa(line) + ": " + rule
-	}
-	return why
-}
-
-// robotsCheckMessage says what robots check found for one path.
-func robotsCheckMessage(src *robots.Source, token, path string, d robots.Decision, wantAllowed bool) string {
-	verdict := "blocked from"
-	if d.Allowed {
-		verdict = "allowed"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s is %s %s", token, verdict, path)
-	switch {
-	case d.Line > 0:
-		fmt.Fprintf(&b, " by %s line %d: %s", src.Name, d.Line, d.Rule)
-	case src.Note != "" && d.Why == src.Note:
-		// The note names the source and the rule of RFC 9309 that applied.
-		fmt.Fprintf(&b, ": %s", d.Why)
-	default:
-		fmt.Fprintf(&b, " in %s: %s", src.Name, d.Why)
-	}
-	if d.Allowed != wantAllowed {
-		if wantAllowed {
-			b.WriteString(" (expected allowed)")
-		} else {
-			b.WriteString(" (expected blocked)")
-		}
-	}
-	return b.String()
-}
-
 // robotsWarn prints the source's note and the parser's warnings.
 func robotsWarn(env *Env, src *robots.Source) {
 	for _, w := range src.Warnings() {
@@ -331,13 +297,7 @@ func robotsWarn(env *Env, src *robots.Source) {
 // warning annotations, on their line of the file when they name one.
 func robotsAnnotateWarnings(env *Env, src *robots.Source) {
 	for _, w := range src.Robots.Warnings() {
-		line := 0
-		if rest, ok := strings.CutPrefix(w, "line "); ok {
-			if i := strings.IndexByte(rest, ':'); i > 0 {
-				line, _ = strconv.Atoi(rest[:i])
-			}
-		}
-		fmt.Fprintln(env.Stdout, ghaCommand("warning", src.File, line, "robots.txt", w))
+		fmt.Fprintln(env.Stdout, gha.Command("warning", src.File, robots.LineOf(w), "robots.txt", w))
 	}
 }
 
@@ -360,51 +320,7 @@ func robotsPlural(n int, word string) string {
 // the robots.txt URL: robots.txt only speaks for its own scheme, host and
 // port (RFC 9309 §2.3).
 func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if !urlarg.IsURL(src.Name) || !urlarg.IsURL(target) {
-		return
+	if origin := robots.ForeignOrigin(src.Name, target); origin != "" {
+		warnf(env, "%s is not on %s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, origin)
 	}
-	a, err1 := url.Parse(src.Name)
-	b, err2 := url.Parse(target)
-	if err1 != nil || err2 != nil {
-		return
-	}
-	if !strings.EqualFold(a.Scheme, b.Scheme) || !strings.EqualFold(a.Host, b.Host) {
-		warnf(env, "%s is not on %s://%s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, a.Scheme, a.Host)
-	}
-}
-
-// ghaCommand formats a GitHub Actions workflow command such as
-// "::error file=robots.txt,line=3,title=robots check::message", with the
-// property values and the message escaped as the runner expects. file ""
-// and line 0 are left out.
-func ghaCommand(kind, file string, line int, title, msg string) string {
-	var props []string
-	if file != "" {
-		props = append(props, "file="+ghaEscapeProperty(file))
-		if line > 0 {
-			props = append(props, "line="+strconv.Itoa(line))
-		}
-	}
-	if title != "" {
-		props = append(props, "title="+ghaEscapeProperty(title))
-	}
-	cmd := "::" + kind
-	if len(props) > 0 {
-		cmd += " " + strings.Join(props, ",")
-	}
-	return cmd + "::" + ghaEscapeData(sanitize(msg))
-}
-
-// ghaEscapeData escapes a workflow command's message.
-func ghaEscapeData(s string) string {
-	s = strings.ReplaceAll(s, "%", "%25")
-	s = strings.ReplaceAll(s, "\r", "%0D")
-	return strings.ReplaceAll(s, "\n", "%0A")
-}
-
-// ghaEscapeProperty escapes a workflow command's property value.
-func ghaEscapeProperty(s string) string {
-	s = ghaEscapeData(sanitize(s))
-	s = strings.ReplaceAll(s, ":", "%3A")
-	return strings.ReplaceAll(s, ",", "%2C")
 }

@@ -410,6 +410,7 @@ the LohiSoftBot search crawler:
 		newIPsCmd(env),
 		newWatchCmd(env),
 		newFormatCmd(env),
+		newOptoutCmd(env),
 		newVersionCmd(env),
 	)
 	return root

@@ -1,15 +1,13 @@
 package cmd
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -19,6 +17,7 @@ import (
 func newVerifyCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	var crawlers []string
+	var recheck string
 	c := &cobra.Command{
 		Use:   "verify IP...|-",
 		Short: "Say whether addresses are the genuine crawler, with the evidence",
@@ -43,13 +42,34 @@ fcrdns-failed. A DNS failure never makes an address spoofed.
 bingbot, or a profile file): its PTR suffixes, IP lists and IPv6 policy;
 given several times, each address gets a verdict for each crawler. "-"
 reads addresses from stdin, one a line (blank lines and # comments are
-skipped).`,
+skipped).
+
+Each verdict carries its evidence: the DNS answers with their TTLs, the
+resolver that gave them and when it was asked (dns in JSON).
+
+--recheck REPORT completes the JSON report of an earlier logs run (one made
+during a DNS outage, say): its unverified addresses, and those whose DNS
+answers have passed their TTL, are asked about again, and the report is
+printed in the same shape with the new verdicts and the hit counts of the
+summary counted again. An address that DNS cannot answer for now keeps the
+verdict it had. Conduct is not checked again (a report holds no requests):
+sites and violations stay the first run's, and a warning says how many
+hits of newly genuine addresses that leaves unchecked; run logs again over
+the same logs for them. --crawler then picks which of the report's
+crawlers to recheck (a profile file for one not built in).`,
 		Example: `  lohibot-audit verify 79.139.58.98 203.0.113.7
   lohibot-audit verify --format json --resolver 1.1.1.1:53 2001:db8::1
   lohibot-audit verify --offline --fail-on spoofed 198.51.100.4
   lohibot-audit verify --crawler googlebot 66.249.66.1 203.0.113.50
-  lohibot-audit verify --crawler googlebot --crawler bingbot - <addresses.txt`,
+  lohibot-audit verify --crawler googlebot --crawler bingbot - <addresses.txt
+  lohibot-audit verify --recheck audit.json --format json > audit-rechecked.json`,
 		Args: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("recheck") {
+				if len(args) > 0 {
+					return usageError("give addresses or --recheck REPORT, not both")
+				}
+				return nil
+			}
 			if len(args) == 0 {
 				return &exitError{code: ExitUsage, err: withHint(
 					fmt.Errorf("verify needs at least one IP address"),
@@ -58,6 +78,9 @@ skipped).`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("recheck") {
+				return runVerifyRecheck(c, env, o, crawlers, recheck)
+			}
 			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
@@ -129,6 +152,7 @@ skipped).`,
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
 	addCrawlerFlag(f, &crawlers)
+	f.StringVar(&recheck, "recheck", "", "complete the JSON report of an earlier logs run (`REPORT`, or - for stdin): ask again about its unverified addresses and expired evidence, and print it updated")
 	return c
 }
 
@@ -153,79 +177,28 @@ func verifyAddrs(env *Env, args []string) ([]netip.Addr, error) {
 	return verifyParseArgs(all)
 }
 
-// verifyMaxBadLines is how many bad lines of stdin an error names.
-const verifyMaxBadLines = 5
-
-// verifyReadAddrs reads one address a line, skipping blank lines and
-// comments (# to the end of the line); lines that are not an address are
-// an error that names them by line number.
+// verifyReadAddrs reads one address a line from stdin
+// (verify.ReadAddrList): bad lines are a usage error naming them.
 func verifyReadAddrs(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	var out, bad []string
-	nbad := 0
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if a, err := netip.ParseAddr(line); err != nil || a.Zone() != "" {
-			nbad++
-			if len(bad) < verifyMaxBadLines {
-				bad = append(bad, fmt.Sprintf("line %d: %q", n, parse.EscapeControl(clipText(line, 60))))
-			}
-			continue
-		}
-		out = append(out, line)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
-	}
-	if nbad > 0 {
-		more := ""
-		if nbad > len(bad) {
-			more = fmt.Sprintf(" and %d more", nbad-len(bad))
-		}
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("stdin: not an IP address on %s%s", strings.Join(bad, ", "), more),
+	out, err := verify.ReadAddrList(r)
+	var bad *verify.AddrListError
+	switch {
+	case errors.As(err, &bad):
+		return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("stdin: %w", err),
 			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")}
+	case err != nil:
+		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
 	}
 	return out, nil
 }
 
-// clipText cuts s to at most n bytes, at a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xc0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// verifyParseArgs parses the addresses, unmapped, deduplicated and sorted.
+// verifyParseArgs parses the addresses (verify.ParseAddrs).
 func verifyParseArgs(args []string) ([]netip.Addr, error) {
-	seen := map[netip.Addr]bool{}
-	var addrs []netip.Addr
-	for _, s := range args {
-		a, err := netip.ParseAddr(strings.TrimSpace(s))
-		if err != nil || a.Zone() != "" {
-			return nil, &exitError{code: ExitUsage, err: withHint(
-				fmt.Errorf("%q is not an IP address", s),
-				"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
-		}
-		a = a.Unmap()
-		if !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
+	addrs, err := verify.ParseAddrs(args)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: withHint(err,
+			"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
 	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
 	return addrs, nil
 }
 

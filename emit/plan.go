@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/proxy"
@@ -336,6 +337,40 @@ func (p *Plan) crawlerSet() []netip.Prefix {
 		return p.Allow
 	}
 	return p.Block
+}
+
+// BadPrefixError is the error of ParseNeverBlock for a value that is
+// neither an address nor a CIDR prefix.
+type BadPrefixError struct{ Value string }
+
+func (e *BadPrefixError) Error() string {
+	return fmt.Sprintf("%q is neither an address nor a CIDR such as 192.0.2.0/24", e.Value)
+}
+
+// ParseNeverBlock parses the prefixes no rule may block (--never-block):
+// CIDR prefixes (masked) or addresses (zones dropped), each value possibly
+// a comma-separated list. A value that is neither is a *BadPrefixError.
+func ParseNeverBlock(values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if p, err := netip.ParsePrefix(s); err == nil {
+				out = append(out, p.Masked())
+				continue
+			}
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, &BadPrefixError{Value: s}
+			}
+			a = a.WithZone("")
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out, nil
 }
 
 // normAddr unmaps IPv4-mapped IPv6 addresses and drops zones; the zero

@@ -392,3 +392,15 @@ func TestSkippedString(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNeverBlock(t *testing.T) {
+	got, err := ParseNeverBlock([]string{"192.0.2.7/24, 2001:db8::1", "", "fe80::1%eth0,,198.51.100.9"})
+	want := prefixes("192.0.2.0/24", "2001:db8::1/128", "fe80::1/128", "198.51.100.9/32")
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	var bad *BadPrefixError
+	if _, err := ParseNeverBlock([]string{"192.0.2.0/24,example.com"}); !errors.As(err, &bad) || bad.Value != "example.com" {
+		t.Errorf("err %v, want example.com named", err)
+	}
+}

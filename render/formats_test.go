@@ -62,6 +62,9 @@ func (f *reportFiller) fill(v reflect.Value, depth int) {
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		ns := []int64{0, 1, -1, 42, 1 << 40, -1 << 62}
 		v.SetInt(ns[f.rng.IntN(len(ns))])
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		ns := []uint64{0, 1, 42, 86400, 1<<32 - 1}
+		v.SetUint(ns[f.rng.IntN(len(ns))] & (1<<v.Type().Bits() - 1))
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {

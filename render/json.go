@@ -283,6 +283,15 @@ func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	if ip.Proxy != "" {
 		str(`"proxy": `, ip.Proxy)
 	}
+	if len(ip.DNS) > 0 && err == nil {
+		// A few answers, each a small object: the encoder writes them.
+		var text []byte
+		if text, err = jsonIndent(ip.DNS, in[1:]); err == nil {
+			b = append(b, in+`"dns": `...)
+			b = append(b, text...)
+			b = append(b, ',')
+		}
+	}
 	if err != nil {
 		return b, err
 	}

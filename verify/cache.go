@@ -62,6 +62,11 @@ type cacheDNSEntry struct {
 	Rcode   int      `json:"rcode"`
 	Values  []string `json:"values,omitempty"`
 	Expires int64    `json:"expires"` // Unix seconds
+	// Server is the resolver that answered, and Asked when (Unix
+	// seconds): the answer's evidence. Entries written before they were
+	// kept have neither.
+	Server string `json:"server,omitempty"`
+	Asked  int64  `json:"asked,omitempty"`
 }
 
 type cacheDNSFile struct {
@@ -163,28 +168,42 @@ func cacheValidEntry(key string, e cacheDNSEntry, now time.Time) bool {
 	return true
 }
 
-// get returns the cached outcome for key, if it has not expired.
-func (c *DNSCache) get(key string) (dnsLookup, bool) {
+// get returns the cached outcome for key, if it has not expired, with
+// its evidence: the resolver that answered and when it was asked, with
+// the TTL the answer was kept for (for an entry that does not say when
+// it was asked, the time left).
+func (c *DNSCache) get(key string) (dnsLookup, *DNSAnswer, bool) {
 	if c == nil {
-		return dnsLookup{}, false
+		return dnsLookup{}, nil, false
 	}
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if !ok {
-		return dnsLookup{}, false
+		return dnsLookup{}, nil, false
 	}
-	left := time.Unix(e.Expires, 0).Sub(c.now())
+	expires := time.Unix(e.Expires, 0)
+	left := expires.Sub(c.now())
 	if left <= 0 {
-		return dnsLookup{}, false
+		return dnsLookup{}, nil, false
 	}
-	return dnsLookup{Rcode: e.Rcode, Values: e.Values, TTL: uint32(left / time.Second)}, true
+	l := dnsLookup{Rcode: e.Rcode, Values: e.Values, TTL: uint32(left / time.Second), Server: e.Server}
+	qtype, name, _ := strings.Cut(key, " ")
+	ans := &DNSAnswer{Name: name, Type: qtype, Rcode: dnsRcodeName(e.Rcode), Answer: e.Values, Resolver: e.Server, Cached: true, TTL: l.TTL}
+	if ans.Answer == nil {
+		ans.Answer = []string{}
+	}
+	if e.Asked > 0 && e.Asked <= e.Expires {
+		ans.Asked = time.Unix(e.Asked, 0).UTC()
+		ans.TTL = uint32(e.Expires - e.Asked)
+	}
+	return l, ans, true
 }
 
-// put keeps an answered lookup for its TTL, capped at dnsMaxTTL (or
-// dnsMaxNegativeTTL for an answer without data). A TTL of zero keeps
-// nothing.
-func (c *DNSCache) put(key string, l dnsLookup) {
+// put keeps an answered lookup, asked at asked, for its TTL, capped at
+// dnsMaxTTL (or dnsMaxNegativeTTL for an answer without data). A TTL of
+// zero keeps nothing.
+func (c *DNSCache) put(key string, l dnsLookup, asked time.Time) {
 	if c == nil || l.Err != nil || l.TTL == 0 {
 		return
 	}
@@ -194,7 +213,7 @@ func (c *DNSCache) put(key string, l dnsLookup) {
 		limit = dnsMaxNegativeTTL
 	}
 	ttl = min(ttl, limit)
-	e := cacheDNSEntry{Rcode: l.Rcode, Values: l.Values, Expires: c.now().Add(ttl).Unix()}
+	e := cacheDNSEntry{Rcode: l.Rcode, Values: l.Values, Expires: asked.Add(ttl).Unix(), Server: l.Server, Asked: asked.Unix()}
 	c.mu.Lock()
 	c.entries[key] = e
 	c.dirty = true
@@ -253,6 +272,9 @@ type IPListCacheEntry struct {
 	Fetched time.Time `json:"fetched"`
 	// Body is the list as the server sent it.
 	Body json.RawMessage `json:"body"`
+	// SHA256 is the hex SHA-256 of the body as the server sent it (the
+	// file keeps Body re-indented).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // List parses the entry's body into an IPList with its Source and Fetched.
@@ -263,6 +285,9 @@ func (e *IPListCacheEntry) List() (*IPList, error) {
 	}
 	l.Source = e.Source
 	l.Fetched = e.Fetched
+	// The digest of the body as served; an entry written without one
+	// does not know it (the body is kept re-indented).
+	l.SHA256 = e.SHA256
 	return l, nil
 }
 

@@ -165,7 +165,7 @@ func TestDNSCacheCorrupt(t *testing.T) {
 			if !errors.Is(err, ErrCacheCorrupt) || c == nil || c.Len() != 0 {
 				t.Fatalf("err = %v, cache %v: want ErrCacheCorrupt and an empty, usable cache", err, c)
 			}
-			c.put(dnsKey("a.example", dns.TypeA), dnsLookup{Values: []string{"192.0.2.1"}, TTL: 60})
+			c.put(dnsKey("a.example", dns.TypeA), dnsLookup{Values: []string{"192.0.2.1"}, TTL: 60}, time.Now())
 			if err := c.Save(); err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestDNSCacheDistrustsEntries(t *testing.T) {
 	if c.Len() != 1 {
 		t.Fatalf("kept %d entries, want only the valid one: %v", c.Len(), c.entries)
 	}
-	if _, ok := c.get("A ok.example."); !ok {
+	if _, _, ok := c.get("A ok.example."); !ok {
 		t.Fatal("the valid entry is missing")
 	}
 }
@@ -212,7 +212,7 @@ func TestDNSCacheConcurrentRuns(t *testing.T) {
 			c, _ := OpenDNSCache(dir, nil)
 			for j := range 50 {
 				c.put(dnsKey(netip.AddrFrom4([4]byte{192, 0, byte(i), byte(j)}).String()+".example", dns.TypeA),
-					dnsLookup{Values: []string{"192.0.2.1"}, TTL: 600})
+					dnsLookup{Values: []string{"192.0.2.1"}, TTL: 600}, time.Now())
 			}
 			if err := c.Save(); err != nil {
 				t.Error(err)

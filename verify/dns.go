@@ -121,6 +121,11 @@ type dnsLookup struct {
 	Values []string // PTR names (presentation form) or addresses
 	TTL    uint32   // how long the outcome may be kept; 0 for not at all
 	Err    error
+	// Server is the resolver (HOST:PORT) that gave the answer, "" when
+	// none did.
+	Server string
+	// ans is the lookup as evidence, set by dnsMemo.
+	ans *DNSAnswer
 }
 
 // dnsServer is one resolver address with its reachability state, shared
@@ -213,12 +218,21 @@ func (r *dnsResolver) downErr() error { return ErrDNSUnreachable }
 // returns the first NOERROR or NXDOMAIN answer. A server that answers with
 // another code is not asked again for this question; one that does not
 // answer is tried again up to r.retries times.
-func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (*dns.Msg, error) {
+func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (*dns.Msg, string, error) {
+	resp, s, err := r.exchangeServer(ctx, name, qtype)
+	if err != nil {
+		return nil, "", err
+	}
+	return resp, s.addr, nil
+}
+
+// exchangeServer is exchange, returning the server that answered.
+func (r *dnsResolver) exchangeServer(ctx context.Context, name string, qtype uint16) (*dns.Msg, *dnsServer, error) {
 	if len(r.servers) == 0 {
-		return nil, ErrDNSNoResolver
+		return nil, nil, ErrDNSNoResolver
 	}
 	if r.allDown() {
-		return nil, r.downErr()
+		return nil, nil, r.downErr()
 	}
 	q := new(dns.Msg)
 	q.SetQuestion(name, qtype)
@@ -234,14 +248,14 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			asked = true
 			q.Id = dns.Id()
 			resp, err := r.try(ctx, s, q)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, ctx.Err()
+					return nil, nil, ctx.Err()
 				}
 				lastErr = fmt.Errorf("%s: %w", s.addr, err)
 				continue
@@ -249,7 +263,7 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 			switch resp.Rcode {
 			case dns.RcodeSuccess, dns.RcodeNameError:
 				if !dnsNegative(resp) {
-					return resp, nil
+					return resp, s, nil
 				}
 				// A negative answer makes an address spoofed: it counts
 				// only from a resolver that answers the root zone. A
@@ -257,13 +271,13 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 				// sanity check never holds it up nor takes it back.
 				if err := r.trust(ctx, s); err != nil {
 					if ctx.Err() != nil {
-						return nil, ctx.Err()
+						return nil, nil, ctx.Err()
 					}
 					answered[i] = true
 					lastErr = err
 					continue
 				}
-				return resp, nil
+				return resp, s, nil
 			}
 			answered[i] = true
 			lastErr = &dnsRcodeError{server: s.addr, rcode: resp.Rcode}
@@ -275,7 +289,7 @@ func (r *dnsResolver) exchange(ctx context.Context, name string, qtype uint16) (
 	if lastErr == nil {
 		lastErr = r.downErr()
 	}
-	return nil, lastErr
+	return nil, nil, lastErr
 }
 
 // try sends q to one server (UDP, then TCP on truncation) and keeps the
@@ -681,8 +695,9 @@ func (r *dnsResolver) lookup(ctx context.Context, name string, qtype uint16) dns
 	cur := dns.Fqdn(name)
 	seen := map[string]bool{strings.ToLower(cur): true}
 	ttl := uint32(dnsMaxTTL / time.Second)
+	last := ""
 	for query := 0; query <= dnsMaxCNAME; query++ {
-		resp, err := r.exchange(ctx, cur, qtype)
+		resp, server, err := r.exchange(ctx, cur, qtype)
 		if err != nil {
 			return dnsLookup{Err: err}
 		}
@@ -693,26 +708,27 @@ func (r *dnsResolver) lookup(ctx context.Context, name string, qtype uint16) dns
 				if qtype == dns.TypePTR {
 					values = fcrdnsKeepNames(values, r.keep)
 				}
-				return dnsLookup{Rcode: dns.RcodeSuccess, Values: values, TTL: ttl}
+				return dnsLookup{Rcode: dns.RcodeSuccess, Values: values, TTL: ttl, Server: server}
 			}
 			if next == "" {
 				break
 			}
 			cur = dns.Fqdn(next)
 			if seen[strings.ToLower(cur)] || len(seen) > dnsMaxCNAME {
-				return dnsLookup{Rcode: dns.RcodeSuccess, TTL: ttl}
+				return dnsLookup{Rcode: dns.RcodeSuccess, TTL: ttl, Server: server}
 			}
 			seen[strings.ToLower(cur)] = true
 		}
 		if resp.Rcode == dns.RcodeNameError || strings.EqualFold(cur, resp.Question[0].Name) {
 			// The name (or the end of its chain) has no data, or does not
 			// exist: this answer is final.
-			return dnsLookup{Rcode: resp.Rcode, TTL: min(ttl, dnsNegativeTTL(resp))}
+			return dnsLookup{Rcode: resp.Rcode, TTL: min(ttl, dnsNegativeTTL(resp)), Server: server}
 		}
 		// The answer stopped at a CNAME target without its records: ask
 		// about the target.
+		last = server
 	}
-	return dnsLookup{Rcode: dns.RcodeSuccess, TTL: ttl}
+	return dnsLookup{Rcode: dns.RcodeSuccess, TTL: ttl, Server: last}
 }
 
 // dnsRecords returns the records of type qtype owned by owner in answer
@@ -781,8 +797,17 @@ type dnsCall struct {
 // or from the resolver (then written to the cache).
 type dnsMemo struct {
 	cache *DNSCache
+	// clock tells when a question is asked; nil means time.Now.
+	clock func() time.Time
 	mu    sync.Mutex
 	calls map[string]*dnsCall
+}
+
+func (m *dnsMemo) now() time.Time {
+	if m.clock == nil {
+		return time.Now()
+	}
+	return m.clock()
 }
 
 func dnsKey(name string, qtype uint16) string {
@@ -798,19 +823,24 @@ func (m *dnsMemo) lookup(ctx context.Context, res *dnsResolver, name string, qty
 		case <-c.done:
 			return c.res
 		case <-ctx.Done():
-			return dnsLookup{Err: ctx.Err()}
+			l := dnsLookup{Err: ctx.Err()}
+			l.ans = newDNSAnswer(name, qtype, l, m.now())
+			return l
 		}
 	}
 	c := &dnsCall{done: make(chan struct{})}
 	m.calls[key] = c
 	m.mu.Unlock()
 
-	if got, ok := m.cache.get(key); ok {
+	if got, ans, ok := m.cache.get(key); ok {
 		c.res = got
+		c.res.ans = ans
 	} else {
+		asked := m.now()
 		c.res = res.lookup(ctx, name, qtype)
+		c.res.ans = newDNSAnswer(name, qtype, c.res, asked)
 		if c.res.Err == nil {
-			m.cache.put(key, c.res)
+			m.cache.put(key, c.res, asked)
 		}
 	}
 	close(c.done)

@@ -68,6 +68,11 @@ type Result struct {
 	// a CDN ("cloudflare"), or the --trusted-proxy value that holds it
 	// ("private", "203.0.113.0/24").
 	Proxy string
+	// DNS are the lookups the verdict rests on, with the resolver, the
+	// time asked and the TTL of each (see DNSAnswer): the PTR lookup
+	// first, then the forward ones; nil when DNS was not asked. The
+	// answers are shared between results: do not change them.
+	DNS []*DNSAnswer
 }
 
 // Verifier classifies addresses that claim to be the crawler (SPEC §3). Set
@@ -106,6 +111,9 @@ type Verifier struct {
 	// them is unverified with reason proxy, and never looked up. nil
 	// means the built-in CDN edges only (see proxy.Set).
 	Proxies *proxy.Set
+	// Now tells when a question is asked, for the evidence; nil means the
+	// DNS cache's clock, else time.Now.
+	Now func() time.Time
 
 	// share, when set, is the verifier whose resolver, DNS answers,
 	// warnings and progress this one uses (see For).
@@ -171,7 +179,10 @@ func (v *Verifier) init() {
 		if v.after != nil {
 			v.res.after = v.after
 		}
-		v.memo = &dnsMemo{cache: v.Cache, calls: map[string]*dnsCall{}}
+		v.memo = &dnsMemo{cache: v.Cache, clock: v.Now, calls: map[string]*dnsCall{}}
+		if v.memo.clock == nil && v.Cache != nil {
+			v.memo.clock = v.Cache.now
+		}
 		if !v.Offline && len(v.Servers) == 0 {
 			v.warn(NoResolverWarning)
 		}
@@ -188,7 +199,7 @@ func (v *Verifier) For(p *crawler.Profile, list *IPList) *Verifier {
 	w := &Verifier{
 		Servers: root.Servers, Timeout: root.Timeout, Retries: root.Retries,
 		Concurrency: root.Concurrency, RetryTimeout: root.RetryTimeout,
-		Cache: root.Cache, Offline: root.Offline, Proxies: root.Proxies,
+		Cache: root.Cache, Offline: root.Offline, Proxies: root.Proxies, Now: root.Now,
 		Profile: p, List: list, share: root,
 	}
 	root.init()
@@ -358,6 +369,7 @@ func fcrdnsCopy(r Result) Result {
 	r.PTR = slices.Clone(r.PTR)
 	r.Forward = slices.Clone(r.Forward)
 	r.Warnings = slices.Clone(r.Warnings)
+	r.DNS = slices.Clone(r.DNS)
 	return r
 }
 
@@ -462,6 +474,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 		return noAnswer(err)
 	}
 	ptr := v.memo.lookup(ctx, res, arpa, dns.TypePTR)
+	r.DNS = append(r.DNS, ptr.ans)
 	if ptr.Err != nil {
 		return noAnswer(ptr.Err)
 	}
@@ -483,6 +496,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 		}
 		candidates++
 		fwd := v.memo.lookup(ctx, res, name, qtype)
+		r.DNS = append(r.DNS, fwd.ans)
 		if fwd.Err != nil {
 			fwdErr = fwd.Err
 			continue

@@ -225,6 +225,8 @@ func TestVerify(t *testing.T) {
 				t.Errorf("DNSError %q with DNSFailure %q", got.DNSError, got.DNSFailure)
 			}
 			got.DNSError = ""
+			checkEvidence(t, got, addr, !tc.offline && got.Reason != ReasonIPv6)
+			got.DNS = nil
 			want := tc.want
 			want.Addr = a.Unmap().WithZone("")
 			if want.PTR == nil {
@@ -728,4 +730,44 @@ func FuzzDNSAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkEvidence checks that r's DNS evidence is the lookups its verdict
+// says were made, each from server, asked and with a TTL: the PTR lookup
+// of the address first, then forward lookups of its names.
+func checkEvidence(t *testing.T, r Result, server string, asked bool) {
+	t.Helper()
+	if !asked {
+		if r.DNS != nil {
+			t.Errorf("%s: DNS evidence %v for a verdict without DNS", r.Addr, r.DNS)
+		}
+		return
+	}
+	if len(r.DNS) == 0 {
+		t.Fatalf("%s: no DNS evidence for %s/%s", r.Addr, r.Method, r.Reason)
+	}
+	arpa, _ := dns.ReverseAddr(r.Addr.String())
+	if p := r.DNS[0]; p.Type != "PTR" || p.Name != arpa {
+		t.Errorf("%s: first answer %s %s, want PTR %s", r.Addr, p.Type, p.Name, arpa)
+	}
+	for _, a := range r.DNS {
+		if a.Asked.IsZero() {
+			t.Errorf("%s: %s %s: no time asked", r.Addr, a.Type, a.Name)
+		}
+		switch {
+		case a.Error != "":
+			if a.TTL != 0 || a.Rcode != "" || !a.Expires().IsZero() {
+				t.Errorf("%s: failed %s %s with ttl %d, rcode %q", r.Addr, a.Type, a.Name, a.TTL, a.Rcode)
+			}
+		case a.Resolver != server || a.Rcode == "" || a.Cached:
+			t.Errorf("%s: %s %s answered by %q (%s, cached %v), want %s", r.Addr, a.Type, a.Name, a.Resolver, a.Rcode, a.Cached, server)
+		case a.Type == "PTR" && len(r.PTR) > 0 && !slices.Equal(slices.Sorted(slices.Values(a.Answer)), r.PTR):
+			t.Errorf("%s: PTR evidence %v, verdict's PTR %v", r.Addr, a.Answer, r.PTR)
+		}
+	}
+	for _, a := range r.DNS[1:] {
+		if a.Type != "A" && a.Type != "AAAA" || !slices.Contains(r.PTR, strings.TrimSuffix(a.Name, ".")) {
+			t.Errorf("%s: forward evidence %s %s not of a PTR name %v", r.Addr, a.Type, a.Name, r.PTR)
+		}
+	}
 }

@@ -55,7 +55,7 @@ func NewIdentity(base *Verifier, profiles []*crawler.Profile, lists []*IPList) *
 	id := &Identity{Profiles: profiles, Cache: base.Cache, Proxies: base.Proxies, quiet: map[string]bool{}}
 	root := &Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 		Concurrency: base.Concurrency, RetryTimeout: base.RetryTimeout, Cache: base.Cache,
-		Offline: base.Offline, Proxies: base.Proxies, after: base.after}
+		Offline: base.Offline, Proxies: base.Proxies, Now: base.Now, after: base.after}
 	for i, p := range profiles {
 		var l *IPList
 		if i < len(lists) {
@@ -247,7 +247,8 @@ type IdentityConfig struct {
 	Proxies     *proxy.Set
 	// CacheDir, when set, keeps DNS answers between runs.
 	CacheDir string
-	// Now is the clock of the DNS cache; nil means time.Now.
+	// Now is the clock of the DNS cache and of the evidence (when each
+	// question was asked); nil means time.Now.
 	Now func() time.Time
 	// Warnings are said first, as the Identity's own.
 	Warnings []string
@@ -272,7 +273,7 @@ func LoadIdentity(ctx context.Context, c IdentityConfig) (id *Identity, repeated
 		warnings = append(warnings, ll.Warnings...)
 		repeated = append(repeated, ll.Repeated...)
 	}
-	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Proxies: c.Proxies}
+	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Proxies: c.Proxies, Now: c.Now}
 	var quiet []string
 	if !c.Offline {
 		base.Servers = c.Servers

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +71,24 @@ type IPList struct {
 	// none fetched or cached), is the day it was known to be published
 	// so; the oldest of them for a union. Zero otherwise.
 	Snapshot time.Time
+	// SHA256 is the hex SHA-256 of the list as its source served it (or
+	// as the file holds it): evidence that names the very list that
+	// decided. Empty for the built-in list.
+	SHA256 string
+	// Parts are the lists of a union (several sources of one crawler),
+	// each with its own source, times and digest; nil for one list.
+	Parts []*IPList
+}
+
+// Each returns the lists l is made of: its Parts, or l itself.
+func (l *IPList) Each() []*IPList {
+	if l == nil {
+		return nil
+	}
+	if len(l.Parts) > 0 {
+		return l.Parts
+	}
+	return []*IPList{l}
 }
 
 // Contains reports whether a (after unmapping an IPv4-mapped IPv6 address)
@@ -128,6 +148,7 @@ func ParseIPList(data []byte) (*IPList, error) {
 	if len(data) > IPListMaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrIPListTooLarge, len(data), IPListMaxBytes)
 	}
+	sum := sha256.Sum256(data)
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -209,6 +230,7 @@ func ParseIPList(data []byte) (*IPList, error) {
 	}
 	slices.SortFunc(list.Prefixes, ipComparePrefix)
 	list.Prefixes = slices.Compact(list.Prefixes)
+	list.SHA256 = hex.EncodeToString(sum[:])
 	return list, nil
 }
 

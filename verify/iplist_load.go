@@ -341,6 +341,7 @@ func unionLists(lists []*IPList) *IPList {
 	u := &IPList{}
 	var sources []string
 	for _, l := range lists {
+		u.Parts = append(u.Parts, l.Each()...)
 		u.Prefixes = append(u.Prefixes, l.Prefixes...)
 		if !slices.Contains(sources, l.Source) {
 			sources = append(sources, l.Source)
@@ -562,7 +563,7 @@ func (ld *ListLoader) loadURL(ctx context.Context, p *crawler.Profile, src strin
 		}
 		useCached()
 	} else {
-		entry = &IPListCacheEntry{Source: src, ETag: got.ETag, LastModified: got.LastModified, Fetched: now, Body: got.Body}
+		entry = &IPListCacheEntry{Source: src, ETag: got.ETag, LastModified: got.LastModified, Fetched: now, Body: got.Body, SHA256: got.List.SHA256}
 		l.List = got.List
 	}
 	if ld.CacheDir != "" {

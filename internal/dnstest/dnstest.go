@@ -149,6 +149,10 @@ func (z *Zone) Truncate(name string) { z.set(name, func(b *behaviour) { b.trunca
 // resolver that leaves the chase to its client.
 func (z *Zone) NoChase(name string) { z.set(name, func(b *behaviour) { b.noChase = true }) }
 
+// Heal makes the zone answer queries about name as it should again,
+// undoing ServFail, Refuse, Drop, DropOnce, Truncate and NoChase.
+func (z *Zone) Heal(name string) { z.set(name, func(b *behaviour) { *b = behaviour{} }) }
+
 // NoSOA leaves the SOA out of negative answers (on) or puts it back.
 func (z *Zone) NoSOA(on bool) {
 	z.mu.Lock()

@@ -1,0 +1,131 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
+	"github.com/lohisoft/lohibot-audit/optout"
+	"github.com/spf13/cobra"
+)
+
+func newOptoutCmd(env *Env) *cobra.Command {
+	var from, output, crawlerName string
+	c := &cobra.Command{
+		Use:   "optout DOMAIN...",
+		Short: "Write the e-mail that asks the crawler's operator to exclude your domains",
+		Long: `Write the opt-out e-mail (RFC 5322) that asks the crawler's operator to
+exclude DOMAIN... from its crawl and remove them from its crawl list, the
+way the crawler's page offers besides robots.txt. It goes to the contact
+address of the crawler's profile (--crawler, default LohiSoftBot's), from
+--from (default $EMAIL, else webmaster@ the first domain), dated now.
+
+The e-mail is written to standard output or to -o FILE, for your own mail
+program (sendmail -t, or open the file as a draft): nothing is sent.
+
+Unicode domains are written as punycode, with their Unicode form beside
+them in the text.`,
+		Example: `  lohibot-audit optout example.com blog.example.com --from "Web Team <webmaster@example.com>" -o optout.eml
+  lohibot-audit optout example.com --from webmaster@example.com | sendmail -t`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &exitError{code: ExitUsage, err: withHint(
+					errors.New("optout needs at least one DOMAIN to exclude"),
+					"lohibot-audit optout example.com --from webmaster@example.com")}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			p, err := robotsCrawler(crawlerName)
+			if err != nil {
+				return err
+			}
+			return runOptout(c, env, p, args, from, output)
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "your `ADDRESS`, with or without a name: \"Web Team <webmaster@example.com>\" (default $EMAIL, else webmaster@ the first domain)")
+	c.Flags().StringVarP(&output, "output", "o", "", "write the e-mail to `FILE` (atomically) instead of standard output")
+	c.Flags().StringVar(&crawlerName, "crawler", crawler.Default, "the crawler to opt out of: `NAME` of a built-in profile or a profile FILE with a contact")
+	return c
+}
+
+func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, from, output string) error {
+	if p.Contact == "" {
+		return &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("crawler %s has no contact address to write to", p.Name),
+			"give a profile file with contact: ADDRESS, or use robots.txt to keep it out")}
+	}
+	to, err := optout.Address(p.Contact)
+	if err != nil {
+		return usageError("crawler %s: contact: %v", p.Name, err)
+	}
+	var domains []string
+	for _, a := range args {
+		d, err := optout.Domain(a)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		domains = append(domains, d)
+	}
+	sender, how, err := optoutSender(env, c.Flags().Changed("from"), from, domains[0])
+	if err != nil {
+		return err
+	}
+	now := env.Now()
+	l := &optout.Letter{From: sender, To: to, Crawler: p.Title(), Domains: domains, Date: now}
+	msg, err := l.Bytes()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if how != "" {
+		warnf(env, "the e-mail is from %s (%s); give --from ADDRESS to choose", sender.Address, how)
+	}
+	if output == "" || output == "-" {
+		if _, err := env.Stdout.Write(msg); err != nil {
+			return writeFailed("the e-mail", err)
+		}
+	} else {
+		ctx := c.Context()
+		defer onForcedExit(func() { atomicfile.RemoveTemp(output) })()
+		if _, err := atomicfile.Write(ctx, output, msg, 0o644, nil); err != nil {
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return &exitError{code: ExitIncomplete, output: true, err: withHint(
+				fmt.Errorf("cannot write the e-mail to %s: %w", output, unwrapPathError(err)),
+				"check that the directory exists, is writable and has room")}
+		}
+	}
+	if env.StderrTTY {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself\n", to.Address)
+	}
+	return nil
+}
+
+// optoutSender is --from, else $EMAIL, else webmaster@ the first domain
+// (RFC 2142's mailbox for a web service); how says which default was
+// taken ("" for --from).
+func optoutSender(env *Env, given bool, from, first string) (*mail.Address, string, error) {
+	if given {
+		a, err := optout.Address(from)
+		if err != nil {
+			return nil, "", usageError("--from: %v", err)
+		}
+		return a, "", nil
+	}
+	if e := strings.TrimSpace(env.Getenv("EMAIL")); e != "" {
+		a, err := optout.Address(e)
+		if err != nil {
+			return nil, "", usageError("$EMAIL: %v; give --from ADDRESS", err)
+		}
+		return a, "$EMAIL", nil
+	}
+	a, err := optout.Address("webmaster@" + first)
+	if err != nil {
+		return nil, "", usageError("--from: %v", err)
+	}
+	return a, "webmaster@ the first domain", nil
+}

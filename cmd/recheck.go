@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/spf13/cobra"
+)
+
+// runVerifyRecheck is verify --recheck REPORT: the report of an earlier
+// logs run, its unverified addresses and expired evidence asked about
+// again (audit.Recheck), printed in the same shape.
+func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []string, path string) error {
+	ctx := c.Context()
+	format, err := o.reportFormat(env)
+	if err != nil {
+		return err
+	}
+	if err := refuseTerminal(env, format); err != nil {
+		return err
+	}
+	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
+		return err
+	}
+	chosen, err := resolveCrawlers(crawlers)
+	if err != nil {
+		return err
+	}
+	rep, err := emitReadReport(ctx, env, path)
+	if err != nil {
+		return err
+	}
+	names, profiles, err := recheckCrawlers(rep, chosen, len(crawlers) > 0)
+	if err != nil {
+		return err
+	}
+	env.phase(phaseIPList)
+	id, err := newIdentityFor(ctx, env, o, profiles)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	env.phase(phaseDNS)
+	rc := &audit.Recheck{Now: env.Now(), Crawlers: names, Classify: id.Classify, Lists: id.Lists}
+	first := len(rep.Warnings) // the earlier ones are the first run's, said then
+	if _, err := rc.Run(ctx, rep); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	rep.Warnings = append(rep.Warnings, id.Warnings()...)
+	rep.Version = Version
+	env.phase(phaseWrite)
+	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
+		warnAll(env, rep.Warnings[first:])
+	}
+	if werr != nil {
+		return writeFailed("the report", werr)
+	}
+	if fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations); fail {
+		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
+		return errFindings
+	}
+	return nil
+}
+
+// recheckCrawlers returns the names and profiles of the report's
+// crawlers: those of summary.crawlers (each built in, or given with
+// --crawler FILE), or for a report of one crawler the one --crawler gives,
+// else the default.
+func recheckCrawlers(rep *audit.Report, chosen []*crawler.Profile, given bool) ([]string, []*crawler.Profile, error) {
+	if len(rep.Summary.Crawlers) == 0 {
+		p := chosen[0]
+		if given && len(chosen) > 1 {
+			return nil, nil, usageError("the report audits one crawler; give one --crawler, not %d", len(chosen))
+		}
+		return []string{p.Name}, []*crawler.Profile{p}, nil
+	}
+	var pick []*crawler.Profile
+	if given {
+		pick = chosen
+	}
+	names, profiles, err := audit.ReportCrawlers(rep, pick)
+	var nc *audit.NoCrawlerError
+	if errors.As(err, &nc) {
+		return nil, nil, usageError("%v", err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, p := range profiles {
+		if p == nil {
+			return nil, nil, &exitError{code: ExitUsage, err: withHint(
+				fmt.Errorf("the report's crawler %s is not built in", names[i]),
+				"give its profile file with --crawler FILE")}
+		}
+	}
+	return names, profiles, nil
+}
