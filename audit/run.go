@@ -353,7 +353,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	case errors.Is(err, parse.ErrUnknownFormat):
 		// Like an unreadable file: error.log among access logs, or a
 		// compression it cannot read, must not discard the other inputs.
-		rep.Error = fmt.Sprintf("%v; none of it was read; give its format with --log-format (combined, common, vhost_combined, json, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err)
+		rep.Error = fmt.Sprintf("%v; none of it was read; see why with 'lohibot-audit format test %s', and give its format with --log-format (a built-in name, 'nginx:<log_format>' or 'apache:<LogFormat>'), or leave it out", err, in.Name)
 		au.Warn(rep.Error)
 	default:
 		var re *parse.ReadError

@@ -454,7 +454,7 @@ func TestVerifyCSVSeveralCrawlers(t *testing.T) {
 	want := [][]string{
 		{"crawler", "ip", "verdict", "method", "reason"},
 		{"lohisoftbot", "79.139.58.98", "genuine", "ip-list", ""},
-		{"googlebot", "79.139.58.98", "spoofed", "ip-list", "not-in-ip-list"},
+		{"googlebot", "79.139.58.98", "unverified", "ip-list", "not-in-snapshot"},
 		{"amazonbot", "79.139.58.98", "unverified", "ip-list", "no-ip-list"},
 	}
 	if len(got) != len(want) {

@@ -43,6 +43,9 @@ type lineParser struct {
 	strictQuotes bool
 	// scratch holds a decoded User-Agent while it is matched.
 	scratch []byte
+	// notRequest is set when parse refuses a line that is no request
+	// rather than a malformed one (an entry of Caddy's other loggers).
+	notRequest bool
 }
 
 func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
@@ -59,6 +62,7 @@ func (p *lineParser) at(i int) string { return strconv.Itoa(p.off + i + 1) }
 // rec and sets keep.
 func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) {
 	p.off = 0
+	p.notRequest = false
 	if p.f.syslog {
 		n := syslogHeaderLen(line)
 		if n < 0 {

@@ -151,7 +151,8 @@ type Stats struct {
 	// they are neither requests nor malformed.
 	Blank int64
 	// Comments counts the lines that start with '#' (after any spaces)
-	// and do not match the format: AWStats' and W3C logs' headers. They
+	// and do not match the format (AWStats' and W3C logs' headers), and
+	// the entries of Caddy's other loggers among its access log's. They
 	// are neither requests nor malformed.
 	Comments int64
 	Bytes    int64 // bytes of log text (after decompression)
@@ -781,7 +782,7 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 				res.blank++
 				continue
 			}
-			if isComment(line) {
+			if isComment(line) || lp != nil && lp.notRequest {
 				res.comments++
 				continue
 			}

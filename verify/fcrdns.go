@@ -407,6 +407,9 @@ func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	case listOnly && len(v.list.Prefixes) == 0:
 		// Nothing to judge by: neither DNS nor a list.
 		r.Verdict, r.Method, r.Reason = Unverified, MethodIPList, ReasonNoIPList
+	case listOnly && !v.list.Snapshot.IsZero():
+		// Not in an old copy: perhaps an address the crawler took since.
+		r.Verdict, r.Method, r.Reason = Unverified, MethodIPList, ReasonNotInSnapshot
 	case listOnly:
 		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonNotInIPList
 	default:
