@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
 )
@@ -145,7 +145,7 @@ type cdnReport struct {
 func cdnEnv(t *testing.T, log string) (env *Env, args []string, zone *dnstest.Zone) {
 	zone = dnstest.NewZone(t, "crawler1.bot.lohisoft.com. 3600 IN A 79.139.58.98")
 	zone.PTR(t, "79.139.58.98", "crawler1.bot.lohisoft.com")
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98","79.139.58.121"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98","79.139.58.121"]`)
 	env = &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(log)}
 	return env, []string{"--resolver", dnstest.Serve(t, zone), "--ip-list", list, "--cache-dir", t.TempDir()}, zone
 }
@@ -223,7 +223,7 @@ func TestLogsBehindCDN(t *testing.T) {
 	// tool did before it knew CDNs) still blocks no edge.
 	old := `{"tool":"lohibot-audit","summary":{},"ips":[{"ip":"162.158.106.126","verdict":"spoofed","method":"fcrdns","reason":"no-ptr"},{"ip":"203.0.113.7","verdict":"spoofed","method":"fcrdns","reason":"no-ptr"}]}`
 	env, args, _ = cdnEnv(t, "")
-	code, rules, stderr = identityRun(t, env, append([]string{"emit", "nftables", "--offline", "--report", identityWriteFile(t, "old.json", old)}, args[2:]...)...)
+	code, rules, stderr = identityRun(t, env, append([]string{"emit", "nftables", "--offline", "--report", testutil.TempFile(t, "old.json", old)}, args[2:]...)...)
 	if code != 0 || strings.Contains(rules, "162.158.106.126") || !strings.Contains(rules, "203.0.113.7") || !strings.Contains(stderr, "162.158.106.126 (proxy:") {
 		t.Errorf("emit --report: exit %d, stderr %s\n%s", code, stderr, rules)
 	}
@@ -279,19 +279,10 @@ func TestLogsTrustedCDN(t *testing.T) {
 // nftCheck runs nft -c -f on rules in a network namespace of its own.
 func nftCheck(t *testing.T, rules string) {
 	t.Helper()
-	nft, err := exec.LookPath("nft")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/nft", "/sbin/nft"} {
-			if _, e := os.Stat(p); e == nil {
-				nft, err = p, nil
-			}
-		}
-	}
-	if err != nil {
-		missing(t, "nft is not installed (run .ci/install-rule-checkers)")
-	}
-	file := identityWriteFile(t, "rules.nft", rules)
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
+	file := testutil.TempFile(t, "rules.nft", rules)
 	var out []byte
+	var err error
 	for _, prefix := range [][]string{{"unshare", "-rn"}, {"unshare", "-n"}} {
 		out, err = exec.Command(prefix[0], append(prefix[1:], nft, "-c", "-f", file)...).CombinedOutput()
 		if err == nil {

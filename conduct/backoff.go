@@ -70,8 +70,7 @@ func (c *siteCheck) waitFor(x *hit) (w wait, ok bool) {
 func (c *siteCheck) checkBackoff() {
 	reported := map[*hit]bool{}
 	for i, x := range c.hits {
-		st := x.Status
-		if st != http.StatusTooManyRequests && (st < 500 || st > 599) {
+		if !IsBackoffStatus(x.Status) {
 			continue
 		}
 		w, ok := c.waitFor(x)

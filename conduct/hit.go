@@ -104,7 +104,7 @@ func fits(d, unit time.Duration) bool {
 // position in the input.
 func newHit(r *Hit, idx int, f *fileUnits) *hit {
 	path := (&parse.Record{Target: r.Target}).Path()
-	h := &hit{Hit: *r, idx: idx, timed: r.Resolution > 0, path: path, page: path != robotsPath}
+	h := &hit{Hit: *r, idx: idx, timed: r.Resolution > 0, path: path, page: IsPage(path)}
 	if !h.timed {
 		return h
 	}

@@ -2,7 +2,6 @@ package conduct
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -129,7 +128,7 @@ func (s *trackSite) backoff(y *hit) {
 	}
 	clear(s.waits[n:])
 	s.waits = s.waits[:n]
-	if st := y.Status; st == http.StatusTooManyRequests || (st >= 500 && st <= 599) {
+	if IsBackoffStatus(y.Status) {
 		if w, ok := c.waitFor(y); ok {
 			s.waits = append(s.waits, pendingWait{x: y, w: w})
 		}

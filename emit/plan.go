@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
@@ -263,7 +264,7 @@ func newShare(genuineAddrs []netip.Addr, listedPrefixes []netip.Prefix) share {
 // --never-block prefixes, nor proxies' (CDN edges and trusted proxies; nil:
 // the built-in CDN edges). skip is told of every address kept out.
 func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, proxies *proxy.Set, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
-	listed, genuine, neverSet := newPrefixSet(protect.listed), newPrefixSet(protect.genuine), newPrefixSet(never)
+	listed, genuine, neverSet := addrset.New(protect.listed), addrset.New(protect.genuine), addrset.New(never)
 	blockable := func(q netip.Prefix) bool {
 		if r := specialReason(q); r != "" {
 			skip(q, r)
@@ -279,7 +280,7 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			skip(q, SkipProxy)
 			return false
 		}
-		if neverSet.overlaps(q) {
+		if neverSet.Overlaps(q) {
 			skip(q, SkipNeverBlock)
 			return false
 		}
@@ -297,9 +298,9 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			}
 			q := widen(netip.PrefixFrom(a, a.BitLen()), lim.v6Bits)
 			switch {
-			case listed.overlaps(q):
+			case listed.Overlaps(q):
 				skip(q, SkipListed)
-			case genuine.overlaps(q):
+			case genuine.Overlaps(q):
 				skip(q, SkipGenuine)
 			case blockable(q):
 				block = append(block, q)

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"os"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // BenchmarkReader reads a generated combined log (BENCH_LOG, or a small
@@ -108,7 +110,7 @@ func benchData(b *testing.B) []byte {
 // X-Forwarded-For is).
 func BenchmarkLineBehindProxy(b *testing.B) {
 	line := []byte(`162.158.106.126 - - [01/Dec/2026:06:25:01 +0100] "GET /blog/2026/11/some-post HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36" "198.51.100.7, 203.0.113.10"`)
-	listed := NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")})
+	listed := addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")})
 	for _, bc := range []struct {
 		name  string
 		specs []string

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"math"
 	"net/netip"
 	"strconv"
@@ -19,7 +20,7 @@ type span struct{ s, e int32 }
 type lineParser struct {
 	f      *Format
 	claims *TokenSet // the crawlers' tokens
-	listed *AddrSet
+	listed *addrset.Set
 	site   string
 	// trust are the proxies whose requests carry the real client in a
 	// logged header; trustXFF trusts every connecting address
@@ -48,7 +49,7 @@ type lineParser struct {
 	notRequest bool
 }
 
-func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
+func newLineParser(f *Format, claims *TokenSet, listed *addrset.Set, site string, trustXFF bool) *lineParser {
 	return &lineParser{f: f, claims: claims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
@@ -211,7 +212,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// the one to look up.
 			listed = p.listedBehind(line, spans)
 		} else {
-			listed = p.listed.containsText(addr)
+			listed = listedText(p.listed, addr)
 		}
 	}
 	if !claimed && !listed && !p.keepAll {

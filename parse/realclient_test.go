@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
@@ -164,7 +165,7 @@ func TestRealClientDetected(t *testing.T) {
 // address behind a trusted proxy is kept by its real client, not by the
 // proxy's address, and reading such lines allocates nothing.
 func TestRealClientListed(t *testing.T) {
-	listed := NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")})
+	listed := addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")})
 	in := mainLine("162.158.106.126", "Mozilla/5.0", "79.139.58.98") + "\n" +
 		mainLine("162.158.106.126", "Mozilla/5.0", "198.51.100.1") + "\n" +
 		mainLine("79.139.58.98", "Mozilla/5.0", "198.51.100.1") + "\n"
