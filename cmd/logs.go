@@ -28,9 +28,9 @@ func newLogsCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	c := &cobra.Command{
 		Use:   "logs [FILE...]",
-		Short: "Audit access logs: who claimed to be LohiSoftBot, who really was, and how it behaved",
+		Short: "Audit access logs: who claimed to be " + crawlerTitle + ", who really was, and how it behaved",
 		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
-stream), find every request whose User-Agent claims LohiSoftBot (or the
+stream), find every request whose User-Agent claims ` + crawlerTitle + ` (or the
 crawlers --crawler names), decide for each address whether it is the
 genuine crawler, and check the genuine crawler's conduct. Lines that do not match the log format are counted as
 malformed and reported with their file and line number.`,
@@ -173,6 +173,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		prog = progress.StartReads(env.Stderr, progressOptions(env))
 	}
 	defer prog.Stop()
+	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
+	for i := range subjects {
+		subjects[i].Conduct.MaxViolations = o.MaxViolations
+	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
@@ -182,7 +186,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		Location:   read.Location,
 		ZoneName:   read.ZoneName,
 		MaxDict:    read.MaxDict,
-		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
+		Subjects:   subjects,
 		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
@@ -305,6 +309,8 @@ func checkConductFlags(o *auditOptions) error {
 		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
 	case o.MinBackoff < 0:
 		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
+	case o.MaxViolations < 0:
+		return usageError("--max-violations %d: give a number of 0 (list all) or more, such as 1000", o.MaxViolations)
 	}
 	return nil
 }
