@@ -2,13 +2,13 @@ package parse
 
 import (
 	"bytes"
-	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"math"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
