@@ -101,4 +101,3 @@ func TestRobotsTestAt(t *testing.T) {
 		t.Errorf("not a repository: exit %d, %q", got.code, got.stderr)
 	}
 }
-
