@@ -73,8 +73,8 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		h, err := robots.LoadDir(src)
 		if err != nil {
-			return nil, &exitError{code: ExitUsage, err: withHint(err,
-				"a directory holds dated versions, each named by the time it came into force: 2026-11-20.txt, 2026-11-20T14:05:00Z.txt")}
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("%s is a directory, read as dated versions: %w", src, err),
+				"give the robots.txt file itself, or a directory of versions each named by the time it came into force: 2026-11-20.txt, 2026-11-20T14:05:00Z.txt")}
 		}
 		return robots.HistorySource(h), nil
 	}
