@@ -86,6 +86,13 @@ func (s *auditSet) Add(rec *parse.Record) {
 
 func (s *auditSet) Warn(w string) { s.audits[0].Warn(w) }
 
+// close closes every audit.
+func (s *auditSet) close() {
+	for _, a := range s.audits {
+		a.Close()
+	}
+}
+
 func (s *auditSet) AddInput(in InputReport, examples []*parse.LineError) {
 	for _, a := range s.audits {
 		a.AddInput(in, examples)

@@ -160,7 +160,8 @@ func (e *InputError) Error() string {
 // Run reads the inputs, one after another, into the audits of the
 // subjects, asks for the verdicts of the addresses that claimed to be
 // each crawler, checks each genuine crawler's conduct and returns the
-// report. Version and GeneratedAt are left for the caller.
+// report. Version and GeneratedAt are left for the caller. Once the
+// report is made, Run closes the audits (their kept hits are gone).
 //
 // When an input cannot be read whole, Run reads the others and returns
 // the report with an [*InputError]. When ctx is cancelled, Run returns
@@ -229,8 +230,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return set.report(&o, results)
 	})
 	if err != nil {
-		return nil, err
+		return nil, err // the checks left behind still read the hits
 	}
+	set.close()
 	rep.Summary.IPListSource = set.listSource()
 	rep.IPLists = set.listEvidence()
 	if o.Robots != nil {

@@ -54,6 +54,9 @@ const (
 	defaultMinBackoff   = 30 * time.Second
 )
 
+// defaultMaxViolations is --max-violations' default (SPEC §1).
+const defaultMaxViolations = 1000
+
 // emitReportCrawlers chooses the crawlers of rules made from a report of
 // several crawlers (audit.ReportCrawlers): those --crawler names, or every
 // one the report holds. It returns the names, the profiles (nil for a

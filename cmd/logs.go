@@ -175,6 +175,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		prog = progress.StartReads(env.Stderr, progressOptions(env))
 	}
 	defer prog.Stop()
+	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
+	for i := range subjects {
+		subjects[i].Conduct.MaxViolations = o.MaxViolations
+	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
@@ -182,7 +186,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Location:   read.Location,
 		ZoneName:   read.ZoneName,
 		MaxDict:    read.MaxDict,
-		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
+		Subjects:   subjects,
 		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
@@ -305,6 +309,8 @@ func checkConductFlags(o *auditOptions) error {
 		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
 	case o.MinBackoff < 0:
 		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
+	case o.MaxViolations < 0:
+		return usageError("--max-violations %d: give a number of 0 (list all) or more, such as 1000", o.MaxViolations)
 	}
 	return nil
 }

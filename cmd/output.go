@@ -107,7 +107,7 @@ func (t *topFlag) Type() string { return "N" }
 
 // addTopFlag adds --top.
 func addTopFlag(f *pflag.FlagSet, o *auditOptions) {
-	f.Var(&o.Top, "top", "list only the N addresses with the most hits in table and markdown (0: all; default "+
+	f.Var(&o.Top, "top", "list only the N addresses with the most hits, and N violations (each site's kinds in turn), in table and markdown (0: all; default "+
 		strconv.Itoa(defaultTop)+" on a terminal, else all)")
 }
 

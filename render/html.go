@@ -205,7 +205,7 @@ func buildView(p *Page) *view {
 		{Label: "genuine", Value: num(s.GenuineHits), Class: "g", Note: "hits from the crawler's addresses"},
 		{Label: "spoofed", Value: num(s.SpoofedHits), Class: "s", Note: "hits from impostors"},
 		{Label: "unverified", Value: num(s.UnverifiedHits), Class: "u", Note: "DNS could not answer"},
-		{Label: "violations", Value: num(int64(s.Violations)), Class: "v", Note: "broken promises of the genuine crawler"},
+		{Label: "violations", Value: num(int64(s.Violations)), Class: "v", Note: violationsNote(s.ViolationsLeftOut)},
 		{Label: "malformed lines", Value: num(s.Malformed), Class: "m", Note: "of " + num(s.Lines) + " lines read"},
 	}
 	v.Facts = []fact{
@@ -331,6 +331,9 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 					omittedKinds[y.Kind]++
 				}
 				s.Omitted = plural(int64(len(s.vs)-i), "more violation", "more violations") + " not listed here: the JSON report has them all"
+				if s.site != nil && len(s.site.ViolationsLeftOut) > 0 {
+					s.Omitted = plural(int64(len(s.vs)-i), "more violation", "more violations") + " not listed here: the JSON report lists them"
+				}
 				break
 			}
 			budget--
@@ -353,6 +356,12 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 			total += omittedKinds[kd]
 		}
 		v.ViolNote = "Only the first " + num(int64(lim.Violations)) + " violations are listed; " + num(int64(total)) + " more (" + strings.Join(parts, ", ") + ") are in the JSON report."
+	}
+	if n := p.Summary.ViolationsLeftOut; n > 0 {
+		if v.ViolNote != "" {
+			v.ViolNote += " "
+		}
+		v.ViolNote += plural(int64(n), "violation was", "violations were") + " counted but listed nowhere, past --max-violations per site and kind: each site says which."
 	}
 
 	// Draw the timelines.
@@ -385,6 +394,9 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 				plural(st.RobotsFetches, "robots.txt fetch", "robots.txt fetches"),
 				plural(st.ClaimedHits, "claimed hit", "claimed hits"),
 				plural(int64(st.Violations), "violation", "violations"),
+			}
+			if n := leftOutNote(st.ViolationsLeftOut); n != "" {
+				s.Notes = append(s.Notes, n)
 			}
 			for _, c := range st.ChecksSkipped {
 				s.Skipped = append(s.Skipped, cut(c, 60))
@@ -427,6 +439,29 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 		v.Undrawn = plural(int64(undrawn), "site is", "sites are") + " listed without a drawing: the report draws " + num(int64(lim.Timelines)) + " at most."
 	}
 	return out
+}
+
+// violationsNote is the note of the violations card.
+func violationsNote(leftOut int) string {
+	if leftOut > 0 {
+		return "broken promises of the genuine crawler; " + num(int64(leftOut)) + " counted but not listed"
+	}
+	return "broken promises of the genuine crawler"
+}
+
+// leftOutNote says which violations of a site were counted but not
+// listed, by kind; "" when none was.
+func leftOutNote(leftOut map[string]int) string {
+	if len(leftOut) == 0 {
+		return ""
+	}
+	var parts []string
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(leftOut)) {
+		parts = append(parts, cut(k, 40)+" "+num(int64(leftOut[k])))
+		total += leftOut[k]
+	}
+	return "Listed: the first violations of each kind; " + plural(int64(total), "more was", "more were") + " counted but not listed (" + strings.Join(parts, ", ") + "), past --max-violations."
 }
 
 func violationRow(x numbered) violRow {
