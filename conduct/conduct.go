@@ -115,6 +115,11 @@ type Config struct {
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
 	Robots func(site string) *robots.Robots
+	// RobotsHistory, when set, returns the dated versions of a site's
+	// robots.txt; when it gives nil for a site, Robots decides there.
+	// Each page is judged by the versions the crawler may have held (see
+	// checkRobots).
+	RobotsHistory func(site string) *robots.History
 	// RobotsOff turns off the robots.txt checks (robots, robots-not-fetched
 	// and robots-unavailable) for a crawler that makes no promise about
 	// robots.txt: they are listed as skipped.
