@@ -131,6 +131,7 @@ func (c *refCheck) run() {
 		c.checkRobots()
 	}
 	c.checkRemoteUser()
+	c.checkOptOut()
 	if !c.timed {
 		for _, k := range []string{KindRobotsNotFetched, KindRobotsUnavailable, KindBudget, KindConcurrency, KindPause, KindBackoff, KindAuth} {
 			c.skip(k)
@@ -145,6 +146,28 @@ func (c *refCheck) run() {
 		c.checkRobotsAvailable()
 	}
 	c.checkDeniedThenOK()
+}
+
+// checkOptOut flags the pages that surely started after the site's
+// opt-out and its grace; a page without a time skips the check.
+func (c *refCheck) checkOptOut() {
+	if c.cfg.OptedOut == nil {
+		return
+	}
+	at, ok := c.cfg.OptedOut(c.site)
+	if !ok {
+		return
+	}
+	end := at.Add(c.cfg.OptOutGrace)
+	for _, h := range c.pages {
+		switch {
+		case !h.timed:
+			c.skip(KindOptOut)
+		case h.sLo.After(end):
+			c.add(KindOptOut, h, fmt.Sprintf("a page of a site that asked to be left out of the crawl at %s, fetched %s after the %s grace ended",
+				fmtTime(at), fmtDur(h.sNom.Sub(end)), fmtDur(c.cfg.OptOutGrace)))
+		}
+	}
 }
 
 // robotsOn reports whether the robots.txt checks run; when they do not,

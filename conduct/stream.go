@@ -227,6 +227,10 @@ type siteCheck struct {
 	rb       *robots.Robots // the latest robots.txt in force, nil for none
 	rbLooked bool
 	held     *robotsHeld // what robots.txt the crawler may hold
+	// The site's opt-out, looked up once (at each page in the tracker).
+	optAt     time.Time
+	optSet    bool
+	optLooked bool
 
 	pages, robotsFetches int64
 	prev                 *hit // the previous hit in order
@@ -276,6 +280,7 @@ func (c *siteCheck) take(h *hit) (late bool) {
 		if c.robotsOn {
 			c.checkRobots(h, late)
 		}
+		c.checkOptOut(h)
 	} else {
 		c.robotsFetches++
 		if c.robotsOn && !late {

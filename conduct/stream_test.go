@@ -206,6 +206,11 @@ func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
 			}
 		}
 	}
+	if rng.IntN(3) == 0 {
+		at := time.Date(2026, 8, 24, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(3600)-600) * time.Second)
+		cfg.OptOutGrace = []time.Duration{0, time.Second, 5 * time.Minute, 48 * time.Hour}[rng.IntN(4)]
+		cfg.OptedOut = func(site string) (time.Time, bool) { return at, site != "c.example" }
+	}
 	switch rng.IntN(10) {
 	case 0:
 		cfg.RobotsOff = true

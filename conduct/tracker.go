@@ -81,6 +81,9 @@ func (t *Tracker) Add(in Hit) []Violation {
 	if !h.page && c.robotsOn {
 		c.noteFetch(h)
 	}
+	if h.page {
+		c.checkOptOut(h)
+	}
 	c.checkRemoteUser(h)
 	if h.timed {
 		if h.eHi.After(s.lastEnd) {
