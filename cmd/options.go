@@ -38,17 +38,17 @@ type auditOptions struct {
 	MaxViolations int
 	// OptedOut are the --opted-out values ([CRAWLER:]SITE=TIME), and
 	// OptOutGrace --opt-out-grace (cmd/optout.go).
-	OptedOut    []string
-	OptOutGrace time.Duration
-	Since, Until  string
-	CacheDir      string
-	NoCache       bool
-	TrustXFF      bool
-	FailOn        string
-	Config        string
-	NoProgress    bool
-	Top           topFlag // logs: addresses listed in table and markdown
-	readOptions           // --timezone, --max-dict (cmd/format.go)
+	OptedOut     []string
+	OptOutGrace  time.Duration
+	Since, Until string
+	CacheDir     string
+	NoCache      bool
+	TrustXFF     bool
+	FailOn       string
+	Config       string
+	NoProgress   bool
+	Top          topFlag // logs: addresses listed in table and markdown
+	readOptions          // --timezone, --max-dict (cmd/format.go)
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
