@@ -74,6 +74,10 @@ type robotsHeld struct {
 	recent   []*hit      // requests that may end after pages to come start
 	overflow bool        // recent outgrew maxRobotsKept: the crawler's hold is unknown
 	notes    map[robotsNote]int64
+	// The decisions of the page under judgement, by version.
+	memoV [4]int
+	memoD [4]robots.Decision
+	memoN int
 }
 
 // robotsNote is a kind of page the robots check did not hold against the
@@ -211,7 +215,8 @@ func (c *siteCheck) checkRobots(h *hit, late bool) {
 			rh.note(noteUntimed, -1)
 			return
 		}
-		c.robotsViolation(h, rh, 0, "")
+		rh.memoN = 0
+		c.robotsViolation(h, rh, 0, nil)
 		return
 	}
 	if !late {
@@ -248,24 +253,42 @@ func (c *siteCheck) checkRobots(h *hit, late bool) {
 		fresh = false
 	}
 	atPage := rh.at(h.sNom)
+	rh.memoN = 0
 	why, held, heldFrom := rh.judge(h, token, cands, fresh)
 	if why >= 0 {
 		// Said only when the version in force at the page disallows it:
 		// otherwise nothing was excused.
-		if why == noteAllow4xx || why == noteBeforeFirst || atPage >= 0 && !rh.hist.Versions[atPage].Robots.Decide(token, h.path).Allowed {
+		if why == noteAllow4xx || why == noteBeforeFirst || atPage >= 0 && !rh.decide(atPage, token, h.path).Allowed {
 			rh.note(why, atPage)
 		}
 		return
 	}
-	v := atPage
-	how := ""
 	if held >= 0 {
-		v = held
-		how = fmt.Sprintf(", which the crawler fetched at %s (%s)", fmtTime(heldFrom.sNom), refAt(heldFrom.file, heldFrom.line, h))
-	} else if !rh.single {
-		how = ", in force at the page's time (no /robots.txt request before it in the log within 24h)"
+		c.robotsViolation(h, rh, held, func() string {
+			return fmt.Sprintf(", which the crawler fetched at %s (%s)", fmtTime(heldFrom.sNom), refAt(heldFrom.file, heldFrom.line, h))
+		})
+		return
 	}
-	c.robotsViolation(h, rh, v, how)
+	c.robotsViolation(h, rh, atPage, func() string {
+		return ", in force at the page's time (no /robots.txt request before it in the log within 24h)"
+	})
+}
+
+// decide is version v's decision for path, remembered for the page under
+// judgement (memoN is reset for each page): the checks ask a version
+// more than once.
+func (rh *robotsHeld) decide(v int, token, path string) robots.Decision {
+	for i := range rh.memoN {
+		if rh.memoV[i] == v {
+			return rh.memoD[i]
+		}
+	}
+	d := rh.hist.Versions[v].Robots.Decide(token, path)
+	if rh.memoN < len(rh.memoV) {
+		rh.memoV[rh.memoN], rh.memoD[rh.memoN] = v, d
+		rh.memoN++
+	}
+	return d
 }
 
 // judge says why page h is allowed by a robots.txt the crawler may have
@@ -278,7 +301,7 @@ func (rh *robotsHeld) judge(h *hit, token string, cands []heldFetch, fresh bool)
 	held = -1
 	allows := func(lo, hi int) bool {
 		for i := max(lo, 0); i <= hi; i++ {
-			if rh.hist.Versions[i].Robots.Decide(token, h.path).Allowed {
+			if rh.decide(i, token, h.path).Allowed {
 				return true
 			}
 		}
@@ -331,9 +354,9 @@ func (rh *robotsHeld) judge(h *hit, token string, cands []heldFetch, fresh bool)
 
 // robotsViolation makes the robots violation of page h, decided by
 // version v of rh.
-func (c *siteCheck) robotsViolation(h *hit, rh *robotsHeld, v int, how string) {
+func (c *siteCheck) robotsViolation(h *hit, rh *robotsHeld, v int, how func() string) {
 	ver := &rh.hist.Versions[v]
-	d := ver.Robots.Decide(c.cfg.Token, h.path)
+	d := rh.decide(v, c.cfg.Token, h.path)
 	if d.Allowed || !c.want(kRobots, h) {
 		return
 	}
@@ -347,7 +370,7 @@ func (c *siteCheck) robotsViolation(h *hit, rh *robotsHeld, v int, how string) {
 		detail = "disallowed by robots.txt"
 	}
 	if !rh.single {
-		detail += " of version " + parse.EscapeControl(ver.Label()) + how
+		detail += " of version " + parse.EscapeControl(ver.Label()) + how()
 	}
 	v2 := c.add(kRobots, h, detail)
 	if v2 == nil {
