@@ -44,7 +44,10 @@ func BenchmarkConductRobots(b *testing.B) {
 		name string
 		set  func(*conduct.Config)
 	}{
-		{"one-file", func(c *conduct.Config) { rb := versions[1].Robots; c.Robots = func(string) *robots.Robots { return rb } }},
+		{"one-file", func(c *conduct.Config) {
+			rb := versions[1].Robots
+			c.Robots = func(string) *robots.Robots { return rb }
+		}},
 		{"three-versions", func(c *conduct.Config) {
 			c.Robots = func(string) *robots.Robots { return hist.Latest().Robots }
 			c.RobotsHistory = func(string) *robots.History { return hist }
