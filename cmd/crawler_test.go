@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -61,7 +62,7 @@ func crawlerTestCache(t *testing.T) string {
 
 // examplebotFile is a custom crawler's profile file.
 func examplebotFile(t *testing.T) string {
-	return identityWriteFile(t, "examplebot.yaml", `name: examplebot
+	return testutil.TempFile(t, "examplebot.yaml", `name: examplebot
 tokens: [ExampleBot]
 fcrdns: [crawl.example.net]
 builtin_ips: [192.0.2.10, 192.0.2.0/28]
@@ -156,9 +157,11 @@ func TestVerifyCrawlerProfileOffline(t *testing.T) {
 		t.Errorf("got %+v", ips)
 	}
 	// googlebot offline without a cached list: its list's built-in
-	// snapshot decides, and stderr says how old it is.
+	// snapshot decides, and stderr says how old it is; an address not in
+	// it may be newer than the snapshot: unverified, never spoofed.
 	code, ips, stderr = crawlerVerify(t, "", "--offline", "--no-cache", "--crawler", "googlebot", "66.249.66.1", "203.0.113.9")
-	if code != 0 || len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" || ips[1].Reason != "not-in-ip-list" ||
+	if code != 0 || len(ips) != 2 || ips[0].Verdict != "genuine" || ips[0].Method != "ip-list" ||
+		ips[1].Verdict != "unverified" || ips[1].Reason != verify.ReasonNotInSnapshot ||
 		!strings.Contains(stderr, "googlebot: offline and no copy cached of common-crawlers.json; its built-in snapshot (2026-08-21, ") {
 		t.Errorf("exit %d, got %+v, stderr %q", code, ips, stderr)
 	}
@@ -171,7 +174,7 @@ func TestVerifyCrawlerProfileOffline(t *testing.T) {
 }
 
 func TestVerifyCrawlerErrors(t *testing.T) {
-	bad := identityWriteFile(t, "bad.yaml", "name: bad\ntokens: [BadBot]\nfcrdns: [com]\n")
+	bad := testutil.TempFile(t, "bad.yaml", "name: bad\ntokens: [BadBot]\nfcrdns: [com]\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -217,7 +220,7 @@ func TestIPsCrawler(t *testing.T) {
 		w.Write([]byte(`{"creationTime":"2026-12-01T08:00:00.000000","prefixes":[{"ipv4Prefix":"198.51.100.64/26"},{"ipv6Prefix":"2001:db8:77::/48"}]}`))
 	})
 	srv, env := identityListServer(t, mux)
-	profile := identityWriteFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
+	profile := testutil.TempFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
 	cache := t.TempDir()
 	env.Now = func() time.Time { return fixedNow }
 	code, stdout, stderr := identityRun(t, env, "ips", "update", "--crawler", profile, "--cache-dir", cache)
@@ -387,8 +390,9 @@ func TestEmitCrawlers(t *testing.T) {
 // aiCrawlersLog is ChatGPT-User fetching pages robots.txt disallows, from
 // an address of OpenAI's list (its built-in snapshot), without fetching
 // robots.txt, GPTBot doing the same from another list address, and an
-// impostor claiming ClaudeBot; an earlier request shows the log reaches
-// back two days.
+// address not on Anthropic's list claiming ClaudeBot (unverified, as the
+// list is a snapshot); an earlier request shows the log reaches back two
+// days.
 const aiCrawlersLog = `192.0.2.1 - - [01/Dec/2026:06:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0"
 13.65.138.113 - - [02/Dec/2026:06:25:01 +0000] "GET /private/a HTTP/1.1" 200 5 "-" "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
 13.65.138.113 - - [02/Dec/2026:06:25:09 +0000] "GET /private/b HTTP/1.1" 200 5 "-" "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
@@ -404,7 +408,7 @@ const aiCrawlersLog = `192.0.2.1 - - [01/Dec/2026:06:00:00 +0000] "GET / HTTP/1.
 // promised", while GPTBot's disallowed page is a violation; a token inside
 // another word claims nothing.
 func TestLogsAICrawlers(t *testing.T) {
-	robotsFile := identityWriteFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
+	robotsFile := testutil.TempFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
 	env := &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(aiCrawlersLog)}
 	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--offline", "--no-cache", "--site", "example.org",
 		"--robots", robotsFile, "--crawler", "user-triggered", "--crawler", "ai-training", "-")
@@ -418,6 +422,7 @@ func TestLogsAICrawlers(t *testing.T) {
 				Claimed        int `json:"claimed_hits"`
 				Genuine        int `json:"genuine_hits"`
 				Spoofed        int `json:"spoofed_hits"`
+				Unverified     int `json:"unverified_hits"`
 				Violations     int
 			}
 		}
@@ -433,11 +438,11 @@ func TestLogsAICrawlers(t *testing.T) {
 	}
 	var got []string
 	for _, c := range rep.Summary.Crawlers {
-		got = append(got, fmt.Sprintf("%s %s %d/%d/%d %d", c.Name, c.Category, c.Claimed, c.Genuine, c.Spoofed, c.Violations))
+		got = append(got, fmt.Sprintf("%s %s %d/%d/%d/%d %d", c.Name, c.Category, c.Claimed, c.Genuine, c.Spoofed, c.Unverified, c.Violations))
 	}
 	want := []string{
-		"chatgpt-user user-triggered 2/2/0 0", "claude-user user-triggered 0/0/0 0", "google-user-triggered user-triggered 0/0/0 0",
-		"perplexity-user user-triggered 0/0/0 0", "amazonbot ai-training 0/0/0 0", "claudebot ai-training 1/0/1 0", "gptbot ai-training 1/1/0 2",
+		"chatgpt-user user-triggered 2/2/0/0 0", "claude-user user-triggered 0/0/0/0 0", "google-user-triggered user-triggered 0/0/0/0 0",
+		"perplexity-user user-triggered 0/0/0/0 0", "amazonbot ai-training 0/0/0/0 0", "claudebot ai-training 1/0/0/1 0", "gptbot ai-training 1/1/0/0 2",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("crawlers\n%q\nwant\n%q", got, want)

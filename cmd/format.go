@@ -226,6 +226,9 @@ func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
 	switch {
 	case t.Format == nil && t.DetectErr != nil:
 		fmt.Fprintf(w, "format: none: %s\n", esc(t.DetectErr.Error()))
+		if t.Closest != nil {
+			fmt.Fprintf(w, "the lines are shown as the closest format, %s, reads them\n", t.Closest.Name())
+		}
 	case t.Detected:
 		fmt.Fprintf(w, "format: %s (detected)\n", t.Format.Name())
 	case t.Format != nil:
@@ -258,8 +261,12 @@ func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
 				fmt.Fprintln(w, "  read before it left the format:")
 			}
 		}
+		width := 18
 		for _, f := range l.Fields {
-			fmt.Fprintf(w, "  %-18s %s", f.Name, esc(f.Text))
+			width = max(width, min(len(f.Name), 32))
+		}
+		for _, f := range l.Fields {
+			fmt.Fprintf(w, "  %-*s %s", width, f.Name, esc(f.Text))
 			if f.Value != "" {
 				fmt.Fprintf(w, "  → %s", esc(f.Value))
 			}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
@@ -65,12 +65,10 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	ro := reportOptions(env, o)
-	var observe func(string, int, conduct.Hit, verify.Verdict)
 	if format.Name() == "html" {
-		ro.Timelines = htmlTimelines(o)
-		observe = ro.Timelines.Observer()
+		ro.Timelines = &timeline.Set{}
 	}
-	rep, _, err := runAudit(ctx, env, o, files, observe)
+	rep, _, err := runAudit(ctx, env, o, files, ro.Timelines)
 	if rep == nil {
 		return err
 	}
@@ -113,9 +111,9 @@ func warnAll(env *Env, warnings []string) {
 // runAudit checks the flags, loads robots.txt and the IP list, and runs
 // the audit of files (audit.Run). With an *audit.InputError it returns
 // the report of everything read: an input could not be read whole.
-// observe, when not nil, is given each claimed hit with its verdict
-// (audit.Options.Observe).
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *verify.Identity, error) {
+// timelines, when not nil, are filled for the HTML report
+// (audit.Options.Timelines).
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, timelines *timeline.Set) (*audit.Report, *verify.Identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -200,8 +198,8 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
 		},
-		Observe:  observe,
-		Progress: prog,
+		Timelines: timelines,
+		Progress:  prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {
 				prog.Stop()

@@ -5,8 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,8 +18,6 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // fixedNow is the clock of command tests.
 var fixedNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -48,23 +46,7 @@ func runInMemory(t *testing.T, stdin string, args ...string) (code int, stdout, 
 // golden compares got with the golden file, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name)
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run go test ./cmd -update if the change is intended)\n--- got\n%s", path, got)
-	}
+	testutil.Golden(t, filepath.Join("..", "testdata", "golden", name), []byte(got))
 }
 
 var sampleArgs = []string{"--offline", "--robots", "../testdata/sample/robots.txt",

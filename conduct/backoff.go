@@ -110,7 +110,7 @@ func (s *backoffState) step(c *siteCheck, y *hit) {
 	}
 	clear(s.waits[n:])
 	s.waits = s.waits[:n]
-	if st := y.Status; st == http.StatusTooManyRequests || (st >= 500 && st <= 599) {
+	if IsBackoffStatus(y.Status) {
 		if w, ok := waitFor(c.cfg, y); ok {
 			s.waits = append(s.waits, pendingWait{x: y, w: w})
 		}

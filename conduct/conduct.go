@@ -3,6 +3,7 @@ package conduct
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -52,8 +53,6 @@ const (
 var timeKinds = []int{kRobotsNotFetched, kRobotsUnavailable, kBudget, kConcurrency, kPause, kBackoff, kAuth}
 
 const (
-	// robotsPath is the one request that is not a page.
-	robotsPath = "/robots.txt"
 	// robotsMaxAge is how long a fetched robots.txt may be used
 	// (RFC 9309 §2.4).
 	robotsMaxAge = 24 * time.Hour
@@ -87,6 +86,18 @@ const (
 	// through a float ("0.123" seconds).
 	floatSlack = time.Microsecond
 )
+
+// IsBackoffStatus reports whether an answer asks a crawler to back off:
+// 429 Too Many Requests or any 5xx (SPEC §4). The backoff check holds the
+// request that follows one to its wait.
+func IsBackoffStatus(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500 && status <= 599
+}
+
+// IsPage reports whether a request of the path (as parse.Record.Path
+// gives it) is a page: every request is one but a request of exactly
+// /robots.txt. A request line that did not parse is a page too.
+func IsPage(path string) bool { return path != "/robots.txt" }
 
 // units are the time units a log may be precise to, coarsest first.
 var units = [...]time.Duration{

@@ -139,7 +139,7 @@ func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
 	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
-		timed: r.Resolution > 0, page: path != robotsPath}
+		timed: r.Resolution > 0, page: IsPage(path)}
 	if r.RemoteUser != "" || r.RetryAfter != "" {
 		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
 	}

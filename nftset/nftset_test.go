@@ -46,8 +46,8 @@ func TestOptions(t *testing.T) {
 		{name: "raw prerouting", in: Options{NFTOptions: emit.NFTOptions{Hook: "prerouting", Priority: "raw", TTL: time.Hour}}, family: "inet", table: "lohibot", prio: -300, hook: "prerouting", ttl: time.Hour},
 		{name: "number", in: Options{NFTOptions: emit.NFTOptions{Priority: "-150", Table: "fw"}}, family: "inet", table: "fw", prio: -150, hook: "input", ttl: emit.DefaultTTL},
 		{name: "security plus", in: Options{NFTOptions: emit.NFTOptions{Priority: "security + 5", Hook: "forward"}}, family: "inet", table: "lohibot", prio: 55, hook: "forward", ttl: emit.DefaultTTL},
-		{name: "set-only ip", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip filter"}}, family: "ip", table: "filter", ttl: emit.DefaultTTL},
-		{name: "set-only ip6", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip6 filter"}}, family: "ip6", table: "filter", ttl: emit.DefaultTTL},
+		{name: "set-only ip", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip filter"}}, family: "ip", table: "filter", hook: "input", ttl: emit.DefaultTTL},
+		{name: "set-only ip6", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip6 filter"}}, family: "ip6", table: "filter", hook: "input", ttl: emit.DefaultTTL},
 		{name: "chain needs inet", in: Options{NFTOptions: emit.NFTOptions{Table: "ip filter"}}, wantErr: true},
 		{name: "bad family", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "bridge x"}}, wantErr: true},
 		{name: "bad name", in: Options{NFTOptions: emit.NFTOptions{Table: "inet a-b"}}, wantErr: true},
@@ -69,38 +69,11 @@ func TestOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.family != tt.family || c.table != tt.table || c.priority != tt.prio || c.hook != tt.hook || c.ttl != tt.ttl {
+			if c.Family != tt.family || c.Table != tt.table || c.priority != tt.prio || c.Hook != tt.hook || c.TTL != tt.ttl {
 				t.Errorf("config() = family %v table %q priority %d hook %q ttl %v, want %v %q %d %q %v",
-					c.family, c.table, c.priority, c.hook, c.ttl, tt.family, tt.table, tt.prio, tt.hook, tt.ttl)
+					c.Family, c.Table, c.priority, c.Hook, c.TTL, tt.family, tt.table, tt.prio, tt.hook, tt.ttl)
 			}
 		})
-	}
-}
-
-func TestIntervalsHold(t *testing.T) {
-	el := func(s string, end bool) intervalKey {
-		return intervalKey{netip.MustParseAddr(s), end}
-	}
-	// [10.0.0.5, 10.0.0.8) [10.0.0.8, 10.0.0.9) [10.0.1.0, end of space)
-	// in the kernel's (descending) order, and an IPv6 key to ignore.
-	els := []intervalKey{
-		el("10.0.1.0", false), el("10.0.0.9", true), el("10.0.0.8", false),
-		el("10.0.0.8", true), el("10.0.0.5", false), el("2001:db8::1", false),
-	}
-	for _, tt := range []struct {
-		addr string
-		want bool
-	}{
-		{"10.0.0.4", false}, {"10.0.0.5", true}, {"10.0.0.7", true}, {"10.0.0.8", true},
-		{"10.0.0.9", false}, {"10.0.0.255", false}, {"10.0.1.0", true}, {"255.255.255.255", true},
-		{"0.0.0.1", false},
-	} {
-		if got := intervalsHold(els, netip.MustParseAddr(tt.addr)); got != tt.want {
-			t.Errorf("intervalsHold(%s) = %v, want %v", tt.addr, got, tt.want)
-		}
-	}
-	if intervalsHold(nil, netip.MustParseAddr("10.0.0.5")) {
-		t.Error("an empty set holds an address")
 	}
 }
 

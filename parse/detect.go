@@ -12,10 +12,12 @@ import (
 type sample struct {
 	lines [][]byte
 	// fields is the first #Fields: directive's list, and comments
-	// counts the '#' lines seen.
-	fields   string
-	comments int
-	software string // a W3C #Software: directive
+	// counts the '#' lines seen; lineFields is the list in force at each
+	// line (a W3C log's fields change at each #Fields:).
+	fields     string
+	lineFields []string
+	comments   int
+	software   string // a W3C #Software: directive
 }
 
 // isComment reports whether line is a comment: '#' first, after any
@@ -37,6 +39,7 @@ func sampleLines(b []byte) [][]byte { return readSample(b).lines }
 
 func readSample(b []byte) *sample {
 	s := &sample{}
+	cur := ""
 	for len(b) > 0 && len(s.lines) < detectLines {
 		var line []byte
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -49,14 +52,18 @@ func readSample(b []byte) *sample {
 		case isBlank(line):
 		case isComment(line):
 			s.comments++
-			if f, ok := w3cFields(line); ok && s.fields == "" && len(s.lines) == 0 {
-				s.fields = f
+			if f, ok := w3cFields(line); ok {
+				if s.fields == "" && len(s.lines) == 0 {
+					s.fields = f
+				}
+				cur = f
 			}
 			if v, ok := bytes.CutPrefix(line, []byte("#Software:")); ok && s.software == "" {
 				s.software = strings.TrimSpace(string(v))
 			}
 		default:
 			s.lines = append(s.lines, line)
+			s.lineFields = append(s.lineFields, cur)
 		}
 	}
 	return s
@@ -101,6 +108,9 @@ type Candidate struct {
 	// not fit, or -1, and Reason why it does not.
 	FirstMiss int
 	Reason    string
+	// NotRequests counts the lines that are no requests in this format
+	// (Caddy's other loggers): they count neither way.
+	NotRequests int
 }
 
 // candidates tries every format auto-detection knows on the sample, in
@@ -115,6 +125,8 @@ func candidates(s *sample) []Candidate {
 		for i, l := range s.lines {
 			if _, reason := lp.parse(l, &rec); reason == "" {
 				c.Fit++
+			} else if lp.notRequest {
+				c.NotRequests++
 			} else if c.FirstMiss < 0 {
 				c.FirstMiss, c.Reason = i, reason
 			}
@@ -123,7 +135,7 @@ func candidates(s *sample) []Candidate {
 	}
 	if s.fields != "" {
 		if f, err := compileW3C(s.fields, w3cSep(s.lines)); err == nil {
-			try(f)
+			out = append(out, tryW3C(s, f))
 		}
 	}
 	for i, f := range autoCandidates {
@@ -222,6 +234,9 @@ func detectFormat(s *sample) (*Format, error) {
 		}
 	}
 	n := len(s.lines)
+	if best != nil {
+		n -= best.NotRequests
+	}
 	if best == nil {
 		if u := recognise(s); u != nil {
 			return nil, u
@@ -275,4 +290,36 @@ func fitCount(f *Format, lines [][]byte) (ip, any int) {
 		}
 	}
 	return ip, any
+}
+
+// tryW3C is what a W3C log's #Fields: directives make of the sample: each
+// line is read with the fields in force before it.
+func tryW3C(s *sample, first *Format) Candidate {
+	c := Candidate{Format: first, FirstMiss: -1}
+	parsers := map[string]*lineParser{}
+	sep := w3cSep(s.lines)
+	var rec Record
+	for i, l := range s.lines {
+		fields := s.lineFields[i]
+		lp, ok := parsers[fields]
+		if !ok {
+			if f, err := compileW3C(fields, sep); err == nil {
+				lp = newLineParser(f, nil, nil, "", false)
+				lp.ipOnly, lp.strictQuotes = true, true
+			}
+			parsers[fields] = lp
+		}
+		reason := "no #Fields: directive before this line"
+		if lp != nil {
+			_, reason = lp.parse(l, &rec)
+		} else if fields != "" {
+			reason = "its #Fields: directive names no c-ip, or no date and time"
+		}
+		if reason == "" {
+			c.Fit++
+		} else if c.FirstMiss < 0 {
+			c.FirstMiss, c.Reason = i, reason
+		}
+	}
+	return c
 }

@@ -62,6 +62,10 @@ type FormatTest struct {
 	Format    *Format
 	Detected  bool
 	DetectErr error
+	// Closest is the format the lines are shown with when none fits
+	// enough of them: the candidate that fits the most (nil when none
+	// fits a line).
+	Closest *Format
 	// Candidates are the formats auto-detection tried, in its order of
 	// preference (with a format given, only when the lines do not all
 	// fit it).
@@ -141,6 +145,18 @@ func TestFormat(in io.Reader, f *Format, o TestOptions) (*FormatTest, error) {
 	}
 
 	cur := out.Format
+	if cur == nil {
+		best := -1
+		for i, c := range out.Candidates {
+			if c.Fit > 0 && (best < 0 || c.Fit > out.Candidates[best].Fit) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			out.Closest = out.Candidates[best].Format
+			cur = out.Closest
+		}
+	}
 	var lp *lineParser
 	for n := int64(1); len(out.Lines) < o.Lines; n++ {
 		line, err := readTraceLine(br)
@@ -237,6 +253,9 @@ func traceLine(lp *lineParser, n int64, line []byte, f *Format) LineTrace {
 		}
 		b := msg[sp.s:sp.e]
 		fv := FieldValue{Name: fieldNames[it.field], Text: string(b)}
+		if it.label != "" {
+			fv.Name = it.label
+		}
 		fv.Value = lp.fieldValue(it, b)
 		t.Fields = append(t.Fields, fv)
 	}

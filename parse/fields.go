@@ -132,7 +132,10 @@ func checkExtra(it *item, b []byte) string {
 			return "bad client address:port " + strconv.Quote(clip(b))
 		}
 	case checkXFFClient:
-		if a := lastXFF(b); !validIPv4(a) && !validIPv6Text(a) {
+		// "-": no X-Forwarded-For, so no client is logged (a request
+		// from inside, to a sidecar): a request whose client is not
+		// known, never judged.
+		if a := lastXFF(b); !validIPv4(a) && !validIPv6Text(a) && !(len(b) == 1 && b[0] == '-') {
 			return "the last X-Forwarded-For address " + strconv.Quote(clip(a)) + " is not an IP address (it is the client in this format)"
 		}
 	}

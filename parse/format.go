@@ -83,6 +83,8 @@ type item struct {
 	quoted bool // the field sits between '"' literals: its end is the first unescaped '"'
 	pos    int  // position in the format string, for errors
 	tl     *timeLayout
+	// label names a field read and ignored, for format test.
+	label string
 	// dec says how the field's text is encoded when not as Apache and
 	// nginx escape it (dec*).
 	dec uint8

@@ -40,7 +40,9 @@ func jsonKeyField(k []byte) field {
 	case "server_protocol", "protocol":
 		return fProto
 	case "status":
-		return fStatus
+		// 0 or -1 for a request that got no response (Caddy logs
+		// an abandoned one so).
+		return fStatusOpt
 	case "body_bytes_sent", "bytes_sent":
 		return fBytes
 	case "http_referer", "referer", "referrer":
@@ -188,6 +190,14 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	if skipJSONSpace(line, i) != len(line) {
 		return false, "text after the JSON object at byte " + p.at(i)
 	}
+	if v := js.logger; v.set && !bytes.HasPrefix(line[v.s:v.e], []byte("http.log.access")) && (js.request || p.f.caddy) {
+		// Caddy's other loggers (http.log.error, tls.obtain, …) share
+		// its output; http.log.error logs a request too, one that the
+		// access log has already. Such an entry is no request, nor a
+		// malformed one.
+		p.notRequest = true
+		return false, "an entry of Caddy's " + strconv.Quote(clip(line[v.s:v.e])) + " logger, not of its access log"
+	}
 	if p.f.caddy && !js.request {
 		return false, "no \"request\" object: not a Caddy access log"
 	}
@@ -261,9 +271,9 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	listed := false
 	if p.listed != nil {
 		if v := vals[fAddr]; v.set {
-			listed = p.listed.containsText(line[v.s:v.e])
+			listed = listedText(p.listed, line[v.s:v.e])
 		} else if v := vals[fAddrPort]; v.set {
-			listed = p.listed.containsText(clientText(fAddrPort, line[v.s:v.e]))
+			listed = listedText(p.listed, clientText(fAddrPort, line[v.s:v.e]))
 		}
 	}
 	if !claimed && !listed && !p.keepAll {
@@ -288,8 +298,8 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 			}
 			continue
 		}
-		if f == fAddrPort {
-			p.setExtra(rec, &item{field: fAddrPort}, b)
+		if f == fAddrPort || f == fStatusOpt {
+			p.setExtra(rec, &item{field: f}, b)
 			continue
 		}
 		enc := encLog
@@ -445,6 +455,7 @@ func jsonHex4(b []byte) (rune, int) {
 // request object, its connecting address and its duration.
 type jsonState struct {
 	request        bool // a "request" object (Caddy)
+	logger         jval // Caddy's "logger"
 	peer, peerPort jval // request.remote_ip, request.remote_addr
 	dur            jval // duration (seconds in Caddy's log)
 }
@@ -502,6 +513,8 @@ func (p *lineParser) jsonObject(line []byte, i int, ctx int, vals *[numFields]jv
 				f = fBytes
 			case "user_id":
 				f = fUser
+			case "logger":
+				js.logger = jsonString(line, vs)
 			}
 		case ctxRequest:
 			switch string(key) {

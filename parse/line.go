@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"math"
 	"net/netip"
 	"strconv"
@@ -17,7 +18,7 @@ type span struct{ s, e int32 }
 type lineParser struct {
 	f        *Format
 	claims   *TokenSet // the crawlers' tokens
-	listed   *AddrSet
+	listed   *addrset.Set
 	site     string
 	trustXFF bool
 	keepAll  bool // build a record for every valid line (tests, small inputs)
@@ -35,9 +36,12 @@ type lineParser struct {
 	strictQuotes bool
 	// scratch holds a decoded User-Agent while it is matched.
 	scratch []byte
+	// notRequest is set when parse refuses a line that is no request
+	// rather than a malformed one (an entry of Caddy's other loggers).
+	notRequest bool
 }
 
-func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
+func newLineParser(f *Format, claims *TokenSet, listed *addrset.Set, site string, trustXFF bool) *lineParser {
 	return &lineParser{f: f, claims: claims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
@@ -51,6 +55,7 @@ func (p *lineParser) at(i int) string { return strconv.Itoa(p.off + i + 1) }
 // rec and sets keep.
 func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) {
 	p.off = 0
+	p.notRequest = false
 	if p.f.syslog {
 		n := syslogHeaderLen(line)
 		if n < 0 {
@@ -193,7 +198,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	}
 	claimed := claims != 0
 	if i := p.f.addrItem; i >= 0 && p.listed != nil {
-		listed = p.listed.containsText(clientText(p.f.items[i].field, line[spans[i].s:spans[i].e]))
+		listed = listedText(p.listed, clientText(p.f.items[i].field, line[spans[i].s:spans[i].e]))
 	}
 	if !claimed && !listed && !p.keepAll {
 		return false, ""

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"io"
 	"runtime"
 	"strconv"
@@ -113,7 +114,7 @@ type Options struct {
 	Claims *TokenSet
 	// Listed are addresses whose requests are kept even without a
 	// crawler's token (the crawlers' published addresses).
-	Listed *AddrSet
+	Listed *addrset.Set
 	// Workers is the number of parsing goroutines (0: GOMAXPROCS).
 	Workers int
 	// MaxExamples is how many malformed lines to keep (0: 10).
@@ -142,7 +143,8 @@ type Stats struct {
 	// they are neither requests nor malformed.
 	Blank int64
 	// Comments counts the lines that start with '#' (after any spaces)
-	// and do not match the format: AWStats' and W3C logs' headers. They
+	// and do not match the format (AWStats' and W3C logs' headers), and
+	// the entries of Caddy's other loggers among its access log's. They
 	// are neither requests nor malformed.
 	Comments int64
 	Bytes    int64 // bytes of log text (after decompression)
@@ -771,7 +773,7 @@ func (r *Reader) parseChunk(lp *lineParser, buf []byte, res *chunkResult) {
 				res.blank++
 				continue
 			}
-			if isComment(line) {
+			if isComment(line) || lp != nil && lp.notRequest {
 				res.comments++
 				continue
 			}

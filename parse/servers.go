@@ -20,7 +20,8 @@ var specFields = map[string]field{
 }
 
 // compileSpec compiles a built-in format written as literals and {name}
-// fields (specFields), {t:LAYOUT} for a time in a strftime layout (in
+// fields (specFields; {-:what} is a field read and ignored, named for
+// format test), {t:LAYOUT} for a time in a strftime layout (in
 // the reader's zone), or {tutc:LAYOUT} for one in UTC.
 func compileSpec(name, src string) *Format {
 	f := &Format{name: name}
@@ -51,11 +52,12 @@ func compileSpec(name, src string) *Format {
 			f.items = append(f.items, item{field: fTimeStrf, tl: mustLayout(l, true)})
 			continue
 		}
+		spec, label, _ := strings.Cut(spec, ":")
 		fl, ok := specFields[spec]
 		if !ok {
 			panic("parse: built-in format " + name + ": unknown field " + spec)
 		}
-		f.items = append(f.items, item{field: fl})
+		f.items = append(f.items, item{field: fl, label: label})
 	}
 	flush()
 	if err := f.finish(src); err != nil {
@@ -82,7 +84,7 @@ var (
 	// log does not say which header is which. Usually after a syslog
 	// header.
 	HAProxy = func() *Format {
-		f := compileSpec("haproxy", `{addrport} [{t:%d/%b/%Y:%H:%M:%S%L}] {-} {-}/{-} {-}/{-}/{-}/{-}/{timer} {statusopt} {-} {-} {-} {-} {-}/{-}/{-}/{-}/{-} {-}/{-} {captures}"{request}"`)
+		f := compileSpec("haproxy", `{addrport} [{t:%d/%b/%Y:%H:%M:%S%L}] {-:frontend} {-:backend}/{-:server} {-:TR}/{-:Tw}/{-:Tc}/{-:Tr}/{timer} {statusopt} {-:bytes read} {-:request cookie} {-:response cookie} {-:termination state} {-:actconn}/{-:feconn}/{-:beconn}/{-:srv_conn}/{-:retries} {-:srv_queue}/{-:backend_queue} {captures}"{request}"`)
 		f.server = "HAProxy"
 		return f
 	}()
@@ -92,7 +94,7 @@ var (
 	// and the duration in milliseconds ("12ms"). The time is when the
 	// request started.
 	Traefik = func() *Format {
-		f := compileSpec("traefik", `{addr} - {user} [{clf}] "{request}" {status} {bytes} "{referer}" "{ua}" {-} "{-}" "{-}" {dur_ms}ms`)
+		f := compileSpec("traefik", `{addr} - {user} [{clf}] "{request}" {statusopt} {bytes} "{referer}" "{ua}" {-:requests so far} "{-:router}" "{-:server URL}" {dur_ms}ms`)
 		f.server = "Traefik"
 		return f
 	}()
@@ -105,9 +107,10 @@ var (
 	// "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%". It logs no connecting
 	// address: the client is the last address of X-Forwarded-For, the
 	// one Envoy appends at the edge (use_remote_address: true) or the
-	// proxy before it appended.
+	// proxy before it appended; without X-Forwarded-For ("-") the
+	// request's client is not known.
 	Envoy = func() *Format {
-		f := compileSpec("envoy", `[{iso}] "{request}" {statusopt} {-} {-} {bytes} {dur_ms} {-} "{xffclient}" "{ua}" "{-}" "{hosthdr}" "{-}"`)
+		f := compileSpec("envoy", `[{iso}] "{request}" {statusopt} {-:response flags} {-:bytes received} {bytes} {dur_ms} {-:upstream service time} "{xffclient}" "{ua}" "{-:request id}" "{hosthdr}" "{-:upstream host}"`)
 		f.server = "Envoy"
 		f.note = "Envoy's default format logs no connecting address: each client is the last X-Forwarded-For address, which Envoy appends at the edge (use_remote_address: true); if Envoy is not the edge and the proxy before it is not yours, log %DOWNSTREAM_REMOTE_ADDRESS% instead"
 		return f
@@ -117,7 +120,7 @@ var (
 	// Envoy's default with, among others, the downstream remote address
 	// (the connecting client, with its port).
 	Istio = func() *Format {
-		f := compileSpec("istio", `[{iso}] "{request}" {statusopt} {-} {-} {-} "{-}" {-} {bytes} {dur_ms} {-} "{xff}" "{ua}" "{-}" "{hosthdr}" "{-}" {-} {-} {-} {addrport} {-}`)
+		f := compileSpec("istio", `[{iso}] "{request}" {statusopt} {-:response flags} {-:response code details} {-:connection termination details} "{-:upstream transport failure reason}" {-:bytes received} {bytes} {dur_ms} {-:upstream service time} "{xff}" "{ua}" "{-:request id}" "{hosthdr}" "{-:upstream host}" {-:upstream cluster} {-:upstream local address} {-:downstream local address} {addrport} {-:requested server name and route}`)
 		f.server = "Istio"
 		return f
 	}()
@@ -129,7 +132,7 @@ var (
 	// over time, read and ignored. The site is the host of the request's
 	// absolute target.
 	ALB = func() *Format {
-		f := compileSpec("alb", `{-} {iso} {-} {addrport} {-} {-} {-} {-} {statusopt} {-} {-} {bytes} "{request}" "{ua}" {-}`)
+		f := compileSpec("alb", `{-:type} {iso} {-:elb} {addrport} {-:target:port} {-:request processing time} {-:target processing time} {-:response processing time} {statusopt} {-:target status} {-:received bytes} {bytes} "{request}" "{ua}" {-:ssl cipher, protocol and the fields AWS added}`)
 		f.server, f.timeIsEnd, f.hostFromTarget = "AWS ALB", true, true
 		return f
 	}()

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,13 +187,19 @@ func TestServerClients(t *testing.T) {
 	}
 }
 
-// TestEnvoyClientNeeded: a line of Envoy's default format without an
-// X-Forwarded-For address has no client: malformed, saying why.
-func TestEnvoyClientNeeded(t *testing.T) {
-	line := `[2026-12-01T06:25:01.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "-" "LohiSoftBot/1.0" "x" "www.example.org" "10.0.2.1:80"`
+// TestEnvoyClient: a line of Envoy's default format without
+// X-Forwarded-For ("-", a request from inside) is a request whose client is
+// not known; one whose last X-Forwarded-For entry is not an address is
+// malformed, saying why.
+func TestEnvoyClient(t *testing.T) {
+	const format = `[2026-12-01T06:25:01.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "%s" "LohiSoftBot/1.0" "x" "www.example.org" "10.0.2.1:80"`
 	lp := newLineParser(Envoy, testClaims, nil, "s", false)
+	lp.ipOnly = true
 	var rec Record
-	if _, reason := lp.parse([]byte(line), &rec); !strings.Contains(reason, "the last X-Forwarded-For address \"-\" is not an IP address") {
+	if keep, reason := lp.parse([]byte(fmt.Sprintf(format, "-")), &rec); !keep || reason != "" || rec.Client.IsValid() || rec.ClientRaw != "-" || !rec.Claimed {
+		t.Errorf("no X-Forwarded-For: kept %v %q, client %v %q", keep, reason, rec.Client, rec.ClientRaw)
+	}
+	if _, reason := lp.parse([]byte(fmt.Sprintf(format, "10.0.0.1, unknown")), &rec); !strings.Contains(reason, `the last X-Forwarded-For address "unknown" is not an IP address`) {
 		t.Errorf("reason %q", reason)
 	}
 }
@@ -318,5 +325,29 @@ func TestExtraFields(t *testing.T) {
 		if _, err := ParseFormatSpec(bad); err == nil {
 			t.Errorf("ParseFormatSpec(%q) took it", bad)
 		}
+	}
+}
+
+// TestCaddyOtherEntries: Caddy's error logger logs a request too, one its
+// access log has already: such an entry is no request (nor is a line of
+// another logger), counted apart from malformed lines; a request
+// abandoned before any response has status 0.
+func TestCaddyOtherEntries(t *testing.T) {
+	in := `{"level":"error","ts":1796106301.5,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"203.0.113.10","client_ip":"203.0.113.10","proto":"HTTP/1.1","method":"GET","host":"www.example.org","uri":"/x","headers":{"User-Agent":["LohiSoftBot/1.0"]}},"duration":0.5,"size":0,"status":502}
+{"level":"error","ts":1796106301.5,"logger":"http.log.error","msg":"dial tcp: connection refused","request":{"remote_ip":"203.0.113.10","client_ip":"203.0.113.10","proto":"HTTP/1.1","method":"GET","host":"www.example.org","uri":"/x","headers":{"User-Agent":["LohiSoftBot/1.0"]}},"duration":0.5,"status":502}
+{"level":"info","ts":1796106302,"logger":"tls.obtain","msg":"certificate obtained successfully","identifier":"www.example.org"}
+{"level":"info","ts":1796106303.25,"logger":"http.log.access","msg":"handled request","request":{"remote_ip":"198.51.100.7","client_ip":"198.51.100.7","proto":"HTTP/2.0","method":"GET","host":"www.example.org","uri":"/video","headers":{"User-Agent":["Mozilla/5.0"],"Referer":[]}},"duration":0.002,"size":0,"status":0,"resp_headers":{"Content-Type":[]}}
+`
+	recs, st, r := readKeep(t, []byte(in), Options{})
+	if r.Format().Name() != "caddy" || len(recs) != 2 || st.Malformed != 0 || st.Comments != 2 {
+		t.Fatalf("format %s, %d records, %d malformed, %d not requests: %v", r.Format().Name(), len(recs), st.Malformed, st.Comments, r.Examples())
+	}
+	lp := newLineParser(Caddy, testClaims, nil, "s", false)
+	var rec Record
+	if _, reason := lp.parse([]byte(strings.Split(in, "\n")[1]), &rec); !lp.notRequest || !strings.Contains(reason, `an entry of Caddy's "http.log.error" logger`) {
+		t.Errorf("reason %q", reason)
+	}
+	if recs[0].Status != 502 || !recs[0].Claimed || recs[1].Status != 0 || recs[1].Referer != "" {
+		t.Errorf("records %+v %+v", recs[0], recs[1])
 	}
 }

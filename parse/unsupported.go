@@ -77,7 +77,11 @@ func recognise(s *sample) *UnsupportedError {
 	case s.comments > 0 && most(entries) && s.fields == "":
 		return &UnsupportedError{"a W3C extended log" + iisNote(s), "no #Fields: directive comes before its entries, so their fields are not known"}
 	case s.comments > 0 && most(entries):
-		return &UnsupportedError{"a W3C extended log" + iisNote(s), "its #Fields: directive names no c-ip (the client), or no date and time"}
+		if _, err := compileW3C(s.fields, ' '); err != nil {
+			return &UnsupportedError{"a W3C extended log" + iisNote(s), "its #Fields: directive names no c-ip (the client), or no date and time"}
+		}
+		// Its fields are known: the entries that do not fit them are
+		// said by detection.
 	case most(tcp):
 		return &UnsupportedError{"an HAProxy tcplog", "no request line (log the frontend with option httplog)"}
 	case most(http):

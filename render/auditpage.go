@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"io"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -12,7 +13,7 @@ import (
 // The crawlers the report names (summary.crawlers, and each address's,
 // site's and violation's) are the page's; tl must name them alike
 // (Timelines.Crawlers).
-func PageOf(r *audit.Report, tl *Timelines) *Page {
+func PageOf(r *audit.Report, tl *timeline.Set) *Page {
 	s := r.Summary
 	p := &Page{
 		Tool:        r.Tool,

@@ -6,6 +6,7 @@ import (
 	"container/heap"
 	"embed"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"html/template"
 	"io"
 	"maps"
@@ -124,7 +125,7 @@ type section struct {
 
 	// Not shown directly.
 	site     *Site
-	timeline *Timeline
+	timeline *timeline.Timeline
 	vs       []numbered
 }
 
@@ -500,9 +501,9 @@ func drawTimeline(s *section, laneCap int) {
 		}
 		seen = true
 	}
-	for c := Genuine; c < numClasses; c++ {
+	for c := timeline.Genuine; c < timeline.NumClasses; c++ {
 		total := t.Total(c)
-		if total.Requests == 0 && c != Genuine {
+		if total.Requests == 0 && c != timeline.Genuine {
 			// The genuine lane is always drawn: an empty one says that
 			// only impostors came.
 			continue
@@ -513,7 +514,7 @@ func drawTimeline(s *section, laneCap int) {
 		} else {
 			in.exact = t.Requests(c)
 			if in.exact == nil {
-				in.exact = []Request{}
+				in.exact = []timeline.Request{}
 			}
 		}
 		if first, last, ok := t.Span(c); ok {
@@ -536,7 +537,7 @@ func drawTimeline(s *section, laneCap int) {
 	// The genuine crawler's crawls, runs of requests less than an hour
 	// apart, drawn each on its own axis; not when one crawl is most of the
 	// overview already, which then names the violations' kinds itself.
-	if t.Total(Genuine).Requests > 0 && t.Aggregated(Genuine) {
+	if t.Total(timeline.Genuine).Requests > 0 && t.Aggregated(timeline.Genuine) {
 		s.Notes = append(s.Notes, "Too many genuine requests to draw one by one: they are counted per time bucket, without the details of each crawl.")
 	}
 	crawls := genuineCrawls(t, s.vs)
@@ -565,13 +566,13 @@ func drawTimeline(s *section, laneCap int) {
 			if in.exact == nil {
 				continue
 			}
-			var part []Request
+			var part []timeline.Request
 			for _, r := range in.exact {
 				if csc.contains(r.Time.UnixMilli()) {
 					part = append(part, r)
 				}
 			}
-			if len(part) > 0 || in.class == Genuine {
+			if len(part) > 0 || in.class == timeline.Genuine {
 				cl = append(cl, laneInput{class: in.class, exact: part})
 			}
 		}
@@ -591,17 +592,17 @@ func drawTimeline(s *section, laneCap int) {
 // crawl is a run of the genuine crawler's requests less than an hour apart.
 type crawl struct {
 	number      int
-	reqs        []Request
+	reqs        []timeline.Request
 	first, last int64 // Unix ms
 	nv          int   // violations within
 }
 
 // genuineCrawls splits a timeline's exact genuine requests into crawls.
-func genuineCrawls(t *Timeline, vs []numbered) []crawl {
-	if t.Aggregated(Genuine) {
+func genuineCrawls(t *timeline.Timeline, vs []numbered) []crawl {
+	if t.Aggregated(timeline.Genuine) {
 		return nil
 	}
-	g := t.Requests(Genuine)
+	g := t.Requests(timeline.Genuine)
 	var out []crawl
 	start := 0
 	for i := 1; i <= len(g); i++ {

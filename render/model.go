@@ -20,6 +20,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"iter"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ type Page struct {
 
 	// Timelines are the requests per site and crawler to draw; a site
 	// without one is listed without a drawing.
-	Timelines []*Timeline
+	Timelines []*timeline.Timeline
 
 	Limits Limits
 }

@@ -59,6 +59,8 @@ func unverifiedText(reason, dnsFailure string) string {
 		return dnsFailureText(dnsFailure)
 	case verify.ReasonNoIPList:
 		return "no IP list and no DNS check"
+	case verify.ReasonNotInSnapshot:
+		return "not in the built-in snapshot of its IP list"
 	case verify.ReasonNotChecked:
 		return "not checked in this run"
 	case verify.ReasonNotAnAddress:
@@ -77,6 +79,7 @@ var reasonText = map[string]string{
 	verify.ReasonPTRMismatch:     "its PTR name is not the crawler's",
 	verify.ReasonForwardMismatch: "its PTR name does not resolve back to it",
 	verify.ReasonNotInIPList:     "not in the IP list (decided without DNS)",
+	verify.ReasonNotInSnapshot:   "not in the built-in snapshot of the crawler's IP list, which may be older than the address (decided without DNS; run 'lohibot-audit ips update')",
 	verify.ReasonNoIPList:        "the crawler has no IP list and DNS was not asked (offline, or the crawler has no PTR names to check)",
 	verify.ReasonNotChecked:      "not checked in this run",
 	verify.ReasonNotAnAddress:    "the log has a host name, not an address",

@@ -21,7 +21,12 @@ const (
 	ReasonPTRMismatch     = "ptr-mismatch"
 	ReasonForwardMismatch = "forward-mismatch"
 	ReasonNotInIPList     = "not-in-ip-list"
-	ReasonDNSError        = "dns-error"
+	// ReasonNotInSnapshot: decided without DNS, the address is not in a
+	// list in force that is (in part) a built-in snapshot, perhaps months
+	// old: the crawler may have used it since, so it is unverified, never
+	// spoofed, and never blocked for it.
+	ReasonNotInSnapshot = "not-in-snapshot"
+	ReasonDNSError      = "dns-error"
 	// ReasonNotChecked: the address was not verified in this run.
 	ReasonNotChecked = "not-checked"
 	// ReasonNotAnAddress: the log's client field holds no IP address (a
