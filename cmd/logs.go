@@ -28,9 +28,9 @@ func newLogsCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	c := &cobra.Command{
 		Use:   "logs [FILE...]",
-		Short: "Audit access logs: who claimed to be LohiSoftBot, who really was, and how it behaved",
+		Short: "Audit access logs: who claimed to be " + crawlerTitle + ", who really was, and how it behaved",
 		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
-stream), find every request whose User-Agent claims LohiSoftBot (or the
+stream), find every request whose User-Agent claims ` + crawlerTitle + ` (or the
 crawlers --crawler names), decide for each address whether it is the
 genuine crawler, and check the genuine crawler's conduct. Lines that do not match the log format are counted as
 malformed and reported with their file and line number.`,

@@ -1,7 +1,7 @@
 // Command benchlog writes synthetic access logs for benchmarks.
 //
 // The default kind, mixed, is a combined log of about -size with realistic
-// lines, about 0.5 % of them claiming to be LohiSoftBot (half from the
+// lines, about 0.5 % of them claiming to be the default crawler (half from the
 // crawler's addresses, half from impostors):
 //
 //	go run ./scripts/benchlog -size 1GiB -o /tmp/bench.log
@@ -52,12 +52,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 func main() {
 	size := flag.String("size", "1GiB", "approximate size of the log (e.g. 100MiB, 1GiB)")
 	out := flag.String("o", "", "output file (default stdout)")
-	claimed := flag.Float64("claimed", 0.005, "mixed: fraction of lines claiming to be LohiSoftBot")
+	claimed := flag.Float64("claimed", 0.005, "mixed: fraction of lines claiming to be the default crawler")
 	others := flag.Float64("others", -1, "mixed: fraction of lines claiming to be Googlebot, and as many bingbot, none of the other lines naming either; -1: Googlebot's User-Agent is one of the six of the other lines")
 	kind := flag.String("kind", "mixed", "mixed, spoofers, genuine or crawl")
 	n := flag.Int("n", 1000000, "spoofers, genuine: number of claimed hits")
@@ -131,7 +133,7 @@ func writeMixed(bw *bufio.Writer, limit int64, claimed, others float64) error {
 		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148",
 		"curl/8.5.0",
 	}
-	bot := []string{"LohiSoftBot/1.0 (+message@lohisoft.com)", "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"}
+	bot := botAgents[:2]
 	var googlebot, bingbot string
 	if others >= 0 {
 		googlebot, bingbot = uas[3], "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
@@ -185,13 +187,16 @@ func writeMixed(bw *bufio.Writer, limit int64, claimed, others float64) error {
 }
 
 // botAgents are the crawler's User-Agents, and a few that impostors write.
-var botAgents = []string{
-	"LohiSoftBot/1.0 (+message@lohisoft.com)",
-	"LohiSoftBot/1.0 (+https://lohisoft.com/bot)",
-	"Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)",
-	"LohiSoftBot/2.0",
-	"lohisoftbot",
-}
+var botAgents = func() []string {
+	t := crawler.DefaultTitle()
+	return []string{
+		t + "/1.0 (+message@lohisoft.com)",
+		t + "/1.0 (+https://lohisoft.com/bot)",
+		"Mozilla/5.0 (compatible; " + t + "/1.0; +https://lohisoft.com/bot)",
+		t + "/2.0",
+		strings.ToLower(t),
+	}
+}()
 
 // spooferAddr returns the i-th of a sequence of distinct public addresses:
 // IPv4 from a bijection of the counter over the address space, skipping
