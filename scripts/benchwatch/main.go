@@ -37,8 +37,11 @@ func main() {
 	rate := flag.Int("rate", 10000, "botnet: new spoofers a second")
 	fill := flag.Int("prefill", 1000000, "botnet: addresses each IPv4 set holds before")
 	botProfile := flag.String("botnet-cpuprofile", "", "write a pprof CPU profile of the botnet case to `FILE`")
-	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone")
+	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone (for a minute unless -botnet says)")
 	flag.Parse()
+	if *onlyBotnet && *botnet == 0 {
+		*botnet = time.Minute
+	}
 	if *botnet > 0 {
 		if err := runBotnet(*bin, *ns, *botnet, *rate, *fill, *botProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "benchwatch:", err)
