@@ -107,7 +107,13 @@ once and waited out.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
-			return runWatch(c, env, o, files)
+			err := runWatch(c, env, o, files)
+			if c.Context().Err() != nil {
+				// SIGTERM and SIGINT are how watch is stopped, at any
+				// moment, its start included: exit 0.
+				return nil
+			}
+			return err
 		},
 	}
 	f := c.Flags()
@@ -225,6 +231,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
+		Trust:    id.Proxies,
 		Location: read.Location,
 		Events:   events,
 		Say:      say,
