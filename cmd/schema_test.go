@@ -3,8 +3,10 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,14 +149,10 @@ func TestReportFollowsSchema(t *testing.T) {
 	}
 }
 
-// Every key a report can have is described in docs/report.schema.json:
-// a field added to the report must be added there too.
-func TestSchemaDescribesEveryField(t *testing.T) {
-	_, doc := reportSchema(t)
-	var rep any
-	if err := json.Unmarshal(filledReportJSON(t), &rep); err != nil {
-		t.Fatal(err)
-	}
+// undescribed names every key of the report rep (decoded JSON) that the
+// schema doc does not describe, at any depth: a map's keys (such as
+// violations_left_out's kinds) are described by its additionalProperties.
+func undescribed(doc map[string]any, rep any) []string {
 	defs, _ := doc["$defs"].(map[string]any)
 	resolve := func(s map[string]any) map[string]any {
 		for {
@@ -165,14 +163,13 @@ func TestSchemaDescribesEveryField(t *testing.T) {
 			s, _ = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
 		}
 	}
+	var missing []string
 	var walk func(path string, v any, s map[string]any)
 	walk = func(path string, v any, s map[string]any) {
 		s = resolve(s)
 		switch v := v.(type) {
 		case map[string]any:
 			props, _ := s["properties"].(map[string]any)
-			// A map (violations_left_out: kind to count) has its values'
-			// schema in additionalProperties.
 			values, _ := s["additionalProperties"].(map[string]any)
 			for k, sub := range v {
 				ps, ok := props[k].(map[string]any)
@@ -180,7 +177,7 @@ func TestSchemaDescribesEveryField(t *testing.T) {
 					ps, ok = values, true
 				}
 				if !ok {
-					t.Errorf("docs/report.schema.json does not describe %s.%s: add it there", path, k)
+					missing = append(missing, path+"."+k)
 					continue
 				}
 				walk(path+"."+k, sub, ps)
@@ -193,4 +190,98 @@ func TestSchemaDescribesEveryField(t *testing.T) {
 		}
 	}
 	walk("report", rep, doc)
+	slices.Sort(missing)
+	return slices.Compact(missing)
+}
+
+// Every key a report can have is described in docs/report.schema.json:
+// a field added to the report must be added there too.
+func TestSchemaDescribesEveryField(t *testing.T) {
+	_, doc := reportSchema(t)
+	var rep any
+	if err := json.Unmarshal(filledReportJSON(t), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range undescribed(doc, rep) {
+		t.Errorf("docs/report.schema.json does not describe %s: add it there", k)
+	}
+}
+
+// Reports of varied runs (several crawlers with a profile file, a site
+// behind a CDN with and without the real client logged, DNS evidence of a
+// genuine crawler, violations of several kinds with some left out, an
+// opt-out, dated robots.txt) follow the schema, and carry no key it does
+// not describe.
+func TestVariedReportsFollowSchema(t *testing.T) {
+	sch, doc := reportSchema(t)
+	var pauses strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&pauses, "79.139.58.98 - - [02/Dec/2026:10:00:00 +0000] \"GET /p%d HTTP/1.1\" 200 512 \"-\" \"LohiSoftBot/1.0 (+https://lohisoft.com/bot)\"\n", i)
+	}
+	fmt.Fprintf(&pauses, "79.139.58.98 - - [02/Dec/2026:10:00:09 +0000] \"GET /admin/ HTTP/1.1\" 401 0 \"-\" \"LohiSoftBot/1.0 (+https://lohisoft.com/bot)\"\n")
+	type run struct {
+		env  func() (*Env, []string)
+		args []string
+	}
+	plain := func(stdin string) func() (*Env, []string) {
+		return func() (*Env, []string) {
+			return &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(stdin)},
+				[]string{"--offline", "--cache-dir", t.TempDir()}
+		}
+	}
+	cdn := func(log string) func() (*Env, []string) {
+		return func() (*Env, []string) {
+			env, args, _ := cdnEnv(t, log)
+			return env, args
+		}
+	}
+	seen := map[string]bool{}
+	for name, r := range map[string]run{
+		"several crawlers and a profile file": {plain(""), []string{"--crawler", "lohisoftbot", "--crawler", "googlebot", "--crawler", "bingbot",
+			"--crawler", "../testdata/crawlers/examplebot.yaml", "../testdata/crawlers/access.log"}},
+		"behind a CDN, no real client logged":   {cdn(cdnFrontedLog), []string{"-"}},
+		"behind a trusted CDN, DNS evidence":    {cdn(cdnMainLog), []string{"--trusted-proxy", "cloudflare", "-"}},
+		"violations, some left out, an opt-out": {plain(pauses.String()), []string{"--site", "www.example.org", "--max-violations", "2", "--opted-out", "www.example.org=2026-12-01T00:00:00Z", "-"}},
+		"robots.txt and several files":          {plain(""), []string{"--robots", "../testdata/sample/robots.txt", "../testdata/sample/access.log", "../testdata/sample/access.log.1.gz", "../testdata/e2e/shop-access.log"}},
+	} {
+		env, base := r.env()
+		args := append(append([]string{"logs", "--format", "json"}, base...), r.args...)
+		code, out, errOut := identityRun(t, env, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", name, code, errOut)
+			continue
+		}
+		validateReport(t, sch, name, []byte(out))
+		var rep any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, k := range undescribed(doc, rep) {
+			t.Errorf("%s: docs/report.schema.json does not describe %s: add it there", name, k)
+		}
+		keyPaths("report", rep, seen)
+	}
+	// The runs above are varied enough to show what they are meant to.
+	for _, k := range []string{"report.ips[].crawler", "report.ips[].proxy", "report.ips[].dns[].rcode", "report.inputs[].client_field",
+		"report.inputs[].real_client_hits", "report.summary.crawlers[].category", "report.summary.violations_left_out",
+		"report.sites[].violations_left_out", "report.ip_lists[].sha256", "report.violations[].kind"} {
+		if !seen[k] {
+			t.Errorf("no run's report has %s", k)
+		}
+	}
+}
+
+// keyPaths adds the path of every key in v to seen.
+func keyPaths(path string, v any, seen map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			seen[path+"."+k] = true
+			keyPaths(path+"."+k, sub, seen)
+		}
+	case []any:
+		for _, e := range v {
+			keyPaths(path+"[]", e, seen)
+		}
+	}
 }
