@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -72,18 +75,26 @@ several crawlers at once: each claimant is judged against the profile it
 claims, its events name that crawler, and each crawler's conduct is held
 to its own profile's promises.
 
---nftables adds each new spoofer to the sets 'emit nftables' writes (same
-table and set names, --nft-table, --set-only), through netlink, each element
-living --ttl. --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
-spoofer, without a shell, at most --exec-concurrency at once, each for at
-most --exec-timeout; a failure is logged, never fatal. --crowdsec pushes
+--nftables adds each new spoofer, through netlink, to the set
+spoofed_live_v4 or spoofed_live_v6 of the table 'emit nftables' writes
+(--nft-table), each element living --ttl: hash sets next to emit's interval
+sets, which take an address at the same cost however many they hold, each
+with a drop rule in the same chain (with --set-only your chains must refer
+to them). --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
+spoofer, without a shell, at most --exec-concurrency at once, each in a
+process group of its own that is ended whole when the command exits or at
+--exec-timeout; a failure is logged, never fatal. --crowdsec pushes
 each spoofer to the CrowdSec Local API of --crowdsec-credentials as
 'emit crowdsec' does (a decision of type ban for --ttl, its /64 too for
 IPv6), each time it is judged: a decision in force is kept or extended,
 never pushed twice; while the Local API is down or refuses, decisions wait
-(at most 65,536) and are pushed when it answers again. Nothing genuine,
-listed, private, reserved, in --never-block or unverified is ever acted on:
-the rules of 'emit' decide.
+(at most 65,536) and are pushed when it answers again. Options that act
+only with another (--nft-table and --set-only with --nftables, --ttl with
+--nftables or --crowdsec, --exec-timeout and --exec-concurrency with
+--exec), an --exec command that cannot run and a directory given as a log
+end watch at start (exit 2). No verdict waits for blocking. Nothing
+genuine, listed, private, reserved, in --never-block or unverified is ever
+acted on: the rules of 'emit' decide.
 
 SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
 list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
@@ -110,11 +121,11 @@ once and waited out.`,
 	f.BoolVar(&o.FromStart, "from-start", false, "read what the files hold first, instead of starting at their end")
 	f.BoolVar(&o.NFTables, "nftables", false, "add each new spoofer to the nftables sets of 'emit nftables', through netlink (needs CAP_NET_ADMIN)")
 	f.StringVar(&o.NFTTable, "nft-table", "", "nftables table `FAMILY NAME` (default \"inet lohibot\")")
-	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: create only the table and sets, no chain (for your own rules to refer to @spoofed_v4 and @spoofed_v6)")
+	f.BoolVar(&o.SetOnly, "set-only", false, "nftables: create only the table and sets, no chain (for your own rules to refer to @spoofed_live_v4, @spoofed_live_v6, @spoofed_v4 and @spoofed_v6)")
 	f.StringVar(&o.TTL, "ttl", "7d", "nftables: how long each element lives; crowdsec: how long decisions last (7d, 36h, 1d12h; at most 365d)")
 	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address never to act on (repeatable, or comma separated)")
 	f.StringVar(&o.Exec, "exec", "", "run `CMD` ADDRESS CRAWLER REASON for each new spoofer (no shell; CMD is split at spaces)")
-	f.DurationVar(&o.ExecTimeout, "exec-timeout", watch.DefaultExecTimeout, "longest time one --exec command may run")
+	f.DurationVar(&o.ExecTimeout, "exec-timeout", watch.DefaultExecTimeout, "longest time one --exec command may run; then its process group is ended")
 	f.IntVar(&o.ExecConcurrency, "exec-concurrency", watch.DefaultExecConcurrency, "most --exec commands running at once")
 	f.BoolVar(&o.CrowdSec, "crowdsec", false, "push each spoofer to a CrowdSec Local API as a ban decision (see --crowdsec-credentials)")
 	addCrowdSecFlags(f, &o.crowdSecFlags)
@@ -152,12 +163,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
 	}
-	var argv []string
-	if o.Exec != "" {
-		argv = strings.Fields(o.Exec)
-		if len(argv) == 0 {
-			return usageError("--exec %q: give a command", o.Exec)
-		}
+	argv, err := watchExecArgv(c, o)
+	if err != nil {
+		return err
+	}
+	if err := checkWatchNeeds(c, o); err != nil {
+		return err
 	}
 	csCreds, err := watchCrowdSecCredentials(c, o)
 	if err != nil {
@@ -171,6 +182,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			return &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name the files to follow, or pipe a log and give '-'")}
 		}
 		files = []string{"-"}
+	}
+	if err := checkWatchFiles(files); err != nil {
+		return err
 	}
 	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
@@ -207,7 +221,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}}
 	opts := watch.Options{
 		Files:    files,
-		Follow:   follow.Options{FromStart: o.FromStart},
+		Follow:   follow.Options{FromStart: o.FromStart, Stdin: env.Stdin},
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
@@ -236,6 +250,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		defer adder.Close()
 		opts.Adder = adder
+		if u := adder.Unreferenced(); len(u) > 0 {
+			say(watchUnreferenced(o.NFTTable, u))
+		}
 	}
 	if argv != nil {
 		opts.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency, OnDone: func(args []string, err error) {
@@ -361,4 +378,89 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 		warnf(env, "%s", w)
 	}
 	return nil
+}
+
+// watchExecArgv returns the --exec command split at spaces, checked: a
+// command that is not there or cannot run is a usage error now, not a
+// failure at the first spoofer. Nil when --exec is not given.
+func watchExecArgv(c *cobra.Command, o *watchOptions) ([]string, error) {
+	if !flagGiven(c.Flags(), "exec") {
+		return nil, nil
+	}
+	argv := strings.Fields(o.Exec)
+	if len(argv) == 0 {
+		return nil, usageError("--exec %q: give a command, such as --exec /usr/local/bin/lohibot-banip", o.Exec)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		what := "cannot be run"
+		switch fi, serr := os.Stat(argv[0]); {
+		case errors.Is(err, exec.ErrNotFound) && !strings.ContainsRune(argv[0], os.PathSeparator):
+			what = "not found in $PATH"
+		case serr != nil && errors.Is(serr, fs.ErrNotExist):
+			what = "no such file"
+		case serr == nil && fi.IsDir():
+			what = "is a directory"
+		case serr == nil:
+			what = "is not executable"
+		}
+		return nil, usageError("--exec %s: %s: give the path of an executable file", sanitize(argv[0]), what)
+	}
+	return argv, nil
+}
+
+// checkWatchNeeds refuses an option given on the command line that acts
+// only with another one that is not on (the config file may set options
+// for several commands, and is not held to it).
+func checkWatchNeeds(c *cobra.Command, o *watchOptions) error {
+	nft := func() bool { return o.NFTables }
+	exe := func() bool { return flagGiven(c.Flags(), "exec") }
+	for _, n := range []struct {
+		flag, with string
+		on         func() bool
+	}{
+		{"nft-table", "--nftables", nft},
+		{"set-only", "--nftables", nft},
+		{"ttl", "--nftables or --crowdsec", func() bool { return o.NFTables || o.CrowdSec }},
+		{"nft-netns", "--nftables", nft},
+		{"exec-timeout", "--exec", exe},
+		{"exec-concurrency", "--exec", exe},
+	} {
+		if c.Flags().Changed(n.flag) && !n.on() {
+			return usageError("--%s acts only with %s: add %s, or leave --%s out", n.flag, n.with, n.with, n.flag)
+		}
+	}
+	return nil
+}
+
+// checkWatchFiles refuses a directory given as a log; a file that does not
+// exist yet, or cannot be read now, is waited for (SPEC §11).
+func checkWatchFiles(files []string) error {
+	for _, f := range files {
+		if f == "-" {
+			continue
+		}
+		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
+			return usageError("%s is a directory: give the log files in it, such as %s", sanitize(f), sanitize(filepath.Join(f, "access.log")))
+		}
+	}
+	return nil
+}
+
+// watchUnreferenced is what is said when no rule of a --set-only table
+// looks addresses up in the sets watch adds spoofers to.
+func watchUnreferenced(table string, sets []string) string {
+	if table == "" {
+		table = emit.DefaultNFTTable
+	}
+	var refs, rules []string
+	for _, s := range sets {
+		refs = append(refs, "@"+s)
+		if strings.HasSuffix(s, "v6") {
+			rules = append(rules, "'ip6 saddr @"+s+" drop'")
+		} else {
+			rules = append(rules, "'ip saddr @"+s+" drop'")
+		}
+	}
+	return fmt.Sprintf("nftables: no rule in table %s refers to %s, where watch adds spoofers: they are not dropped until a chain of yours has %s",
+		sanitize(table), strings.Join(refs, " or "), strings.Join(rules, " and "))
 }

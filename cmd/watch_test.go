@@ -56,7 +56,7 @@ func watchLine(addr, ua string) string {
 }
 
 // A spoofer's line appears in a followed file and its address appears in
-// the kernel's nftables set of a network namespace; the genuine crawler's
+// the kernel's nftables live set of a network namespace; the genuine crawler's
 // never does; SIGTERM (the context) ends the command with exit 0.
 func TestWatchBlocksSpooferInKernelSet(t *testing.T) {
 	ns := watchNetNS(t)
@@ -93,9 +93,9 @@ func TestWatchBlocksSpooferInKernelSet(t *testing.T) {
 	}
 	fmt.Fprint(f, watchLine("192.0.2.10", "LohiSoftBot/1.0")+watchLine("203.0.113.7", "Mozilla/5.0 (compatible; LohiSoftBot/1.0)"))
 	f.Close()
-	waitFor(t, done, stderr, func() bool { return strings.Contains(nftSet(t, ns, "spoofed_v4"), "203.0.113.7") })
+	waitFor(t, done, stderr, func() bool { return strings.Contains(nftSet(t, ns, "spoofed_live_v4"), "203.0.113.7") })
 	waitFor(t, done, stderr, func() bool { return strings.Contains(stdout.String(), `"ip":"192.0.2.10"`) })
-	set := nftSet(t, ns, "spoofed_v4")
+	set := nftSet(t, ns, "spoofed_live_v4") + nftSet(t, ns, "spoofed_v4")
 	if strings.Contains(set, "192.0.2.10") || strings.Contains(set, "198.51.100.5") {
 		t.Fatalf("the set holds an address it must not:\n%s", set)
 	}
@@ -127,5 +127,129 @@ func waitFor(t *testing.T, done chan int, stderr *syncBuffer, cond func() bool) 
 		if time.Now().After(deadline) {
 			t.Fatalf("waited in vain; stderr:\n%s", stderr.String())
 		}
+	}
+}
+
+// Bad configuration ends watch at start with exit 2 and one line saying
+// what is wrong and what to do, before any log is followed.
+func TestWatchBadConfigurationAtStart(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty exec", []string{"--exec", "", log}, `--exec "": give a command`},
+		{"blank exec", []string{"--exec", "  ", log}, `--exec "  ": give a command`},
+		{"missing exec", []string{"--exec", "/nonexistent/cmd", log}, "--exec /nonexistent/cmd: no such file: give the path of an executable file"},
+		{"exec not in PATH", []string{"--exec", "lohibot-no-such-command ban", log}, "--exec lohibot-no-such-command: not found in $PATH"},
+		{"exec a directory", []string{"--exec", dir, log}, "is a directory: give the path of an executable file"},
+		{"exec not executable", []string{"--exec", plain, log}, "is not executable"},
+		{"nft-table alone", []string{"--nft-table", "inet", log}, "--nft-table acts only with --nftables: add --nftables, or leave --nft-table out"},
+		{"set-only alone", []string{"--set-only", log}, "--set-only acts only with --nftables"},
+		{"ttl alone", []string{"--ttl", "1d", log}, "--ttl acts only with --nftables"},
+		{"exec-timeout alone", []string{"--exec-timeout", "5s", log}, "--exec-timeout acts only with --exec"},
+		{"exec-concurrency alone", []string{"--exec-concurrency", "2", log}, "--exec-concurrency acts only with --exec"},
+		{"directory as log", []string{log, dir}, dir + " is a directory: give the log files in it, such as " + filepath.Join(dir, "access.log")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr := &syncBuffer{}, &syncBuffer{}
+			env := &Env{Stdout: stdout, Stderr: stderr, Now: time.Now}
+			ctx, cancel := context.WithTimeout(context.Background(), watchHang)
+			defer cancel()
+			code := Run(ctx, env, append([]string{"watch", "--offline"}, tt.args...))
+			if ctx.Err() != nil {
+				t.Fatalf("watch ran on (hang); stderr:\n%s", stderr.String())
+			}
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr %q, want one line with %q", stderr.String(), tt.want)
+			}
+			if stdout.String() != "" {
+				t.Fatalf("stdout %q", stdout.String())
+			}
+		})
+	}
+}
+
+// What the config file sets is not held to the options it needs (a config
+// shared with emit may set --nft-table): watch runs, and ends with 0 when
+// standard input ends.
+func TestWatchConfigNotHeldToNeeds(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("nft-table: inet mine\nttl: 1d\nexec-timeout: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	env := &Env{Stdin: strings.NewReader(watchLine("203.0.113.7", "LohiSoftBot/1.0")), Stdout: stdout, Stderr: stderr, Now: time.Now}
+	ctx, cancel := context.WithTimeout(context.Background(), watchHang)
+	defer cancel()
+	code := Run(ctx, env, []string{"watch", "--offline", "--config", cfg, "-"})
+	if ctx.Err() != nil {
+		t.Fatalf("watch did not end with its input (hang); stderr:\n%s", stderr.String())
+	}
+	if code != 0 || !strings.Contains(stdout.String(), `"ip":"203.0.113.7"`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// A log that does not exist yet is waited for, not refused.
+func TestWatchWaitsForMissingLog(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	env := &Env{Stdout: stdout, Stderr: stderr, Now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, env, []string{"watch", "--offline", filepath.Join(dir, "later.log")}) }()
+	waitFor(t, done, stderr, func() bool { return strings.Contains(stderr.String(), "later.log: does not exist yet: waiting for it") })
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after the stop, want 0; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(watchHang):
+		t.Fatal("watch did not stop")
+	}
+}
+
+// With --set-only the rules are the user's: watch says at start when none
+// refers to the sets it adds spoofers to, and is quiet once one does.
+func TestWatchSetOnlySaysUnreferencedSets(t *testing.T) {
+	ns := watchNetNS(t)
+	run := func() string {
+		t.Helper()
+		stdout, stderr := &syncBuffer{}, &syncBuffer{}
+		env := &Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Now: time.Now}
+		ctx, cancel := context.WithTimeout(context.Background(), watchHang)
+		defer cancel()
+		code := Run(ctx, env, []string{"watch", "--offline", "--nftables", "--set-only", "--nft-table", "inet filter", "--nft-netns", "/run/netns/" + ns, "-"})
+		if code != 0 || ctx.Err() != nil {
+			t.Fatalf("exit %d (hang: %v); stderr:\n%s", code, ctx.Err() != nil, stderr.String())
+		}
+		return stderr.String()
+	}
+	want := "nftables: no rule in table inet filter refers to @spoofed_live_v4 or @spoofed_live_v6, where watch adds spoofers: they are not dropped until a chain of yours has 'ip saddr @spoofed_live_v4 drop' and 'ip6 saddr @spoofed_live_v6 drop'"
+	if got := run(); !strings.Contains(got, want) {
+		t.Fatalf("stderr %q, want %q", got, want)
+	}
+	rules := "table inet filter {\n\tchain in {\n\t\ttype filter hook input priority 0;\n\t\tip saddr @spoofed_live_v4 drop\n\t\tip6 saddr @spoofed_live_v6 drop\n\t}\n}\n"
+	cmd := exec.Command("ip", "netns", "exec", ns, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nft -f: %v: %s", err, out)
+	}
+	if got := run(); strings.Contains(got, "no rule in table") {
+		t.Fatalf("said with the rules in place: %q", got)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -31,7 +30,9 @@ type Adder struct {
 	conn         *nftables.Conn
 	transactions int // element transactions sent, for tests
 	table        *nftables.Table
-	set4, set6   *nftables.Set
+	set4, set6   *nftables.Set // emit's interval sets
+	live4, live6 *nftables.Set // the hash sets adds go to
+	unreferenced []string      // as Open found them
 }
 
 type request struct {
@@ -40,9 +41,10 @@ type request struct {
 }
 
 // Open checks o, connects to nftables and creates what is missing of the
-// table, the sets and (unless o.SetOnly) the chain with its two drop
-// rules. An existing table, set or chain is left as it is. Errors wrap the
-// kernel's (errors.Is(err, os.ErrPermission) without CAP_NET_ADMIN).
+// table, the four sets and (unless o.SetOnly) the chain with its four drop
+// rules. An existing table, set, chain or rule is left as it is. Errors
+// wrap the kernel's (errors.Is(err, os.ErrPermission) without
+// CAP_NET_ADMIN).
 func Open(o Options) (*Adder, error) {
 	a, err := open(o)
 	if err != nil {
@@ -67,10 +69,16 @@ func open(o Options) (*Adder, error) {
 	}
 	a.set4 = a.newSet(SetV4, nftables.TypeIPAddr)
 	a.set6 = a.newSet(SetV6, nftables.TypeIP6Addr)
+	a.live4 = a.newLiveSet(LiveV4, nftables.TypeIPAddr)
+	a.live6 = a.newLiveSet(LiveV6, nftables.TypeIP6Addr)
 	if err := a.dial(); err != nil {
 		return nil, err
 	}
 	if err := a.ensure(); err != nil {
+		a.conn.CloseLasting()
+		return nil, err
+	}
+	if a.unreferenced, err = a.findUnreferenced(); err != nil {
 		a.conn.CloseLasting()
 		return nil, err
 	}
@@ -86,6 +94,19 @@ func (a *Adder) newSet(name string, t nftables.SetDatatype) *nftables.Set {
 		KeyType:    t,
 		Interval:   true,
 		AutoMerge:  true,
+		HasTimeout: true,
+		Timeout:    a.cfg.ttl,
+	}
+}
+
+// newLiveSet is a set of single addresses with a timeout, as nft makes
+// "type ipv4_addr; flags timeout; timeout 7d": no interval flag, so the
+// kernel keeps it as a hash table.
+func (a *Adder) newLiveSet(name string, t nftables.SetDatatype) *nftables.Set {
+	return &nftables.Set{
+		Table:      a.table,
+		Name:       name,
+		KeyType:    t,
 		HasTimeout: true,
 		Timeout:    a.cfg.ttl,
 	}
@@ -129,7 +150,7 @@ var hooks = map[string]*nftables.ChainHook{
 	"forward":    nftables.ChainHookForward,
 }
 
-// ensure creates the table, sets and chain where missing, in one
+// ensure creates the table, sets, chain and rules where missing, in one
 // transaction.
 func (a *Adder) ensure() error {
 	tables, err := a.conn.ListTablesOfFamily(a.table.Family)
@@ -138,7 +159,8 @@ func (a *Adder) ensure() error {
 	}
 	haveTable := slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == a.cfg.table })
 	haveSet := map[string]bool{}
-	haveChain := false
+	var chain *nftables.Chain
+	haveRule := map[string]bool{}
 	if haveTable {
 		sets, err := a.conn.GetSets(a.table)
 		if err != nil {
@@ -148,15 +170,23 @@ func (a *Adder) ensure() error {
 			haveSet[s.Name] = true
 		}
 		if !a.cfg.setOnly {
-			_, err := a.conn.ListChain(a.table, a.cfg.hook)
-			haveChain = err == nil
+			if ch, err := a.conn.ListChain(a.table, a.cfg.hook); err == nil {
+				chain = ch
+				if haveRule, err = a.lookups(ch); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if haveTable && haveSet[SetV4] && haveSet[SetV6] && (a.cfg.setOnly || haveChain) {
+	missing := false
+	for _, s := range a.sets() {
+		missing = missing || !haveSet[s.Name] || (!a.cfg.setOnly && !haveRule[s.Name])
+	}
+	if haveTable && !missing && (a.cfg.setOnly || chain != nil) {
 		return nil
 	}
 	a.conn.AddTable(a.table)
-	for _, s := range []*nftables.Set{a.set4, a.set6} {
+	for _, s := range a.sets() {
 		if haveSet[s.Name] {
 			continue
 		}
@@ -164,8 +194,13 @@ func (a *Adder) ensure() error {
 			return fmt.Errorf("add set %s to table %s: %w", s.Name, a.tableRef(), err)
 		}
 	}
-	if !a.cfg.setOnly && !haveChain {
-		a.addChain()
+	if !a.cfg.setOnly {
+		if chain == nil {
+			chain = a.addChain()
+		} else {
+			chain.Table = a.table
+		}
+		a.addRules(chain, haveRule)
 	}
 	if err := a.conn.Flush(); err != nil {
 		a.redial()
@@ -174,16 +209,70 @@ func (a *Adder) ensure() error {
 	return nil
 }
 
-// addChain queues the chain and rules of emit's file:
+// sets are the four sets, emit's first.
+func (a *Adder) sets() []*nftables.Set { return []*nftables.Set{a.set4, a.set6, a.live4, a.live6} }
+
+// lookups returns the names of the sets that rules of ch look addresses
+// up in.
+func (a *Adder) lookups(ch *nftables.Chain) (map[string]bool, error) {
+	rules, err := a.conn.GetRules(a.table, ch)
+	if err != nil {
+		return nil, fmt.Errorf("list rules of chain %s in table %s: %w", ch.Name, a.tableRef(), err)
+	}
+	out := map[string]bool{}
+	for _, r := range rules {
+		for _, e := range r.Exprs {
+			if l, ok := e.(*expr.Lookup); ok && !l.Invert {
+				out[l.SetName] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// Unreferenced returns the names of the sets the Adder adds to
+// (spoofed_live_v4, spoofed_live_v6) that no rule of the table looked
+// addresses up in when Open returned: with Options.SetOnly the rules are
+// the user's, and an address in a set no rule refers to is not blocked.
+// Without SetOnly, Open adds the rules and Unreferenced returns nil.
+func (a *Adder) Unreferenced() []string { return a.unreferenced }
+
+// findUnreferenced finds what Unreferenced returns.
+func (a *Adder) findUnreferenced() ([]string, error) {
+	chains, err := a.conn.ListChainsOfTableFamily(a.table.Family)
+	if err != nil {
+		return nil, fmt.Errorf("list chains of table %s: %w", a.tableRef(), err)
+	}
+	used := map[string]bool{}
+	for _, ch := range chains {
+		if ch.Table == nil || ch.Table.Name != a.cfg.table {
+			continue
+		}
+		l, err := a.lookups(ch)
+		if err != nil {
+			return nil, err
+		}
+		for name := range l {
+			used[name] = true
+		}
+	}
+	var out []string
+	for _, s := range []*nftables.Set{a.live4, a.live6} {
+		if !used[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}
+
+// addChain queues the base chain of emit's file and returns it:
 //
 //	chain input {
 //		type filter hook input priority filter - 10; policy accept;
-//		ip saddr @spoofed_v4 counter drop
-//		ip6 saddr @spoofed_v6 counter drop
 //	}
-func (a *Adder) addChain() {
+func (a *Adder) addChain() *nftables.Chain {
 	accept := nftables.ChainPolicyAccept
-	ch := a.conn.AddChain(&nftables.Chain{
+	return a.conn.AddChain(&nftables.Chain{
 		Name:     a.cfg.hook,
 		Table:    a.table,
 		Type:     nftables.ChainTypeFilter,
@@ -191,19 +280,32 @@ func (a *Adder) addChain() {
 		Priority: nftables.ChainPriorityRef(nftables.ChainPriority(a.cfg.priority)),
 		Policy:   &accept,
 	})
-	for _, r := range []struct {
-		set         *nftables.Set
-		proto       byte
-		offset, len uint32
-	}{{a.set4, unix.NFPROTO_IPV4, 12, 4}, {a.set6, unix.NFPROTO_IPV6, 8, 16}} {
+}
+
+// addRules queues the drop rules that ch lacks (have names the sets its
+// rules refer to): emit's two, then one for each live set.
+//
+//	ip saddr @spoofed_v4 counter drop
+//	ip6 saddr @spoofed_v6 counter drop
+//	ip saddr @spoofed_live_v4 counter drop
+//	ip6 saddr @spoofed_live_v6 counter drop
+func (a *Adder) addRules(ch *nftables.Chain, have map[string]bool) {
+	for _, s := range a.sets() {
+		if have[s.Name] {
+			continue
+		}
+		proto, offset, n := byte(unix.NFPROTO_IPV4), uint32(12), uint32(4)
+		if s.KeyType.Name == nftables.TypeIP6Addr.Name {
+			proto, offset, n = unix.NFPROTO_IPV6, 8, 16
+		}
 		a.conn.AddRule(&nftables.Rule{
 			Table: a.table,
 			Chain: ch,
 			Exprs: []expr.Any{
 				&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{r.proto}},
-				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: r.offset, Len: r.len},
-				&expr.Lookup{SourceRegister: 1, SetName: r.set.Name, SetID: r.set.ID},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
+				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: n},
+				&expr.Lookup{SourceRegister: 1, SetName: s.Name, SetID: s.ID},
 				&expr.Counter{},
 				&expr.Verdict{Kind: expr.VerdictDrop},
 			},
@@ -211,12 +313,12 @@ func (a *Adder) addChain() {
 	}
 }
 
-// Add puts addr into the IPv4 or IPv6 set with the configured timeout and
-// returns when the kernel has taken it, or with an error for this address
-// alone. An address already in the set gets its timeout started anew; one
-// already inside a wider interval of the set (loaded from a file) is left
-// as it is, without error. The table, sets and chain are created again
-// when they have gone (nft flush ruleset, say).
+// Add puts addr into the live IPv4 or IPv6 set with the configured
+// timeout and returns when the kernel has taken it, or with an error for
+// this address alone. An address already in the set gets its timeout
+// started anew; what emit's interval sets hold is neither looked at nor
+// changed. The table, sets, chain and rules are created again when they
+// have gone (nft flush ruleset, or emit's file loaded, say).
 //
 // Add refuses what CheckAddr refuses. When ctx ends first, Add returns
 // ctx.Err(); the address may still be added.
@@ -301,8 +403,7 @@ func (a *Adder) commit(batch []*request) {
 }
 
 // add adds addrs in one transaction, creating the table and sets again
-// when they have gone, and accepting a single address that a wider
-// interval already holds.
+// when they have gone.
 func (a *Adder) add(addrs []netip.Addr) error {
 	err := a.send(addrs)
 	if errors.Is(err, syscall.ENOENT) {
@@ -310,11 +411,6 @@ func (a *Adder) add(addrs []netip.Addr) error {
 			return e
 		}
 		err = a.send(addrs)
-	}
-	if err != nil && len(addrs) == 1 && (errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY)) {
-		if covered, e := a.covered(addrs[0]); e == nil && covered {
-			return nil
-		}
 	}
 	if err != nil {
 		what := addrs[0].String()
@@ -329,22 +425,23 @@ func (a *Adder) add(addrs []netip.Addr) error {
 func (a *Adder) send(addrs []netip.Addr) error {
 	var v4, v6 []nftables.SetElement
 	for _, ad := range addrs {
-		els := elements(ad, a.cfg.ttl)
+		el := nftables.SetElement{Key: ad.AsSlice(), Timeout: a.cfg.ttl}
 		if ad.Is4() {
-			v4 = append(v4, els...)
+			v4 = append(v4, el)
 		} else {
-			v6 = append(v6, els...)
+			v6 = append(v6, el)
 		}
 	}
 	for _, s := range []struct {
 		set *nftables.Set
 		els []nftables.SetElement
-	}{{a.set4, v4}, {a.set6, v6}} {
-		if len(s.els) == 0 {
-			continue
-		}
-		if err := a.conn.SetAddElements(s.set, s.els); err != nil {
-			return err
+	}{{a.live4, v4}, {a.live6, v6}} {
+		for els := s.els; len(els) > 0; {
+			n := min(len(els), maxMessage)
+			if err := a.conn.SetAddElements(s.set, els[:n]); err != nil {
+				return err
+			}
+			els = els[n:]
 		}
 	}
 	a.transactions++
@@ -353,35 +450,4 @@ func (a *Adder) send(addrs []netip.Addr) error {
 		return err
 	}
 	return nil
-}
-
-// elements returns the interval [addr, addr+1) as nft writes a single
-// address into an interval set: a start element with the timeout and an
-// end element, left out when addr is the last of its family.
-func elements(addr netip.Addr, ttl time.Duration) []nftables.SetElement {
-	els := []nftables.SetElement{{Key: addr.AsSlice(), Timeout: ttl}}
-	if next := addr.Next(); next.IsValid() {
-		els = append(els, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
-	}
-	return els
-}
-
-// covered reports whether an interval of the set already holds addr.
-func (a *Adder) covered(addr netip.Addr) (bool, error) {
-	s := a.set6
-	if addr.Is4() {
-		s = a.set4
-	}
-	els, err := a.conn.GetSetElements(s)
-	if err != nil {
-		a.redial()
-		return false, err
-	}
-	keys := make([]intervalKey, 0, len(els))
-	for _, e := range els {
-		if k, ok := netip.AddrFromSlice(e.Key); ok {
-			keys = append(keys, intervalKey{k, e.IntervalEnd})
-		}
-	}
-	return intervalsHold(keys, addr), nil
 }

@@ -28,3 +28,6 @@ func (a *Adder) Add(ctx context.Context, addr netip.Addr) error {
 
 // Close does nothing.
 func (a *Adder) Close() error { return nil }
+
+// Unreferenced returns nil.
+func (a *Adder) Unreferenced() []string { return nil }

@@ -1,12 +1,29 @@
-// Package nftset adds addresses to the nftables sets that emit's nftables
-// output declares, live, through netlink: no nft process runs per address.
+// Package nftset adds addresses to nftables sets live, through netlink: no
+// nft process runs per address.
 //
-// An Adder creates the table, the two sets (spoofed_v4 and spoofed_v6) and,
-// unless Options.SetOnly, the drop chain when they are missing, with the
-// same names, types and flags as the file that emit.NFTables writes, so the
-// file can be loaded before or after the Adder starts. Each added address
-// becomes a single-address interval with the configured timeout; adding it
-// again starts its timeout anew.
+// An Adder creates what is missing of the table that emit's nftables
+// output declares, with the same names, types and flags, so that the file
+// can be loaded before or after the Adder starts: the interval sets
+// spoofed_v4 and spoofed_v6 that the file fills with prefixes and, unless
+// Options.SetOnly, the drop chain. To these it adds two sets of its own,
+// spoofed_live_v4 and spoofed_live_v6, and (unless SetOnly) a drop rule
+// for each in the same chain. The Adder puts every address into these.
+//
+// Why sets of its own: the kernel keeps an interval set as a tree that
+// each transaction's commit walks whole (Linux 6.18 rebuilds its lookup
+// array from it), so adding one address to an interval set of a million
+// takes about 0.2 s, however few it adds; and a set that emit's file fills
+// with prefixes must be an interval set. The live sets hold single
+// addresses only: without the interval flag the kernel makes them hash
+// tables, where adding costs the same whatever the set holds (tens of
+// microseconds a transaction). Each element has the configured timeout;
+// adding it again starts the timeout anew. With SetOnly the rules are
+// yours: refer to all four sets (Adder.Unreferenced says which no rule
+// refers to).
+//
+// Loading emit's file without SetOnly replaces the whole table, live sets
+// and their elements with it; the Adder makes the live sets and their
+// rules again at its next add.
 //
 // The package decides nothing about which addresses may be blocked: it
 // refuses only values that cannot be an element (see Adder.Add). What may
@@ -14,12 +31,10 @@
 package nftset
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,15 +59,21 @@ var (
 	ErrUnsupported = errors.New("nftables is only on Linux")
 )
 
-// The names of the sets, as emit's nftables output (mode block-spoofed)
-// declares them.
+// The names of the sets: the interval sets of emit's nftables output (mode
+// block-spoofed), and the hash sets the Adder adds addresses to.
 const (
-	SetV4 = "spoofed_v4"
-	SetV6 = "spoofed_v6"
+	SetV4  = "spoofed_v4"
+	SetV6  = "spoofed_v6"
+	LiveV4 = "spoofed_live_v4"
+	LiveV6 = "spoofed_live_v6"
 )
 
 // DefaultMaxBatch is how many addresses one transaction carries at most.
-const DefaultMaxBatch = 512
+const DefaultMaxBatch = 2048
+
+// maxMessage is how many elements one netlink message carries at most: a
+// message's element list is one attribute, whose length has 16 bits.
+const maxMessage = 512
 
 // Options configure an Adder. The zero value gives emit's defaults: table
 // inet lohibot, a chain on the input hook at priority filter - 10, elements
@@ -195,41 +216,4 @@ func CheckAddr(a netip.Addr) error {
 		return fmt.Errorf("%w: %s: unmap it to %s first", ErrMappedAddr, a, a.Unmap())
 	}
 	return nil
-}
-
-// intervalKey is a key of an interval set: the start of an interval, or
-// the first address past its end.
-type intervalKey struct {
-	addr netip.Addr
-	end  bool
-}
-
-// intervalsHold reports whether the interval set keys (in any order) hold
-// addr: the nearest key at or below addr is a start. At one key an end
-// sorts before a start, as [a, b) and [b, c) meet there. Keys of the other
-// IP version are ignored.
-func intervalsHold(keys []intervalKey, addr netip.Addr) bool {
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k intervalKey) bool { return k.addr.BitLen() != addr.BitLen() })
-	slices.SortFunc(keys, func(x, y intervalKey) int {
-		if c := x.addr.Compare(y.addr); c != 0 {
-			return c
-		}
-		// end (true) before start (false)
-		return -cmp.Compare(b2i(x.end), b2i(y.end))
-	})
-	held := false
-	for _, k := range keys {
-		if k.addr.Compare(addr) > 0 {
-			break
-		}
-		held = !k.end
-	}
-	return held
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -77,33 +77,6 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-func TestIntervalsHold(t *testing.T) {
-	el := func(s string, end bool) intervalKey {
-		return intervalKey{netip.MustParseAddr(s), end}
-	}
-	// [10.0.0.5, 10.0.0.8) [10.0.0.8, 10.0.0.9) [10.0.1.0, end of space)
-	// in the kernel's (descending) order, and an IPv6 key to ignore.
-	els := []intervalKey{
-		el("10.0.1.0", false), el("10.0.0.9", true), el("10.0.0.8", false),
-		el("10.0.0.8", true), el("10.0.0.5", false), el("2001:db8::1", false),
-	}
-	for _, tt := range []struct {
-		addr string
-		want bool
-	}{
-		{"10.0.0.4", false}, {"10.0.0.5", true}, {"10.0.0.7", true}, {"10.0.0.8", true},
-		{"10.0.0.9", false}, {"10.0.0.255", false}, {"10.0.1.0", true}, {"255.255.255.255", true},
-		{"0.0.0.1", false},
-	} {
-		if got := intervalsHold(els, netip.MustParseAddr(tt.addr)); got != tt.want {
-			t.Errorf("intervalsHold(%s) = %v, want %v", tt.addr, got, tt.want)
-		}
-	}
-	if intervalsHold(nil, netip.MustParseAddr("10.0.0.5")) {
-		t.Error("an empty set holds an address")
-	}
-}
-
 func TestOpenBadOption(t *testing.T) {
 	// A bad option fails before any netlink traffic.
 	if _, err := Open(Options{NFTOptions: emit.NFTOptions{Table: "ip x"}}); !errors.Is(err, ErrBadOption) {

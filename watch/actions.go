@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -32,7 +34,10 @@ const (
 
 // Exec runs a command for each address to block: Argv, then the address,
 // the crawler's name and the reason, as separate arguments and without a
-// shell. At most Concurrency run at once, each for at most Timeout.
+// shell. At most Concurrency run at once, each for at most Timeout. On
+// Unix each command runs in a process group of its own, which is ended
+// whole when the command ends or times out: nothing it started is left
+// running (see runGroup).
 type Exec struct {
 	Argv        []string
 	Timeout     time.Duration
@@ -109,20 +114,11 @@ func (x *Exec) run(ctx context.Context, args []string) error {
 	if t <= 0 {
 		t = DefaultExecTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, t)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, x.Argv[0], args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	out, err := runGroup(ctx, t, x.Argv[0], args)
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() == context.DeadlineExceeded {
-		err = fmt.Errorf("timed out after %s", t)
-	}
-	msg := strings.Join(strings.Fields(out.String()), " ")
+	msg := strings.Join(strings.Fields(out), " ")
 	if len(msg) > execOutput {
 		msg = msg[:execOutput] + "..."
 	}
@@ -130,6 +126,113 @@ func (x *Exec) run(ctx context.Context, args []string) error {
 		return fmt.Errorf("%v: %s", err, msg)
 	}
 	return err
+}
+
+// execGrace is how long a command's process group has, once asked to end
+// (SIGTERM), before it is killed (SIGKILL).
+const execGrace = time.Second
+
+// execKeep is how much of a command's output is kept for its error.
+const execKeep = 4 << 10
+
+// errTimedOut is the error of a command ended at its timeout.
+type errTimedOut time.Duration
+
+func (e errTimedOut) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(e)) }
+
+// runGroup runs name with args in a process group of its own (on Unix),
+// for at most timeout, and returns its output (the first execKeep bytes
+// of stdout and stderr together) and its error. At the timeout the group
+// is sent SIGTERM, and SIGKILL after execGrace if the command has not
+// exited; when ctx ends (watch stops), SIGKILL at once. Once the command
+// has exited, however, what is left of its group (children it started and
+// did not wait for) is ended too: SIGTERM, then SIGKILL once they have let
+// go of the output or after execGrace. A child that makes a group or
+// session of its own (setsid) leaves the group and is not ended. Where
+// there are no process groups (Windows), the command alone is killed at
+// its timeout, and its children are left.
+func runGroup(ctx context.Context, timeout time.Duration, name string, args []string) (string, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	ownGroup(cmd)
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return "", err
+	}
+	// The output is read until every process of the group that holds the
+	// pipe has closed it: all of them ended, as a rule.
+	var out bytes.Buffer
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		defer pr.Close()
+		buf := make([]byte, 4096)
+		for {
+			n, err := pr.Read(buf)
+			if k := min(n, execKeep-out.Len()); k > 0 {
+				out.Write(buf[:k])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var waitErr error
+	stopping := false
+	select {
+	case waitErr = <-exited:
+	case <-timer.C:
+		endCommand(cmd, exited)
+		waitErr = errTimedOut(timeout)
+	case <-ctx.Done():
+		// watch is stopping: no grace.
+		signalGroup(cmd, syscall.SIGKILL)
+		waitErr = <-exited
+		stopping = true
+	}
+	// The command has exited; end what is left of its group.
+	if !stopping {
+		signalGroup(cmd, syscall.SIGTERM)
+		select {
+		case <-outDone:
+		case <-time.After(execGrace):
+		}
+	}
+	signalGroup(cmd, syscall.SIGKILL)
+	// A process that left the group and kept the pipe does not hold up
+	// the next command.
+	select {
+	case <-outDone:
+	case <-time.After(execGrace):
+		pr.Close()
+		<-outDone
+	}
+	return out.String(), waitErr
+}
+
+// endCommand asks the command's group to end, and kills it if the
+// command has not exited after execGrace; it returns once the command has
+// exited.
+func endCommand(cmd *exec.Cmd, exited <-chan error) {
+	signalGroup(cmd, syscall.SIGTERM)
+	select {
+	case <-exited:
+		return
+	case <-time.After(execGrace):
+	}
+	signalGroup(cmd, syscall.SIGKILL)
+	<-exited
 }
 
 // ExecStats counts commands run, failed and dropped.

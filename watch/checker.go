@@ -82,3 +82,11 @@ func (c *VerifierChecker) Check(ctx context.Context, a netip.Addr) verify.Result
 	c.mu.Unlock()
 	return v.Verify(ctx, []netip.Addr{a})[0]
 }
+
+// Listed reports whether a is in the IP list of the verifier in use: give
+// it to JudgeOptions.Prefer, so that the crawler's published addresses
+// are judged first.
+func (c *VerifierChecker) Listed(a netip.Addr) bool {
+	v := c.Verifier()
+	return v != nil && v.List.Contains(a)
+}

@@ -52,28 +52,74 @@ func (g *Guard) SetLists(lists []*verify.IPList, never []netip.Prefix) {
 // Blockable returns the address to block for r and true, or why r is not
 // blocked: "verdict" when r is not spoofed, else the emit.SkipReason.
 func (g *Guard) Blockable(r verify.Result) (netip.Addr, string) {
-	if r.Verdict != verify.Spoofed || !r.Addr.IsValid() {
-		return netip.Addr{}, "verdict"
-	}
-	plan, err := emit.NewPlan(g.input(r.Addr))
-	if err != nil {
-		return netip.Addr{}, err.Error()
-	}
-	if len(plan.Block) == 1 && plan.Block[0].IsSingleIP() {
-		return plan.Block[0].Addr(), ""
-	}
-	if len(plan.Skipped) > 0 {
-		return netip.Addr{}, string(plan.Skipped[0].Reason)
-	}
-	return netip.Addr{}, "invalid"
+	as, whys := g.BlockableAll([]verify.Result{r})
+	return as[0], whys[0]
 }
 
-// input is the plan's input for the spoofing address a: the IP lists, the
+// BlockableAll is Blockable for many results at once, with one plan for
+// them all: the i-th address is the one to block for rs[i], or invalid
+// with the reason in the i-th string. A plan for many spoofing addresses
+// decides each as a plan for it alone would: in block-spoofed mode every
+// address is checked on its own and blocked as a single address.
+func (g *Guard) BlockableAll(rs []verify.Result) ([]netip.Addr, []string) {
+	out := make([]netip.Addr, len(rs))
+	whys := make([]string, len(rs))
+	spoofed := make([]netip.Addr, 0, len(rs))
+	for i, r := range rs {
+		if r.Verdict != verify.Spoofed || !r.Addr.IsValid() {
+			whys[i] = "verdict"
+			continue
+		}
+		spoofed = append(spoofed, r.Addr)
+	}
+	if len(spoofed) == 0 {
+		return out, whys
+	}
+	plan, err := emit.NewPlan(g.input(spoofed...))
+	if err != nil {
+		for i := range rs {
+			if whys[i] == "" {
+				whys[i] = err.Error()
+			}
+		}
+		return out, whys
+	}
+	single := func(a netip.Addr) netip.Prefix { a = a.Unmap().WithZone(""); return netip.PrefixFrom(a, a.BitLen()) }
+	block := make(map[netip.Prefix]bool, len(plan.Block))
+	for _, p := range plan.Block {
+		if p.IsSingleIP() {
+			block[p] = true
+		}
+	}
+	skipped := make(map[netip.Prefix]string, len(plan.Skipped))
+	for _, s := range plan.Skipped {
+		if _, ok := skipped[s.Prefix]; !ok {
+			skipped[s.Prefix] = string(s.Reason)
+		}
+	}
+	for i, r := range rs {
+		if whys[i] != "" {
+			continue
+		}
+		q := single(r.Addr)
+		switch {
+		case block[q]:
+			out[i] = q.Addr()
+		case skipped[q] != "":
+			whys[i] = skipped[q]
+		default:
+			whys[i] = "invalid"
+		}
+	}
+	return out, whys
+}
+
+// input is the plan's input for the spoofing addresses: the IP lists, the
 // genuine addresses known now and the never-block prefixes.
-func (g *Guard) input(a netip.Addr) emit.Input {
+func (g *Guard) input(spoofed ...netip.Addr) emit.Input {
 	g.mu.Lock()
 	// Every crawler's addresses as one: none may be blocked.
-	c := emit.CrawlerInput{Spoofed: []netip.Addr{a}, Listed: g.list}
+	c := emit.CrawlerInput{Spoofed: spoofed, Listed: g.list}
 	never := g.never
 	g.mu.Unlock()
 	if g.genuine != nil {

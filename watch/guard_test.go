@@ -98,3 +98,52 @@ func TestGuardProperty(t *testing.T) {
 		t.Fatalf("after the list changed: %v %q, want not blocked, listed", got, why)
 	}
 }
+
+// A batch is decided as each of its addresses alone, duplicates and
+// mapped forms included.
+func TestGuardBatchAgreesWithSingle(t *testing.T) {
+	list := &verify.IPList{Prefixes: []netip.Prefix{netip.MustParsePrefix("79.139.58.0/24"), netip.MustParsePrefix("2001:db8:1::/48")}}
+	never := []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8:2::/48")}
+	rng := rand.New(rand.NewPCG(3, 4))
+	near := append(append(append([]netip.Prefix{netip.MustParsePrefix("::ffff:0:0/96")}, protected...), list.Prefixes...), never...)
+	var genuine []netip.Addr
+	for range 20 {
+		genuine = append(genuine, randomAddr(rng, near))
+	}
+	g := NewGuard(list, never, func() []netip.Addr { return genuine })
+	verdicts := []verify.Verdict{verify.Genuine, verify.Spoofed, verify.Spoofed, verify.Unverified}
+	blocked, skipped := 0, 0
+	for range 200 {
+		rs := make([]verify.Result, 1+rng.IntN(300))
+		for i := range rs {
+			a := randomAddr(rng, near)
+			switch rng.IntN(20) {
+			case 0:
+				a = genuine[rng.IntN(len(genuine))]
+			case 1:
+				if i > 0 {
+					a = rs[rng.IntN(i)].Addr
+				}
+			}
+			rs[i] = verify.Result{Addr: a, Verdict: verdicts[rng.IntN(len(verdicts))]}
+		}
+		got, whys := g.BlockableAll(rs)
+		if len(got) != len(rs) || len(whys) != len(rs) {
+			t.Fatalf("%d results gave %d addresses and %d reasons", len(rs), len(got), len(whys))
+		}
+		for i, r := range rs {
+			a, why := g.Blockable(r)
+			if got[i] != a || whys[i] != why {
+				t.Fatalf("%s (%s) in a batch of %d: %v %q, alone: %v %q", r.Addr, r.Verdict, len(rs), got[i], whys[i], a, why)
+			}
+			if a.IsValid() {
+				blocked++
+			} else if why != "verdict" {
+				skipped++
+			}
+		}
+	}
+	if blocked < 1000 || skipped < 1000 {
+		t.Fatalf("%d blocked, %d skipped by the rules: the comparison says little", blocked, skipped)
+	}
+}

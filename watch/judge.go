@@ -77,8 +77,11 @@ type JudgeOptions struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OnVerdict receives every judgement, from the judge's goroutines,
-	// one at a time.
+	// one at a time. It should return at once: judgements wait for it.
 	OnVerdict func(Verdict)
+	// Prefer, when set, tells the addresses to judge first (those in the
+	// crawler's IP list, say). See Judge.
+	Prefer func(netip.Addr) bool
 }
 
 // entry is what the judge knows of one address.
@@ -98,15 +101,28 @@ type entry struct {
 
 // Judge judges addresses in the background: Seen never waits for DNS. It
 // is safe for concurrent use.
+//
+// Addresses wait in two queues, and workers take from the first while it
+// holds any: so that a botnet's thousands of new addresses a second never
+// hold up the verdicts of the genuine crawler, the first queue has the
+// addresses likely to be genuine — judged genuine before (judged again
+// after the TTL), in the /24 (IPv4) or /48 (IPv6) of an address judged
+// genuine now (a crawler's addresses come from few networks, a botnet's
+// from everywhere), or preferred by JudgeOptions.Prefer. Every other
+// address waits in the second queue, first come first judged.
 type Judge struct {
 	o  JudgeOptions
 	mu sync.Mutex
 	m  map[netip.Addr]*entry
-	// genuine are the addresses judged genuine now, for the guard.
-	genuine map[netip.Addr]struct{}
-	queue   []netip.Addr
-	wake    chan struct{}
-	emitMu  sync.Mutex // OnVerdict one at a time
+	// genuine are the addresses judged genuine now, for the guard;
+	// genuineNets counts them by network.
+	genuine     map[netip.Addr]struct{}
+	genuineNets map[netip.Prefix]int
+	first       []netip.Addr // likely genuine: judged first
+	queue       []netip.Addr // every other address
+	wake        chan struct{}
+	emitMu      sync.Mutex // OnVerdict one at a time
+	busy        int        // addresses queued, being checked or being handed to OnVerdict
 
 	checks, forgotten int64
 }
@@ -129,7 +145,8 @@ func NewJudge(o JudgeOptions) *Judge {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Judge{o: o, m: map[netip.Addr]*entry{}, genuine: map[netip.Addr]struct{}{}, wake: make(chan struct{}, 1)}
+	return &Judge{o: o, m: map[netip.Addr]*entry{}, genuine: map[netip.Addr]struct{}{}, genuineNets: map[netip.Prefix]int{},
+		wake: make(chan struct{}, 1)}
 }
 
 // Hit is what the judge keeps of a request from an address.
@@ -188,10 +205,54 @@ func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	return e.res, true
 }
 
+// netOf is the network a crawler's neighbouring addresses share: the /24
+// of an IPv4 address, the /48 of an IPv6 one.
+func netOf(a netip.Addr) netip.Prefix {
+	bits := 48
+	if a.Is4() {
+		bits = 24
+	}
+	p, _ := a.Prefix(bits)
+	return p
+}
+
+// likely reports whether a is likely genuine, to be judged first; j.mu is
+// held.
+func (j *Judge) likely(a netip.Addr, e *entry) bool {
+	if e.judged && e.res.Verdict == verify.Genuine {
+		return true
+	}
+	if j.genuineNets[netOf(a)] > 0 {
+		return true
+	}
+	return j.o.Prefer != nil && j.o.Prefer(a)
+}
+
+// setGenuine notes whether a is judged genuine now; j.mu is held.
+func (j *Judge) setGenuine(a netip.Addr, genuine bool) {
+	_, was := j.genuine[a]
+	switch {
+	case genuine && !was:
+		j.genuine[a] = struct{}{}
+		j.genuineNets[netOf(a)]++
+	case !genuine && was:
+		delete(j.genuine, a)
+		n := netOf(a)
+		if j.genuineNets[n]--; j.genuineNets[n] <= 0 {
+			delete(j.genuineNets, n)
+		}
+	}
+}
+
 // enqueue queues a for a worker; j.mu is held.
 func (j *Judge) enqueue(a netip.Addr, e *entry) {
 	e.busy = true
-	j.queue = append(j.queue, a)
+	j.busy++
+	if j.likely(a, e) {
+		j.first = append(j.first, a)
+	} else {
+		j.queue = append(j.queue, a)
+	}
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -211,7 +272,7 @@ func (j *Judge) Tick() {
 		case e.busy:
 		case now.Sub(e.lastActivity) >= j.o.TTL && (!e.judged || now.Sub(e.at) >= j.o.TTL):
 			delete(j.m, a)
-			delete(j.genuine, a)
+			j.setGenuine(a, false)
 			j.forgotten++
 		case e.judged && e.res.Verdict == verify.Unverified && e.attempt > 0 && !now.Before(e.retryAt):
 			j.enqueue(a, e)
@@ -219,6 +280,9 @@ func (j *Judge) Tick() {
 	}
 	if cap(j.queue) > 1024 && len(j.queue) < cap(j.queue)/4 {
 		j.queue = append([]netip.Addr(nil), j.queue...)
+	}
+	if cap(j.first) > 1024 && len(j.first) < cap(j.first)/4 {
+		j.first = append([]netip.Addr(nil), j.first...)
 	}
 }
 
@@ -250,17 +314,23 @@ func (j *Judge) work(ctx context.Context) {
 	}
 }
 
-// next takes the first queued address; when more remain it passes the
-// wake-up on to another worker.
+// next takes the first queued address, from the first queue while it
+// holds any; when more remain it passes the wake-up on to another worker.
 func (j *Judge) next() (netip.Addr, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if len(j.queue) == 0 {
+	var a netip.Addr
+	switch {
+	case len(j.first) > 0:
+		a = j.first[0]
+		j.first = j.first[1:]
+	case len(j.queue) > 0:
+		a = j.queue[0]
+		j.queue = j.queue[1:]
+	default:
 		return netip.Addr{}, false
 	}
-	a := j.queue[0]
-	j.queue = j.queue[1:]
-	if len(j.queue) > 0 {
+	if len(j.first)+len(j.queue) > 0 {
 		select {
 		case j.wake <- struct{}{}:
 		default:
@@ -300,11 +370,7 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 		v.Previous = e.res.Verdict
 	}
 	e.res, e.judged, e.busy, e.at = r, true, false, now
-	if r.Verdict == verify.Genuine {
-		j.genuine[a] = struct{}{}
-	} else {
-		delete(j.genuine, a)
-	}
+	j.setGenuine(a, r.Verdict == verify.Genuine)
 	j.checks++
 	if retryable(r) {
 		e.attempt++
@@ -319,6 +385,17 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	if j.o.OnVerdict != nil {
 		j.o.OnVerdict(v)
 	}
+	j.mu.Lock()
+	j.busy--
+	j.mu.Unlock()
+}
+
+// Idle reports whether the judge has nothing to do: no address queued,
+// being checked, or being handed to OnVerdict.
+func (j *Judge) Idle() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.busy == 0
 }
 
 // JudgeStats counts what the judge holds and did.
@@ -336,7 +413,7 @@ type JudgeStats struct {
 func (j *Judge) Stats() JudgeStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	s := JudgeStats{Queued: len(j.queue), Checks: j.checks, Forgotten: j.forgotten}
+	s := JudgeStats{Queued: len(j.first) + len(j.queue), Checks: j.checks, Forgotten: j.forgotten}
 	for _, e := range j.m {
 		if !e.judged {
 			s.Pending++

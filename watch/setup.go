@@ -81,8 +81,9 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		s.checkers = append(s.checkers, ch)
 		s.names = append(s.names, p.Name)
 		name := p.Name
+		// The crawler's published addresses are judged first.
 		judge := NewJudge(JudgeOptions{Checker: ch, Concurrency: c.Concurrency, TTL: ttl, Now: now,
-			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }})
+			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed})
 		cfg := conduct.ConfigOf(p, c.Overrides)
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor

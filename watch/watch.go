@@ -121,12 +121,19 @@ type Watcher struct {
 
 	lines, claimed, records, malformed, blocked, blockFailed atomic.Int64
 	violations                                               atomic.Int64
-	dnsDown                                                  atomic.Bool // an outage was said
-	started                                                  time.Time
-	saidMu                                                   sync.Mutex
-	said                                                     map[string]bool
-	lastLogTime                                              atomic.Int64
-	started1                                                 startedCh
+	unchecked                                                atomic.Int64 // genuine crawlers' hits not checked: the conduct queue was full
+	// acts are the spoofers waiting for their actions, adds the addresses
+	// waiting for the block set; acting and adding count both, the ones
+	// in hand included.
+	acts           *actQueue
+	adds           chan netip.Addr
+	acting, adding atomic.Int64
+	dnsDown        atomic.Bool // an outage was said
+	started        time.Time
+	saidMu         sync.Mutex
+	said           map[string]bool
+	lastLogTime    atomic.Int64
+	started1       startedCh
 }
 
 // watched is a crawler with the hits that wait for their verdict before
@@ -134,7 +141,10 @@ type Watcher struct {
 type watched struct {
 	Subject
 	cqueue []queued
-	cdrop  int64
+	// overflowing is set while the queue is full and hits are left
+	// unchecked; cdrop counts them.
+	overflowing bool
+	cdrop       int64
 }
 
 type batch struct {
@@ -165,7 +175,8 @@ func New(o Options) *Watcher {
 		o.SiteOf = func(string) string { return "" }
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
-		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{})}
+		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{}),
+		acts: newActQueue(), adds: make(chan netip.Addr, maxAddRound)}
 	w.bspace = sync.NewCond(&w.bmu)
 	groups := make([][]string, len(o.Subjects))
 	for i, c := range o.Subjects {
@@ -188,8 +199,9 @@ func (w *Watcher) sayOnce(msg string) {
 }
 
 // OnVerdictOf is the callback of the judge of the crawler named crawler:
-// give it to JudgeOptions.OnVerdict. It writes the event, acts on a new
-// spoofer and lets the conduct checks see the hits that waited for the
+// give it to JudgeOptions.OnVerdict. It writes the event, queues the
+// actions on a spoofer (carried out off this path: no verdict waits for
+// them) and lets the conduct checks see the hits that waited for the
 // verdict.
 func (w *Watcher) OnVerdictOf(ctx context.Context, crawler string) func(Verdict) {
 	return func(v Verdict) {
@@ -207,15 +219,15 @@ func (w *Watcher) OnVerdictOf(ctx context.Context, crawler string) func(Verdict)
 			}
 		}
 		if v.Verdict == verify.Spoofed {
-			w.act(ctx, crawler, v)
+			w.queueAct(crawler, v)
 		}
 		w.drainConduct()
 	}
 }
 
-// act blocks a spoofer, if the guard lets it.
-func (w *Watcher) act(ctx context.Context, crawler string, v Verdict) {
-	a, why := w.o.Guard.Blockable(v.Result)
+// act blocks a spoofer, if the guard lets it: a is the address to block,
+// or invalid with why it is not (Guard.BlockableAll). actLoop calls it.
+func (w *Watcher) act(ctx context.Context, crawler string, v Verdict, a netip.Addr, why string) {
 	if !a.IsValid() {
 		if why != "verdict" && v.New() {
 			w.o.Say(fmt.Sprintf("%s is spoofed but not blocked: %s", v.Addr, why))
@@ -225,19 +237,7 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict) {
 	if w.o.Adder != nil {
 		// Adding again starts the element's timeout anew: a spoofer judged
 		// again after the verdict TTL stays blocked.
-		actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
-		err := w.o.Adder.Add(actx, a)
-		cancel()
-		switch {
-		case err == nil:
-			w.blocked.Add(1)
-			if w.o.OnBlocked != nil {
-				w.o.OnBlocked(a)
-			}
-		case ctx.Err() == nil:
-			w.blockFailed.Add(1)
-			w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
-		}
+		w.block(ctx, a)
 	}
 	if w.o.Exec != nil && v.New() {
 		if err := w.o.Exec.Queue(a, crawler, v.Reason); err != nil {
@@ -282,6 +282,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.o.Exec != nil {
 		wg.Go(func() { w.o.Exec.Run(ctx) })
 	}
+	wg.Go(func() { w.actLoop(ctx) })
+	if w.o.Adder != nil {
+		wg.Go(func() { w.addLoop(ctx) })
+	}
 	if w.o.CrowdSec != nil {
 		wg.Go(func() { w.o.CrowdSec.Run(ctx) })
 	}
@@ -324,13 +328,19 @@ func (w *Watcher) Run(ctx context.Context) error {
 // files after that is read.
 func (w *Watcher) Started() <-chan struct{} { return w.started1 }
 
-// waitIdle waits until the judge has nothing left to judge.
+// waitIdle waits until the judge has nothing left to judge, and no
+// spoofer waits for its actions.
 func (w *Watcher) waitIdle(ctx context.Context) {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s := w.judgeStats()
-		if s.Pending == 0 && s.Queued == 0 {
+		// In the order work flows: each stage counts what it hands on
+		// before it lets go of it.
+		idle := true
+		for _, c := range w.crawlers {
+			idle = idle && c.Judge.Idle()
+		}
+		if idle && w.acting.Load() == 0 && w.adding.Load() == 0 {
 			return
 		}
 		select {
@@ -518,10 +528,12 @@ func (w *Watcher) record(rec *parse.Record) {
 }
 
 // see hands a claimed hit to the crawler's judge, and queues it for its
-// conduct checks.
+// conduct checks unless its address stands judged other than genuine.
 func (w *Watcher) see(c *watched, rec *parse.Record) {
-	c.Judge.Seen(rec.Client, Hit{Time: rec.Time, UserAgent: rec.UserAgent})
-	if c.Tracker == nil {
+	r, judged := c.Judge.Seen(rec.Client, Hit{Time: rec.Time, UserAgent: rec.UserAgent})
+	if c.Tracker == nil || (judged && r.Verdict != verify.Genuine) {
+		// A spoofer's hits are never checked: they take no room in the
+		// queue, however many a botnet sends.
 		return
 	}
 	w.cmu.Lock()
@@ -530,8 +542,10 @@ func (w *Watcher) see(c *watched, rec *parse.Record) {
 		c.cqueue[0] = queued{}
 		c.cqueue = c.cqueue[1:]
 		c.cdrop++
-		if c.cdrop == 1 {
-			w.sayOnce("conduct: too many requests wait for their verdict; the oldest are left unchecked")
+		w.unchecked.Add(1)
+		if !c.overflowing {
+			c.overflowing = true
+			w.o.Say(fmt.Sprintf("conduct: %d requests of %s wait for their addresses' verdicts; the oldest are left unchecked until DNS catches up (counted in the SIGUSR1 summary)", maxConductQueue, c.Name))
 		}
 	}
 	c.cqueue = append(c.cqueue, queued{rec: rec, addr: rec.Client.Unmap()})
@@ -575,6 +589,10 @@ func (w *Watcher) drain(c *watched) {
 	if len(c.cqueue) == 0 {
 		c.cqueue = nil
 	}
+	if c.overflowing && len(c.cqueue) < maxConductQueue/2 {
+		c.overflowing = false
+		w.o.Say(fmt.Sprintf("conduct: %s's requests are checked again; %s left unchecked so far", c.Name, nouns.Count(c.cdrop, "request was", "requests were")))
+	}
 }
 
 // Summary is one line on what the watcher did so far, for SIGUSR1.
@@ -585,6 +603,15 @@ func (w *Watcher) Summary() string {
 		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, nouns.Count(w.violations.Load(), "violation", "violations"), w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
+	}
+	if n := w.acting.Load() + w.adding.Load(); n > 0 {
+		msg += fmt.Sprintf(", %d waiting", n)
+	}
+	if n := w.acts.dropped.Load(); n > 0 {
+		msg += fmt.Sprintf(", %d not acted on (too many waited)", n)
+	}
+	if n := w.unchecked.Load(); n > 0 {
+		msg += fmt.Sprintf("; %s left unchecked (verdicts came late)", nouns.Count(n, "claimed request", "claimed requests"))
 	}
 	if w.o.Exec != nil {
 		x := w.o.Exec.Stats()
@@ -600,13 +627,14 @@ func (w *Watcher) Summary() string {
 	return msg
 }
 
-// Stats are the watcher's counts.
+// Stats are the watcher's counts. Unchecked are genuine crawlers' hits
+// left out of the conduct checks because too many waited for verdicts.
 type Stats struct {
-	Lines, Claimed, Records, Malformed, Blocked, Violations int64
+	Lines, Claimed, Records, Malformed, Blocked, Violations, Unchecked int64
 }
 
 // Stats returns the counts so far.
 func (w *Watcher) Stats() Stats {
 	return Stats{Lines: w.lines.Load(), Claimed: w.claimed.Load(), Records: w.records.Load(),
-		Malformed: w.malformed.Load(), Blocked: w.blocked.Load(), Violations: w.violations.Load()}
+		Malformed: w.malformed.Load(), Blocked: w.blocked.Load(), Violations: w.violations.Load(), Unchecked: w.unchecked.Load()}
 }

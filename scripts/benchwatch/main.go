@@ -11,7 +11,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -21,8 +20,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/miekg/dns"
 )
 
 func main() {
@@ -34,7 +31,21 @@ func main() {
 	realistic := flag.Duration("realistic", time.Minute, "how long to run the realistic steady case (0: not at all)")
 	profile := flag.String("cpuprofile", "", "write a pprof CPU profile of the realistic steady case to `FILE`")
 	only := flag.Bool("only-realistic", false, "run the realistic steady case alone")
+	botnet := flag.Duration("botnet", 0, "how long to write new spoofers at -rate into sets holding -prefill addresses (0: not at all)")
+	rate := flag.Int("rate", 10000, "botnet: new spoofers a second")
+	fill := flag.Int("prefill", 1000000, "botnet: addresses each IPv4 set holds before")
+	botProfile := flag.String("botnet-cpuprofile", "", "write a pprof CPU profile of the botnet case to `FILE`")
+	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone")
 	flag.Parse()
+	if *botnet > 0 {
+		if err := runBotnet(*bin, *ns, *botnet, *rate, *fill, *botProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "benchwatch:", err)
+			os.Exit(1)
+		}
+	}
+	if *onlyBotnet {
+		return
+	}
 	if *realistic > 0 {
 		if err := runRealistic(*bin, *ns, *realistic, *profile); err != nil {
 			fmt.Fprintln(os.Stderr, "benchwatch:", err)
@@ -48,23 +59,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchwatch:", err)
 		os.Exit(1)
 	}
-}
-
-// server answers every PTR query with NXDOMAIN at once: every claimant is
-// a spoofer, judged as fast as DNS allows.
-func server() (string, func(), error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetRcode(r, dns.RcodeNameError)
-		w.WriteMsg(m)
-	})
-	s := &dns.Server{PacketConn: pc, Handler: h}
-	go s.ActivateAndServe()
-	return pc.LocalAddr().String(), func() { s.Shutdown() }, nil
 }
 
 func line(addr string, t time.Time, claimed bool) string {

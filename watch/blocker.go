@@ -1,0 +1,176 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// Bounds of the blocking queues.
+const (
+	// maxActQueue bounds the spoofers that wait for their actions (guard,
+	// block set, command); more are not acted on, and that is said.
+	maxActQueue = 1 << 18
+	// maxAddRound is how many addresses one round of adds hands the
+	// block set at once (the Adder puts them in few transactions).
+	maxAddRound = 4096
+)
+
+// A spoofer's actions are carried out off the verdict path, so that no
+// verdict waits for a block set or a command: OnVerdictOf queues the
+// spoofer and returns; one goroutine (actLoop) asks the guard about all
+// that have come at once and queues the actions; another (addLoop) hands the addresses to the block set in
+// rounds, as many at once as have come while the last round was in the
+// kernel.
+
+// actItem is a judged spoofer waiting for its actions.
+type actItem struct {
+	crawler string
+	v       Verdict
+}
+
+// actQueue is a first-in first-out queue of spoofers, bounded by
+// maxActQueue.
+type actQueue struct {
+	mu      sync.Mutex
+	items   []actItem
+	wake    chan struct{}
+	dropped atomic.Int64
+}
+
+func newActQueue() *actQueue { return &actQueue{wake: make(chan struct{}, 1)} }
+
+// push queues it, or returns false when the queue is full.
+func (q *actQueue) push(it actItem) bool {
+	q.mu.Lock()
+	if len(q.items) >= maxActQueue {
+		q.mu.Unlock()
+		q.dropped.Add(1)
+		return false
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns what is queued, up to n items, and leaves the rest.
+func (q *actQueue) take(n int) []actItem {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n = min(n, len(q.items))
+	out := append([]actItem(nil), q.items[:n]...)
+	clear(q.items[:n])
+	q.items = q.items[n:]
+	if len(q.items) == 0 {
+		q.items = nil
+	} else {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+	return out
+}
+
+func (q *actQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// queueAct queues the actions on a judged spoofer; it never waits.
+func (w *Watcher) queueAct(crawler string, v Verdict) {
+	w.acting.Add(1)
+	if !w.acts.push(actItem{crawler, v}) {
+		w.acting.Add(-1)
+		w.sayOnce(fmt.Sprintf("blocking: %d spoofers wait for their actions; more are not acted on until they are judged again", maxActQueue))
+	}
+}
+
+// actLoop carries out the queued actions until ctx ends.
+func (w *Watcher) actLoop(ctx context.Context) {
+	for {
+		select {
+		case <-w.acts.wake:
+		case <-ctx.Done():
+			return
+		}
+		items := w.acts.take(maxAddRound)
+		rs := make([]verify.Result, len(items))
+		for i, it := range items {
+			rs[i] = it.v.Result
+		}
+		// One plan for the lot: the guard's cost is per round, not per
+		// spoofer.
+		as, whys := w.o.Guard.BlockableAll(rs)
+		for i, it := range items {
+			w.act(ctx, it.crawler, it.v, as[i], whys[i])
+			w.acting.Add(-1)
+		}
+	}
+}
+
+// block hands a to the add loop, waiting while a full round waits already.
+func (w *Watcher) block(ctx context.Context, a netip.Addr) {
+	w.adding.Add(1)
+	select {
+	case w.adds <- a:
+	case <-ctx.Done():
+		w.adding.Add(-1)
+	}
+}
+
+// addLoop adds the addresses block hands it to the Adder until ctx ends:
+// each round takes what has come (up to maxAddRound) and adds it at once.
+func (w *Watcher) addLoop(ctx context.Context) {
+	round := make([]netip.Addr, 0, maxAddRound)
+	errs := make([]error, maxAddRound)
+	for {
+		select {
+		case a := <-w.adds:
+			round = append(round[:0], a)
+		case <-ctx.Done():
+			return
+		}
+	more:
+		for len(round) < maxAddRound {
+			select {
+			case a := <-w.adds:
+				round = append(round, a)
+			default:
+				break more
+			}
+		}
+		var wg sync.WaitGroup
+		for i, a := range round {
+			wg.Go(func() {
+				actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
+				errs[i] = w.o.Adder.Add(actx, a)
+				cancel()
+			})
+		}
+		wg.Wait()
+		for i, a := range round {
+			switch err := errs[i]; {
+			case err == nil:
+				w.blocked.Add(1)
+				if w.o.OnBlocked != nil {
+					w.o.OnBlocked(a)
+				}
+			case ctx.Err() == nil:
+				w.blockFailed.Add(1)
+				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
+			}
+			errs[i] = nil
+		}
+		w.adding.Add(-int64(len(round)))
+	}
+}
