@@ -3,8 +3,8 @@ package audit
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"iter"
-	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/hitstore"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -29,17 +30,22 @@ const (
 )
 
 // Audit gathers what the log readers found: the claimed hits, per address
-// and per site, and the counts of each input. Add records in any order;
-// then ask for the Report. The zero Audit is ready to use.
+// and per site, and the counts of each input. Add the records of an input
+// in the order the log holds them (in time order but for lines up to
+// [conduct.Disorder] out of place, as a server writes them), then
+// AddInput; then ask for the Report, and Close. The zero Audit is ready
+// to use.
 //
 // Memory: an address costs about 75 bytes (a 64-byte entry with its
 // counts and first and last times, and its place in an index), and up to
 // ten user agents, each cut at 256 bytes and kept once however many
-// addresses send it. A hit is kept, in 40 bytes and the bytes of its path,
-// only while its address may still be genuine, since only the genuine
-// crawler's hits are checked for conduct; the hits of an address settled
-// as spoofed without DNS are only counted. Sites, files, remote users and
-// Retry-After values are kept once each.
+// addresses send it. A hit is kept only while its address may still be
+// genuine, since only the genuine crawler's hits are checked for conduct
+// (the hits of an address settled as spoofed without DNS are only
+// counted), in about 15 bytes and the bytes of its request target, in the
+// order it was added (internal/hitstore): the first 8 MiB in memory, the
+// rest in a temporary file, so that memory does not grow with the hits.
+// Sites, files, remote users and Retry-After values are kept once each.
 type Audit struct {
 	// Since and Until, when set, drop claimed hits outside [Since, Until)
 	// (and claimed hits without a time, which cannot be placed).
@@ -61,11 +67,7 @@ type Audit struct {
 	byRaw    map[string]uint32 // clients that are no address, or have a zone
 	settleIx map[resultKey]uint32
 
-	hits                         chunked[auditHit]
-	far                          map[int]farHit // by hit index
-	epoch                        time.Time      // the first kept hit's time
-	hasEpoch                     bool
-	text                         textArena // request targets of the kept hits
+	hits                         hitstore.Store // by input, one segment each
 	users, retries, sites, files interner
 	pairs                        table[hitPair]
 	siteHits                     []int64 // claimed hits per site, by site id
@@ -129,46 +131,6 @@ func resultKeyOf(r *verify.Result) resultKey {
 	}
 }
 
-// auditHit is a [conduct.Hit] in 40 bytes, less its client.
-// What does not fit (a time more than 292 years from the audit's first, a
-// line past 2^40, a duration that is not a whole number of microseconds
-// below 35 minutes, an odd resolution or status, more than 65,536 files)
-// is kept whole in Audit.far.
-type auditHit struct {
-	t       int64   // logged time, nanoseconds since Audit.epoch
-	target  textRef // request target, in Audit.text
-	packed  uint64  // line<<24 | file<<8 | resolution<<4 | flags
-	durUsec int32   // duration, microseconds
-	addr    uint32  // index into Audit.addrs
-	site    uint32  // id in Audit.sites
-	extra   uint32  // pair<<10 | status; pair is the id of the (remote user, Retry-After) pair, 0 for neither
-}
-
-// auditHit.packed's flags
-const (
-	hitTimed       = 1 << iota // the log recorded a time
-	hitDur                     // the log recorded a duration
-	hitStartLogged             // the logged time is the start (else the end)
-	hitFar                     // all but the flags, addr, site and target are in Audit.far
-)
-
-// farHit holds a hit that did not fit in an auditHit.
-type farHit struct {
-	logged     time.Time
-	line       int64
-	file, pair uint32
-	dur, res   time.Duration
-	status     int
-}
-
-// hitResolutions are the resolutions a log reader gives times, coarsest
-// first (auditHit.res indexes them); an audit caps them at a second.
-var hitResolutions = [...]time.Duration{
-	0, time.Second, 100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond,
-	100 * time.Microsecond, 10 * time.Microsecond, time.Microsecond,
-	100 * time.Nanosecond, 10 * time.Nanosecond, time.Nanosecond,
-}
-
 // hitPair is a remote user and a Retry-After value, as interner ids.
 type hitPair struct{ user, retry uint32 }
 
@@ -211,42 +173,19 @@ func (a *Audit) Add(rec *parse.Record) {
 	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
 		return
 	}
-	h := auditHit{target: a.text.add(rec.Target), addr: i, site: site}
-	f := farHit{line: rec.Line, file: a.files.id(rec.File), status: rec.Status, dur: rec.Duration}
-	if rec.RemoteUser != "" || rec.RetryAfter != "" {
-		f.pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
+	h := hitstore.Hit{
+		Addr: i, Site: site, File: a.files.id(rec.File), Line: rec.Line,
+		Status: rec.Status, Target: rec.Target,
+		HasDuration: rec.HasDuration, Duration: rec.Duration,
+		StartLogged: rec.HasDuration && rec.Start.Equal(rec.Time),
 	}
-	var flags uint64
-	fits := true
 	if timed {
-		flags |= hitTimed
-		f.logged, f.res = rec.Time, min(rec.Resolution, time.Second)
-		if !a.hasEpoch {
-			a.epoch, a.hasEpoch = rec.Time, true
-		}
-		h.t = int64(rec.Time.Sub(a.epoch))
-		fits = a.epoch.Add(time.Duration(h.t)).Equal(rec.Time) // not cut at ±292 years
-		if rec.HasDuration && rec.Start.Equal(rec.Time) {
-			flags |= hitStartLogged
-		}
+		h.Timed, h.Time, h.Resolution = true, rec.Time, min(rec.Resolution, time.Second)
 	}
-	if rec.HasDuration {
-		flags |= hitDur
+	if rec.RemoteUser != "" || rec.RetryAfter != "" {
+		h.Pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
 	}
-	res := slices.Index(hitResolutions[:], f.res)
-	usec := rec.Duration / time.Microsecond
-	if fits && f.line >= 0 && f.line < 1<<40 && f.file < 1<<16 && res >= 0 && f.status >= 0 && f.status < 1<<10 &&
-		f.pair < 1<<22 && rec.Duration%time.Microsecond == 0 && usec >= math.MinInt32 && usec <= math.MaxInt32 {
-		h.packed = uint64(f.line)<<24 | uint64(f.file)<<8 | uint64(res)<<4 | flags
-		h.durUsec, h.extra = int32(usec), f.pair<<10|uint32(f.status)
-	} else {
-		h.packed = flags | hitFar
-		if a.far == nil {
-			a.far = map[int]farHit{}
-		}
-		a.far[a.hits.len()] = f
-	}
-	a.hits.push(h)
+	a.hits.Add(&h)
 }
 
 // entry returns the index of the record's client, adding it when new.
@@ -370,6 +309,7 @@ func (a *clients) name(e *addrEntry) string {
 // AddInput records the counts of one input once it has been read, with
 // its first malformed lines.
 func (a *Audit) AddInput(in InputReport, examples []*parse.LineError) {
+	a.hits.EndSegment()
 	a.inputs = append(a.inputs, in)
 	a.summary.Files++
 	a.summary.Lines += in.Lines
@@ -446,7 +386,6 @@ func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]verify.Result) 
 // report is in use. The conduct checks run site by site, so that only
 // one site's hits are ever expanded at once.
 func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config) *Report {
-	a.text.seal()
 	r := &Report{
 		Tool:              "lohibot-audit",
 		Summary:           a.summary,
@@ -502,63 +441,63 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	for i := range r.Violations {
 		r.Violations[i].Crawler = a.Crawler
 	}
-	r.Summary.Violations = len(r.Violations)
+	for _, s := range r.Sites {
+		r.Summary.Violations += s.Violations
+		for _, n := range s.ViolationsLeftOut {
+			r.Summary.ViolationsLeftOut += n
+		}
+	}
+	if w := a.hits.Warning(); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	return r
 }
 
-// checkConduct runs the conduct checks on the genuine addresses' hits, one
-// site at a time in the order of their names, adds the violations to r
-// and fills in the site reports (r.Sites[pos[site id]]).
+// checkConduct runs the conduct checks on the genuine addresses' hits,
+// input by input merged by time (conduct.Checker), adds the violations
+// and warnings to r and fills in the site reports (r.Sites[pos[site
+// id]]).
 func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos []int32) {
-	// Counting sort of the genuine hits by site: start[id] is where the
-	// site's hits begin in order.
-	start := make([]int, a.sites.count()+2)
-	total := 0
-	for i := 0; i < a.hits.len(); i++ {
-		if h := a.hits.at(i); genuine[h.addr] {
-			start[h.site+1]++
-			total++
-		}
-	}
-	if total == 0 {
+	if !slices.Contains(genuine, true) {
 		return
 	}
-	for id := 1; id < len(start); id++ {
-		start[id] += start[id-1]
-	}
-	order := make([]uint32, total)
-	next := slices.Clone(start)
-	names := map[uint32]string{}
 	c := conduct.NewChecker(cfg)
-	for i := 0; i < a.hits.len(); i++ {
-		h := a.hits.at(i)
-		if !genuine[h.addr] {
-			continue
-		}
-		order[next[h.site]] = uint32(i)
-		next[h.site]++
-		hit := a.conductHit(i, names)
-		c.Measure(&hit)
-	}
-	for _, i := range order {
-		hit := a.conductHit(int(i), names)
-		c.Anchor(&hit)
-	}
-	ids := make([]uint32, 0, a.sites.count())
-	for id := range a.sites.count() + 1 {
-		if start[id+1] > start[id] {
-			ids = append(ids, uint32(id))
+	names := map[uint32]string{}
+	// The checks learn each file's time units from all its hits, then
+	// where each file begins; only then can they take the hits in order.
+	for _, pass := range []func(*conduct.Hit){c.Measure, c.Anchor} {
+		for seg := range a.hits.Segments() {
+			src := a.source(seg, genuine, names, true)
+			var h conduct.Hit
+			for src.Next(&h) {
+				pass(&h)
+			}
+			a.readFailed(src.r, r)
 		}
 	}
-	slices.SortFunc(ids, func(x, y uint32) int { return strings.Compare(a.sites.name(x), a.sites.name(y)) })
+	var sources []*hitSource
+	res := c.Run(func() []conduct.Source {
+		for _, src := range sources {
+			a.readFailed(src.r, r)
+		}
+		sources = make([]*hitSource, a.hits.Segments())
+		in := make([]conduct.Source, len(sources))
+		for seg := range sources {
+			sources[seg] = a.source(seg, genuine, names, false)
+			in[seg] = sources[seg]
+		}
+		return in
+	})
+	for _, src := range sources {
+		a.readFailed(src.r, r)
+	}
+	for _, v := range res.Violations {
+		v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
+		r.Violations = append(r.Violations, v)
+	}
+	r.Warnings = append(r.Warnings, res.Warnings...)
 	skips := map[string][]string{} // sites share their lists of skipped checks
-	var hits []conduct.Hit
-	for _, id := range ids {
-		hits = hits[:0]
-		for _, i := range order[start[id]:start[id+1]] {
-			hits = append(hits, a.conductHit(int(i), names))
-		}
-		vs, rep := c.CheckSite(a.sites.name(id), hits)
+	for _, rep := range res.Sites {
 		k := strings.Join(rep.ChecksSkipped, ",")
 		if shared, ok := skips[k]; ok {
 			rep.ChecksSkipped = shared
@@ -574,43 +513,87 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 				skips[k] = rep.NotPromised
 			}
 		}
-		for _, v := range vs {
-			v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
-			r.Violations = append(r.Violations, v)
-		}
-		s := &r.Sites[pos[id]]
-		s.Pages, s.RobotsFetches, s.ChecksSkipped, s.Violations = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped, rep.Violations
-		s.NotPromised = rep.NotPromised
+		s := &r.Sites[pos[a.sites.ids[rep.Site]]]
+		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
+		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
 	}
 }
 
-// conductHit expands kept hit i for the conduct checks; names caches the
+// readFailed adds a warning when the hits could not be read back whole.
+func (a *Audit) readFailed(rd *hitstore.Reader, r *Report) {
+	if err := rd.Err(); err != nil {
+		w := fmt.Sprintf("the conduct checks are incomplete: %v", err)
+		if !slices.Contains(r.Warnings, w) {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+}
+
+// hitSource gives the kept hits of one input whose address is genuine,
+// for the conduct checks.
+type hitSource struct {
+	a          *Audit
+	r          *hitstore.Reader
+	genuine    []bool
+	names      map[uint32]string
+	skipTarget bool
+	buf        hitstore.Hit
+}
+
+func (a *Audit) source(seg int, genuine []bool, names map[uint32]string, skipTarget bool) *hitSource {
+	return &hitSource{a: a, r: a.hits.Reader(seg), genuine: genuine, names: names, skipTarget: skipTarget}
+}
+
+// Only gives the hits of the sites keep holds alone, leaving the others'
+// undecoded (conduct.SiteSource).
+func (s *hitSource) Only(keep func(site string) bool) {
+	memo := make([]int8, s.a.sites.count()+1) // 0 not asked, 1 kept, 2 left out
+	s.r.SkipSite = func(id uint32) bool {
+		if int(id) >= len(memo) {
+			return !keep(s.a.sites.name(id))
+		}
+		if memo[id] == 0 {
+			memo[id] = 2
+			if keep(s.a.sites.name(id)) {
+				memo[id] = 1
+			}
+		}
+		return memo[id] == 2
+	}
+}
+
+func (s *hitSource) Next(h *conduct.Hit) bool {
+	for s.r.Next(&s.buf, s.skipTarget) {
+		if !s.genuine[s.buf.Addr] {
+			continue
+		}
+		if s.skipTarget {
+			// Measure and Anchor read the times, sites and files only.
+			b := &s.buf
+			*h = conduct.Hit{Site: s.a.sites.name(b.Site), File: s.a.files.name(b.File), Line: b.Line,
+				Time: b.Time, Resolution: b.Resolution, Duration: b.Duration, HasDuration: b.HasDuration, StartLogged: b.StartLogged}
+			return true
+		}
+		*h = s.a.conductHit(&s.buf, s.names)
+		return true
+	}
+	return false
+}
+
+// conductHit expands a kept hit for the conduct checks; names caches the
 // names of the addresses.
-func (a *Audit) conductHit(i int, names map[uint32]string) conduct.Hit {
-	h := a.hits.at(i)
-	ip, ok := names[h.addr]
+func (a *Audit) conductHit(h *hitstore.Hit, names map[uint32]string) conduct.Hit {
+	ip, ok := names[h.Addr]
 	if !ok {
-		ip = a.name(a.addrs.at(int(h.addr)))
-		names[h.addr] = ip
+		ip = a.name(a.addrs.at(int(h.Addr)))
+		names[h.Addr] = ip
 	}
-	f := farHit{
-		logged: a.epoch.Add(time.Duration(h.t)), line: int64(h.packed >> 24), file: uint32(h.packed >> 8 & (1<<16 - 1)),
-		res: hitResolutions[h.packed>>4&15], dur: time.Duration(h.durUsec) * time.Microsecond,
-		pair: h.extra >> 10, status: int(h.extra & (1<<10 - 1)),
+	pair := a.pairs.name(h.Pair)
+	return conduct.Hit{
+		Site: a.sites.name(h.Site), File: a.files.name(h.File), Line: h.Line, IP: ip, Target: h.Target,
+		RemoteUser: a.users.name(pair.user), RetryAfter: a.retries.name(pair.retry), Status: h.Status,
+		Time: h.Time, Resolution: h.Resolution, Duration: h.Duration, HasDuration: h.HasDuration, StartLogged: h.StartLogged,
 	}
-	if h.packed&hitFar != 0 {
-		f = a.far[i]
-	}
-	pair := a.pairs.name(f.pair)
-	hit := conduct.Hit{
-		Site: a.sites.name(h.site), File: a.files.name(f.file), Line: f.line, IP: ip, Target: a.text.get(h.target),
-		RemoteUser: a.users.name(pair.user), RetryAfter: a.retries.name(pair.retry), Status: f.status,
-		Resolution: f.res, Duration: f.dur, HasDuration: h.packed&hitDur != 0, StartLogged: h.packed&hitStartLogged != 0,
-	}
-	if h.packed&hitTimed != 0 {
-		hit.Time = f.logged.UTC()
-	}
-	return hit
 }
 
 // ipOrder returns the entries in report order: addresses numerically,
@@ -731,14 +714,27 @@ func (v *ipView) report(i uint32) IPReport {
 }
 
 // eachHit calls f with every kept hit, in the order they were added, and
-// the verdict results (as given to [Audit.Report]) give its address.
-func (a *Audit) eachHit(results map[netip.Addr]verify.Result, f func(conduct.Hit, verify.Verdict)) {
+// the verdict results (as given to [Audit.Report]) give its address. It
+// reports false when the hits could not be read back whole.
+func (a *Audit) eachHit(results map[netip.Addr]verify.Result, f func(conduct.Hit, verify.Verdict)) bool {
 	names := map[uint32]string{}
-	for i := 0; i < a.hits.len(); i++ {
-		h := a.hits.at(i)
-		f(a.conductHit(i, names), a.verdictOf(a.addrs.at(int(h.addr)), results))
+	var h hitstore.Hit
+	for seg := range a.hits.Segments() {
+		rd := a.hits.Reader(seg)
+		for rd.Next(&h, false) {
+			f(a.conductHit(&h, names), a.verdictOf(a.addrs.at(int(h.Addr)), results))
+		}
+		if rd.Err() != nil {
+			return false
+		}
 	}
+	return true
 }
+
+// Close lets go of the kept hits and removes their temporary file: the
+// audit's Report and Snapshot have nothing to check afterwards. A report
+// made before stays whole.
+func (a *Audit) Close() error { return a.hits.Close() }
 
 // coverage returns the spans of time the inputs cover. Claimed hits
 // before --since are not read, so an input, as far as the audit knows,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/hitstore"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -153,8 +154,8 @@ func TestAuditSettledSpoofersKeepNoHits(t *testing.T) {
 		a.Add(&v6)
 	}
 	a.Add(auditHitAt("a.log", 5000, base, "/robots.txt"))
-	if a.hits.len() != 1 || a.addrs.len() != 3 || len(a.settled) != 3 {
-		t.Errorf("%d hits kept (want 1), %d addresses (want 3), %d distinct settled verdicts (want 3)", a.hits.len(), a.addrs.len(), len(a.settled))
+	if int(a.hits.Len()) != 1 || a.addrs.len() != 3 || len(a.settled) != 3 {
+		t.Errorf("%d hits kept (want 1), %d addresses (want 3), %d distinct settled verdicts (want 3)", int(a.hits.Len()), a.addrs.len(), len(a.settled))
 	}
 	if n := len(a.Addresses()); n != 0 {
 		t.Errorf("%d addresses left for DNS, want 0", n)
@@ -205,11 +206,14 @@ func TestAuditRecordRoundTrip(t *testing.T) {
 			}
 			a := &Audit{}
 			a.Add(rec)
-			if a.hits.len() != 1 {
-				t.Fatalf("%d hits kept, want 1", a.hits.len())
+			if int(a.hits.Len()) != 1 {
+				t.Fatalf("%d hits kept, want 1", int(a.hits.Len()))
 			}
-			a.text.seal()
-			got := a.conductHit(0, map[uint32]string{})
+			var kept hitstore.Hit
+			if !a.hits.Reader(0).Next(&kept, false) {
+				t.Fatal("the hit does not read back")
+			}
+			got := a.conductHit(&kept, map[uint32]string{})
 			want := conduct.HitOf(rec)
 			if !got.Time.Equal(want.Time) {
 				t.Errorf("time %v, want %v", got.Time, want.Time)
@@ -245,23 +249,33 @@ func TestAuditYearOneTime(t *testing.T) {
 	}
 }
 
-// TestAuditRecordFar: a line number, duration or resolution that the
-// compact form cannot hold is kept whole.
-func TestAuditRecordFar(t *testing.T) {
+// keptHits returns what the audit kept of its hits, as the conduct
+// checks see them.
+func keptHits(t *testing.T, a *Audit) []conduct.Hit {
+	t.Helper()
+	var out []conduct.Hit
+	if !a.eachHit(nil, func(h conduct.Hit, _ verify.Verdict) { out = append(out, h) }) {
+		t.Fatal("the hits do not read back")
+	}
+	return out
+}
+
+// TestAuditRecordOdd: line numbers, durations and resolutions of any
+// size keep their values.
+func TestAuditRecordOdd(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name string
 		line int64
 		dur  time.Duration
 		res  time.Duration
-		far  bool
 	}{
-		{"small", 7, 1500 * time.Microsecond, time.Millisecond, false},
-		{"negative duration", 10, -2 * time.Second, time.Second, false},
-		{"line past 2^40", 1<<40 + 3, time.Millisecond, time.Second, true},
-		{"nanosecond duration", 8, 1234567 * time.Nanosecond, time.Nanosecond, true},
-		{"an hour's duration", 9, time.Hour, time.Second, true},
-		{"half-second resolution", 11, time.Second, 500 * time.Millisecond, true},
+		{"small", 7, 1500 * time.Microsecond, time.Millisecond},
+		{"negative duration", 10, -2 * time.Second, time.Second},
+		{"line past 2^40", 1<<40 + 3, time.Millisecond, time.Second},
+		{"nanosecond duration", 8, 1234567 * time.Nanosecond, time.Nanosecond},
+		{"an hour's duration", 9, time.Hour, time.Second},
+		{"half-second resolution", 11, time.Second, 500 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := auditHitAt("far.log", tt.line, t0, "/x")
@@ -269,26 +283,24 @@ func TestAuditRecordFar(t *testing.T) {
 			rec.RemoteUser, rec.RetryAfter = "u", "60"
 			a := &Audit{}
 			a.Add(rec)
-			if far := len(a.far) == 1; far != tt.far {
-				t.Errorf("kept whole: %v, want %v", far, tt.far)
+			got, want := keptHits(t, a), conduct.HitOf(rec)
+			if len(got) != 1 {
+				t.Fatalf("%d hits kept", len(got))
 			}
-			a.text.seal()
-			got, want := a.conductHit(0, map[uint32]string{}), conduct.HitOf(rec)
-			if !got.Time.Equal(want.Time) {
-				t.Errorf("time %v, want %v", got.Time, want.Time)
+			if !got[0].Time.Equal(want.Time) {
+				t.Errorf("time %v, want %v", got[0].Time, want.Time)
 			}
-			got.Time = want.Time
-			if got != want {
-				t.Errorf("got  %+v\nwant %+v", got, want)
+			got[0].Time = want.Time
+			if got[0] != want {
+				t.Errorf("got  %+v\nwant %+v", got[0], want)
 			}
 		})
 	}
 }
 
 // TestAuditRecordFarTimes: hits centuries apart, and odd statuses, keep
-// their values.
+// their values, in memory and once in the temporary file.
 func TestAuditRecordFarTimes(t *testing.T) {
-	a := &Audit{}
 	recs := []*parse.Record{
 		auditHitAt("a.log", 1, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), "/"),
 		auditHitAt("a.log", 2, time.Time{}, "/old"),
@@ -296,21 +308,33 @@ func TestAuditRecordFarTimes(t *testing.T) {
 		auditHitAt("a.log", 4, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC), "/odd"),
 	}
 	recs[3].Status = 5000
-	for _, r := range recs {
-		a.Add(r)
-	}
-	if len(a.far) != 3 {
-		t.Errorf("%d hits kept whole, want 3", len(a.far))
-	}
-	a.text.seal()
-	for i, rec := range recs {
-		got, want := a.conductHit(i, map[uint32]string{}), conduct.HitOf(rec)
-		if !got.Time.Equal(want.Time) {
-			t.Errorf("%d: time %v, want %v", i, got.Time, want.Time)
+	for _, memory := range []int{0, 1} {
+		a := &Audit{}
+		a.hits.Dir, a.hits.Memory = t.TempDir(), memory
+		for range 3000 { // enough to fill a block
+			for _, r := range recs {
+				a.Add(r)
+			}
 		}
-		got.Time = want.Time
-		if got != want {
-			t.Errorf("%d: got  %+v\nwant %+v", i, got, want)
+		kept := keptHits(t, a)
+		if _, file := a.hits.Bytes(); (file > 0) != (memory == 1) {
+			t.Errorf("memory %d: %d bytes in the file", memory, file)
+		}
+		if len(kept) != 3000*len(recs) {
+			t.Fatalf("%d hits kept", len(kept))
+		}
+		for i, got := range kept {
+			want := conduct.HitOf(recs[i%len(recs)])
+			if !got.Time.Equal(want.Time) {
+				t.Fatalf("%d: time %v, want %v", i, got.Time, want.Time)
+			}
+			got.Time = want.Time
+			if got != want {
+				t.Fatalf("%d: got  %+v\nwant %+v", i, got, want)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// The compact stores an Audit keeps its hits and addresses in. A log with
-// a million claimants must not cost a million of everything: these hold
-// values end to end in large blocks, without pointers for the garbage
-// collector to follow, and grow without copying what they hold.
+// The compact stores an Audit keeps its addresses and names in (its hits
+// are in internal/hitstore). A log with a million claimants must not cost
+// a million of everything: these hold values end to end in large blocks,
+// without pointers for the garbage collector to follow, and grow without
+// copying what they hold.
 
 // chunkBits sets the number of elements in one block of a chunked slice.
 const chunkBits = 12
@@ -36,74 +37,6 @@ func (c *chunked[T]) push(v T) int {
 func (c *chunked[T]) at(i int) *T { return &c.blocks[i>>chunkBits][i&(1<<chunkBits-1)] }
 
 func (c *chunked[T]) len() int { return c.n }
-
-// textRef names a string kept in a textArena: block<<40 | offset<<20 |
-// length, or a whole block when the length is textWhole. The zero textRef
-// is the empty string.
-type textRef uint64
-
-const (
-	// textBlock is the size of an arena block.
-	textBlock = 1 << 20
-	// textOwnBlock is the length from which a string gets a block of its
-	// own.
-	textOwnBlock = 64 << 10
-	// textWhole is the length field of a string that fills its block.
-	textWhole = 1<<20 - 1
-)
-
-// textArena keeps strings end to end in blocks of a megabyte: a string
-// costs its bytes and an 8-byte textRef, not a header and an allocation
-// of its own. Strings are never removed. The zero value is empty.
-type textArena struct {
-	blocks []string // full blocks, and strings too long to share one
-	cur    []byte   // the block being filled; it becomes blocks[len(blocks)]
-}
-
-// add keeps s and returns its reference.
-func (a *textArena) add(s string) textRef {
-	switch {
-	case s == "":
-		return 0
-	case len(s) >= textOwnBlock:
-		a.seal()
-		a.blocks = append(a.blocks, strings.Clone(s))
-		return textRef(len(a.blocks)-1)<<40 | textWhole
-	}
-	if len(a.cur)+len(s) > textBlock {
-		a.seal()
-	}
-	if a.cur == nil {
-		a.cur = make([]byte, 0, 4<<10) // grows by doubling, up to a block
-	}
-	off := len(a.cur)
-	a.cur = append(a.cur, s...)
-	return textRef(len(a.blocks))<<40 | textRef(off)<<20 | textRef(len(s))
-}
-
-// seal ends the block being filled. References stay valid.
-func (a *textArena) seal() {
-	if len(a.cur) > 0 {
-		a.blocks = append(a.blocks, string(a.cur))
-		a.cur = a.cur[:0]
-	}
-}
-
-// get returns the string r names. Once the arena is sealed, the string
-// shares the arena's memory.
-func (a *textArena) get(r textRef) string {
-	if r == 0 {
-		return ""
-	}
-	block, off, n := int(r>>40), int(r>>20&textWhole), int(r&textWhole)
-	if block == len(a.blocks) {
-		return string(a.cur[off : off+n])
-	}
-	if n == textWhole {
-		return a.blocks[block]
-	}
-	return a.blocks[block][off : off+n]
-}
 
 // table numbers distinct values from 1; 0 names no value and reads as
 // the zero value. The zero table is empty.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -17,12 +18,12 @@ import (
 type auditSet struct {
 	subjects []Subject
 	audits   []*Audit
-	lists    []*parse.AddrSet // each subject's listed addresses
+	lists    []*addrset.Set // each subject's listed addresses
 	named    bool
 	// claims are the subjects' tokens, a group each, and listed every
 	// subject's listed addresses: what the log readers keep.
 	claims *parse.TokenSet
-	listed *parse.AddrSet
+	listed *addrset.Set
 }
 
 func newAuditSet(o *Options) *auditSet {
@@ -49,14 +50,14 @@ func newAuditSet(o *Options) *auditSet {
 		if c.List != nil {
 			listed = c.List.Prefixes
 		}
-		s.lists = append(s.lists, parse.NewAddrSet(listed))
+		s.lists = append(s.lists, addrset.New(listed))
 		all = append(all, listed...)
 		if c.Profile != nil {
 			groups[i] = c.Profile.Tokens
 		}
 	}
 	s.claims = parse.NewTokenSet(groups)
-	s.listed = parse.NewAddrSet(all)
+	s.listed = addrset.New(all)
 	return s
 }
 
@@ -85,6 +86,13 @@ func (s *auditSet) Add(rec *parse.Record) {
 }
 
 func (s *auditSet) Warn(w string) { s.audits[0].Warn(w) }
+
+// close closes every audit.
+func (s *auditSet) close() {
+	for _, a := range s.audits {
+		a.Close()
+	}
+}
 
 func (s *auditSet) AddInput(in InputReport, examples []*parse.LineError) {
 	for _, a := range s.audits {

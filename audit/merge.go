@@ -34,7 +34,7 @@ func Merge(names []string, parts []*Report) *Report {
 		parts:             parts,
 	}
 	s := &r.Summary
-	s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations = 0, 0, 0, 0, 0
+	s.ClaimedHits, s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, s.Violations, s.ViolationsLeftOut = 0, 0, 0, 0, 0, 0
 	s.FilteredOut, s.UnclaimedHit = 0, 0
 	s.Crawlers = make([]CrawlerSummary, 0, len(parts))
 	type site struct {
@@ -49,10 +49,12 @@ func Merge(names []string, parts []*Report) *Report {
 		s.SpoofedHits += ps.SpoofedHits
 		s.UnverifiedHits += ps.UnverifiedHits
 		s.Violations += ps.Violations
+		s.ViolationsLeftOut += ps.ViolationsLeftOut
 		s.FilteredOut += ps.FilteredOut
 		s.UnclaimedHit += ps.UnclaimedHit
 		s.Crawlers = append(s.Crawlers, CrawlerSummary{Name: names[i], ClaimedHits: ps.ClaimedHits,
-			GenuineHits: ps.GenuineHits, SpoofedHits: ps.SpoofedHits, UnverifiedHits: ps.UnverifiedHits, Violations: ps.Violations})
+			GenuineHits: ps.GenuineHits, SpoofedHits: ps.SpoofedHits, UnverifiedHits: ps.UnverifiedHits, Violations: ps.Violations,
+			ViolationsLeftOut: ps.ViolationsLeftOut})
 		for _, row := range p.Sites {
 			sites = append(sites, site{row, i})
 		}

@@ -98,7 +98,11 @@ type Summary struct {
 	UnverifiedHits int64  `json:"unverified_hits" yaml:"unverified_hits"`
 	Violations     int    `json:"violations" yaml:"violations"`
 	LogFormat      string `json:"log_format" yaml:"log_format"`
-	IPListSource   string `json:"ip_list_source" yaml:"ip_list_source"`
+	// ViolationsLeftOut counts the violations counted in Violations but
+	// not listed, past --max-violations per site and kind (SPEC §4; the
+	// sites say which kinds).
+	ViolationsLeftOut int    `json:"violations_left_out,omitempty" yaml:"violations_left_out,omitempty"`
+	IPListSource      string `json:"ip_list_source" yaml:"ip_list_source"`
 
 	// Extensions beyond SPEC §5.
 	Bytes       int64 `json:"bytes" yaml:"bytes"`
@@ -132,6 +136,8 @@ type CrawlerSummary struct {
 	SpoofedHits    int64  `json:"spoofed_hits" yaml:"spoofed_hits"`
 	UnverifiedHits int64  `json:"unverified_hits" yaml:"unverified_hits"`
 	Violations     int    `json:"violations" yaml:"violations"`
+	// ViolationsLeftOut is as in Summary.
+	ViolationsLeftOut int `json:"violations_left_out,omitempty" yaml:"violations_left_out,omitempty"`
 }
 
 // IPReport is one address that claimed to be the crawler.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
@@ -113,6 +114,11 @@ type Options struct {
 	// their reports in input order, and gives warnings for the report
 	// (such as site names chosen for inputs that log no virtual host).
 	ReadWarnings func(inputs []InputReport) []string
+	// Timelines, when set, is filled as the audit streams with every
+	// timed claimed hit and its verdict, for the HTML report to draw: a
+	// timeline per site and crawler, each with its crawler's page budget
+	// (its Conduct), under its name when the report names the crawlers.
+	Timelines *timeline.Set
 	// Observe, when set, is called once per claimed hit kept by the
 	// audit (all of them: Observe makes the audit keep the hits of
 	// addresses settled as spoofed too), in input order, with the site,
@@ -160,7 +166,8 @@ func (e *InputError) Error() string {
 // Run reads the inputs, one after another, into the audits of the
 // subjects, asks for the verdicts of the addresses that claimed to be
 // each crawler, checks each genuine crawler's conduct and returns the
-// report. Version and GeneratedAt are left for the caller.
+// report. Version and GeneratedAt are left for the caller. Once the
+// report is made, Run closes the audits (their kept hits are gone).
 //
 // When an input cannot be read whole, Run reads the others and returns
 // the report with an [*InputError]. When ctx is cancelled, Run returns
@@ -171,6 +178,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.OnPhase != nil {
 			o.OnPhase(p)
 		}
+	}
+	if o.Timelines != nil {
+		o.Observe = observeTimelines(&o)
 	}
 	set := newAuditSet(&o)
 	au := set.audits[0]
@@ -229,8 +239,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return set.report(&o, results)
 	})
 	if err != nil {
-		return nil, err
+		return nil, err // the checks left behind still read the hits
 	}
+	set.close()
 	rep.Summary.IPListSource = set.listSource()
 	rep.IPLists = set.listEvidence()
 	if o.Robots != nil {
@@ -240,6 +251,32 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, &InputError{Inputs: failed}
 	}
 	return rep, nil
+}
+
+// observeTimelines readies o.Timelines for the subjects (their names when
+// the report names them, their page budgets) and returns the Observe that
+// fills it, beside o.Observe.
+func observeTimelines(o *Options) func(string, int, conduct.Hit, verify.Verdict) {
+	tl := o.Timelines
+	named := o.Named || len(o.Subjects) > 1
+	budgets := map[string]timeline.Budget{}
+	tl.Crawlers = nil
+	for _, s := range o.Subjects {
+		name := ""
+		if named {
+			name = s.name()
+			tl.Crawlers = append(tl.Crawlers, name)
+		}
+		budgets[name] = timeline.Budget{Pages: s.Conduct.Budget, Window: s.Conduct.BudgetWindow}
+	}
+	tl.Budget = func(name string) timeline.Budget { return budgets[name] }
+	fill, also := tl.Observer(), o.Observe
+	return func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
+		fill(site, crawler, h, v)
+		if also != nil {
+			also(site, crawler, h, v)
+		}
+	}
 }
 
 // readInput reads one input into the audit. It returns false when the

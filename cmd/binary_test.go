@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,17 +110,8 @@ func devFull(t *testing.T) *os.File {
 	t.Helper()
 	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
-		missing(t, "cannot open /dev/full: %v", err)
+		testutil.Missing(t, "cannot open /dev/full: %v", err)
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
-}
-
-// missing fails the test when CI is set, and skips it otherwise.
-func missing(t *testing.T, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, a...)
-	}
-	t.Skipf(format+" (CI is not set: skipping)", a...)
 }

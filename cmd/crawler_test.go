@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -61,7 +62,7 @@ func crawlerTestCache(t *testing.T) string {
 
 // examplebotFile is a custom crawler's profile file.
 func examplebotFile(t *testing.T) string {
-	return identityWriteFile(t, "examplebot.yaml", `name: examplebot
+	return testutil.TempFile(t, "examplebot.yaml", `name: examplebot
 tokens: [ExampleBot]
 fcrdns: [crawl.example.net]
 builtin_ips: [192.0.2.10, 192.0.2.0/28]
@@ -173,7 +174,7 @@ func TestVerifyCrawlerProfileOffline(t *testing.T) {
 }
 
 func TestVerifyCrawlerErrors(t *testing.T) {
-	bad := identityWriteFile(t, "bad.yaml", "name: bad\ntokens: [BadBot]\nfcrdns: [com]\n")
+	bad := testutil.TempFile(t, "bad.yaml", "name: bad\ntokens: [BadBot]\nfcrdns: [com]\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -219,7 +220,7 @@ func TestIPsCrawler(t *testing.T) {
 		w.Write([]byte(`{"creationTime":"2026-12-01T08:00:00.000000","prefixes":[{"ipv4Prefix":"198.51.100.64/26"},{"ipv6Prefix":"2001:db8:77::/48"}]}`))
 	})
 	srv, env := identityListServer(t, mux)
-	profile := identityWriteFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
+	profile := testutil.TempFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
 	cache := t.TempDir()
 	env.Now = func() time.Time { return fixedNow }
 	code, stdout, stderr := identityRun(t, env, "ips", "update", "--crawler", profile, "--cache-dir", cache)
@@ -407,7 +408,7 @@ const aiCrawlersLog = `192.0.2.1 - - [01/Dec/2026:06:00:00 +0000] "GET / HTTP/1.
 // promised", while GPTBot's disallowed page is a violation; a token inside
 // another word claims nothing.
 func TestLogsAICrawlers(t *testing.T) {
-	robotsFile := identityWriteFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
+	robotsFile := testutil.TempFile(t, "robots.txt", "User-agent: *\nDisallow: /private/\n")
 	env := &Env{Now: func() time.Time { return fixedNow }, Stdin: strings.NewReader(aiCrawlersLog)}
 	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--offline", "--no-cache", "--site", "example.org",
 		"--robots", robotsFile, "--crawler", "user-triggered", "--crawler", "ai-training", "-")

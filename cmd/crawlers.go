@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
@@ -22,8 +21,8 @@ func crawlerNames(profiles []*crawler.Profile) []string {
 }
 
 // conductOverrides are the conduct flags moved away from their defaults,
-// which hold every crawler of the run to them (SPEC §10). For
-// LohiSoftBot, whose promises are the defaults, the flags decide alone.
+// which hold every crawler of the run to them (SPEC §10). For the default
+// crawler, whose promises are the defaults, the flags decide alone.
 func conductOverrides(o *auditOptions) conduct.Overrides {
 	// A flag overrides when it was given (SPEC §10), even at its default
 	// value; without that knowledge, when its value is not the default.
@@ -46,13 +45,21 @@ func conductOverrides(o *auditOptions) conduct.Overrides {
 	return ov
 }
 
-// The conduct flags' defaults (SPEC §1), LohiSoftBot's promises.
-const (
-	defaultBudget       = 20
-	defaultBudgetWindow = 24 * time.Hour
-	defaultMinPause     = time.Second
-	defaultMinBackoff   = 30 * time.Second
+// crawlerTitle names the default crawler in help text and messages, by
+// its first token.
+var crawlerTitle = crawler.DefaultTitle()
+
+// The conduct flags' defaults (SPEC §1): the default crawler's promises.
+var (
+	defaultConduct      = conduct.ConfigOf(crawler.DefaultProfile(), conduct.Overrides{})
+	defaultBudget       = defaultConduct.Budget
+	defaultBudgetWindow = defaultConduct.BudgetWindow
+	defaultMinPause     = defaultConduct.MinPause
+	defaultMinBackoff   = defaultConduct.MinBackoff
 )
+
+// defaultMaxViolations is --max-violations' default (SPEC §1).
+const defaultMaxViolations = 1000
 
 // emitReportCrawlers chooses the crawlers of rules made from a report of
 // several crawlers (audit.ReportCrawlers): those --crawler names, or every

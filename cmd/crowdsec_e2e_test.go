@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"net"
 	"os"
@@ -32,10 +33,10 @@ import (
 func crowdSecNetNS(t *testing.T) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		crowdsectest.Missing(t, "the CrowdSec bouncer test needs root to make a network namespace")
+		testutil.Missing(t, "the CrowdSec bouncer test needs root to make a network namespace")
 	}
-	ip := crowdsectest.Tool(t, "ip")
-	crowdsectest.Tool(t, "nft")
+	ip := testutil.NeedTool(t, ".ci/install-crowdsec", "ip")
+	testutil.NeedTool(t, ".ci/install-crowdsec", "nft")
 	name := fmt.Sprintf("h-crowdsec-%d", os.Getpid())
 	if out, err := exec.Command(ip, "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
@@ -128,10 +129,10 @@ func (b *bouncer) log() string {
 // pulling from the Local API at lapi with key, every 200 ms.
 func startBouncer(t *testing.T, ns, lapi, key string) *bouncer {
 	t.Helper()
-	bin := crowdsectest.Tool(t, "crowdsec-firewall-bouncer")
+	bin := testutil.NeedTool(t, ".ci/install-crowdsec", "crowdsec-firewall-bouncer")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bouncer.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`mode: nftables
+	testutil.WriteFile(t, cfg, fmt.Sprintf(`mode: nftables
 pid_dir: %s/
 update_frequency: 200ms
 daemonize: false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ func TestEmitCrowdSecFromLogs(t *testing.T) {
 		"crawler9.bot.lohisoft.com. 3600 IN A 198.51.100.99",
 	)
 	logFile := filepath.Join(t.TempDir(), "access.log")
-	writeFile(t, logFile, emitTestLog)
+	testutil.WriteFile(t, logFile, emitTestLog)
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	args := []string{"emit", "crowdsec", logFile, "--resolver", server, "--dns-timeout", "1s", "--dns-retries", "0", "--ip-list", emitIPListFile(t),
 		"--no-cache", "--log-format", "combined", "--crowdsec-credentials", l.Credentials}
@@ -170,7 +171,7 @@ func TestEmitCrowdSecRefused(t *testing.T) {
 	t.Parallel()
 	l := crowdsectest.Start(t)
 	creds := filepath.Join(t.TempDir(), "creds.yaml")
-	writeFile(t, creds, fmt.Sprintf("url: %s\nlogin: %s\npassword: not-the-password-123\n", l.URL, crowdsectest.Machine))
+	testutil.WriteFile(t, creds, fmt.Sprintf("url: %s\nlogin: %s\npassword: not-the-password-123\n", l.URL, crowdsectest.Machine))
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	args := emitCrowdSecArgs(t, l)
 	args[len(args)-1] = creds
@@ -190,7 +191,7 @@ func TestEmitCrowdSecUsage(t *testing.T) {
 	report := emitReportFile(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	writeFile(t, bad, "url: http://127.0.0.1:1\nlogin: m\n")
+	testutil.WriteFile(t, bad, "url: http://127.0.0.1:1\nlogin: m\n")
 	common := []string{"--report", report, "--offline", "--no-cache"}
 	for _, tc := range []struct {
 		name string

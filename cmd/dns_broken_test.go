@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +35,7 @@ func brokenDNSEnv(t *testing.T) (env *Env, resolver string) {
 // decides, as TestLogsBrokenResolverSnapshot shows.)
 func TestLogsBrokenResolver(t *testing.T) {
 	env, resolver := brokenDNSEnv(t)
-	profile := identityWriteFile(t, "gbot.yaml", "name: googlebot\ntokens: [Googlebot]\nfcrdns: [googlebot.com]\nip_lists: [https://example.net/common-crawlers.json, https://example.net/special-crawlers.json]\n")
+	profile := testutil.TempFile(t, "gbot.yaml", "name: googlebot\ntokens: [Googlebot]\nfcrdns: [googlebot.com]\nip_lists: [https://example.net/common-crawlers.json, https://example.net/special-crawlers.json]\n")
 	code, stdout, stderr := identityRun(t, env, "logs", "--format", "json", "--crawler", profile, "--resolver", resolver, "--cache-dir", t.TempDir(), "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -122,7 +123,7 @@ func TestEmitBrokenResolver(t *testing.T) {
 // TestVerifyNoListSaysSo: verify's text names a missing list as such.
 func TestVerifyNoListSaysSo(t *testing.T) {
 	env := &Env{Now: func() time.Time { return fixedNow }}
-	profile := identityWriteFile(t, "fetchbot.yaml", "name: fetchbot\ntokens: [FetchBot]\nfcrdns: [crawl.fetch.example]\nip_lists: [https://fetch.example/ips.json]\n")
+	profile := testutil.TempFile(t, "fetchbot.yaml", "name: fetchbot\ntokens: [FetchBot]\nfcrdns: [crawl.fetch.example]\nip_lists: [https://fetch.example/ips.json]\n")
 	code, stdout, stderr := identityRun(t, env, "verify", "--format", "table", "--offline", "--crawler", profile, "--cache-dir", t.TempDir(), "66.249.73.135")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

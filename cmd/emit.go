@@ -65,9 +65,9 @@ logs, read and verified as 'logs' does, or from --report, a JSON report an
 earlier 'logs --format json' run wrote (so DNS is not asked twice).
 
 Modes (--mode):
-  block-spoofed  (default) block the addresses seen claiming to be LohiSoftBot
+  block-spoofed  (default) block the addresses seen claiming to be ` + crawlerTitle + `
                  without being it. The Cloudflare and ModSecurity rules also
-                 block the LohiSoftBot User-Agent token (any case) from every
+                 block the ` + crawlerTitle + ` User-Agent token (any case) from every
                  address but the crawler's, which stops impostors not seen yet.
   block-bot      block the crawler's own addresses (genuine ones seen, and the
                  IP list).

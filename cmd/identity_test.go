@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"strings"
@@ -79,7 +80,7 @@ func TestVerifyCommandProgress(t *testing.T) {
 	var stdout bytes.Buffer
 	env := &Env{Stdout: &stdout, Stderr: stderr, StderrTTY: true, Getenv: func(string) string { return "" }}
 	code := Run(context.Background(), env, []string{"verify", "--format", "json", "--resolver", resolver, "--no-cache",
-		"--ip-list", identityWriteFile(t, "ips.json", `["192.0.2.1"]`), "79.139.58.98", "203.0.113.7"})
+		"--ip-list", testutil.TempFile(t, "ips.json", `["192.0.2.1"]`), "79.139.58.98", "203.0.113.7"})
 	select {
 	case <-stderr.seen:
 	default:
@@ -95,9 +96,9 @@ func TestVerifyCommandProgress(t *testing.T) {
 
 func TestDNSConcurrencyFlag(t *testing.T) {
 	z, resolver := startIdentityDNS(t)
-	list := identityWriteFile(t, "ips.json", `["192.0.2.1"]`)
+	list := testutil.TempFile(t, "ips.json", `["192.0.2.1"]`)
 	base := []string{"--format", "json", "--resolver", resolver, "--no-cache", "--ip-list", list}
-	cfg := func(content string) string { return identityWriteFile(t, "config.yaml", content) }
+	cfg := func(content string) string { return testutil.TempFile(t, "config.yaml", content) }
 	tests := []struct {
 		name   string
 		args   []string
@@ -136,7 +137,7 @@ func TestVerifyCommandUnverifiedWarning(t *testing.T) {
 		m.SetRcode(r, dns.RcodeRefused)
 		w.WriteMsg(m)
 	}))
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	code, stdout, stderr := identityRun(t, &Env{}, "verify", "--format", "json", "--resolver", resolver, "--no-cache",
 		"--ip-list", list, "79.139.58.98", "203.0.113.9")
 	if code != 0 {

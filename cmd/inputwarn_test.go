@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +14,10 @@ import (
 // stderr, with the exit code of SPEC §8, and the report's text says an
 // unread input was not read instead of an empty header.
 func TestLogsInputWarnings(t *testing.T) {
-	vhost := identityWriteFile(t, "vhost.log", strings.Repeat(
+	vhost := testutil.TempFile(t, "vhost.log", strings.Repeat(
 		`fenix.example.com.ar:443 71.6.232.7 - - [01/Dec/2020:06:41:10 +0000] "GET / HTTP/1.1" 200 4875 "-" "Mozilla/5.0"`+"\n", 25))
 	iis := filepath.Join("..", "testdata", "servers", "haproxy_tcplog.log")
-	empty := identityWriteFile(t, "empty.log", "")
+	empty := testutil.TempFile(t, "empty.log", "")
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
 	iisSays := iis + ": cannot detect the log format: it looks like an HAProxy tcplog: no request line (log the frontend with option httplog); none of it was read"
 	for _, tc := range []struct {
@@ -81,7 +82,7 @@ func TestLogsInputWarnings(t *testing.T) {
 // TestLogsTableNamesCrawlers checks that the report for people names the
 // crawlers --crawler audited, not LohiSoftBot.
 func TestLogsTableNamesCrawlers(t *testing.T) {
-	log := identityWriteFile(t, "g.log",
+	log := testutil.TempFile(t, "g.log",
 		`66.249.66.1 - - [01/Dec/2026:06:25:01 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"`+"\n")
 	for _, tc := range []struct {
 		crawlers []string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -165,7 +166,7 @@ func TestInterruptedDuringDNS(t *testing.T) {
 				}
 			}))
 			args := append(tc.args, "--resolver", silent, "--dns-timeout", "50s", "--dns-retries", "0", "--no-cache",
-				"--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`))
+				"--ip-list", testutil.TempFile(t, "ips.json", `["79.139.58.98"]`))
 			code, out, errOut := runCancelled(t, strings.NewReader(""), func(cancel context.CancelFunc, _ *Env) {
 				go func() {
 					<-asked
@@ -183,7 +184,7 @@ func TestInterruptedDuringDNS(t *testing.T) {
 func TestInterruptedInEveryPhase(t *testing.T) {
 	log := filepath.Join("..", "testdata", "sample", "access.log")
 	robots := filepath.Join("..", "testdata", "sample", "robots.txt")
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98", "79.139.58.121"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98", "79.139.58.121"]`)
 	common := []string{"--offline", "--no-cache", "--ip-list", list}
 	tests := []struct {
 		name   string

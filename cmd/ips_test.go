@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -206,7 +207,7 @@ func TestIdentityListFallbacks(t *testing.T) {
 		{name: "oversize", list: srv.URL + "/big.json", want: "IP list: built-in", warning: "(rejected whole); the built-in list stays in force"},
 		{name: "slow server", list: srv.URL + "/slow.json", want: "IP list: built-in", warning: "; the built-in list stays in force",
 			client: func() *http.Client { c := *srv.Client(); c.Timeout = 300 * time.Millisecond; return &c }(), limit: 2 * time.Second},
-		{name: "invalid file", list: identityWriteFile(t, "ips.json", `{"ips": ["not-an-ip"]}`), want: "IP list: built-in",
+		{name: "invalid file", list: testutil.TempFile(t, "ips.json", `{"ips": ["not-an-ip"]}`), want: "IP list: built-in",
 			warning: `ips[0] "not-an-ip" is not an address or CIDR prefix; rejected whole, the built-in list stays in force`},
 	}
 	for _, tc := range tests {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
@@ -28,9 +28,9 @@ func newLogsCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	c := &cobra.Command{
 		Use:   "logs [FILE...]",
-		Short: "Audit access logs: who claimed to be LohiSoftBot, who really was, and how it behaved",
+		Short: "Audit access logs: who claimed to be " + crawlerTitle + ", who really was, and how it behaved",
 		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
-stream), find every request whose User-Agent claims LohiSoftBot (or the
+stream), find every request whose User-Agent claims ` + crawlerTitle + ` (or the
 crawlers --crawler names), decide for each address whether it is the
 genuine crawler, and check the genuine crawler's conduct. Lines that do not match the log format are counted as
 malformed and reported with their file and line number.`,
@@ -65,12 +65,10 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	ro := reportOptions(env, o)
-	var observe func(string, int, conduct.Hit, verify.Verdict)
 	if format.Name() == "html" {
-		ro.Timelines = htmlTimelines(o)
-		observe = ro.Timelines.Observer()
+		ro.Timelines = &timeline.Set{}
 	}
-	rep, _, err := runAudit(ctx, env, o, files, observe)
+	rep, _, err := runAudit(ctx, env, o, files, ro.Timelines)
 	if rep == nil {
 		return err
 	}
@@ -113,9 +111,9 @@ func warnAll(env *Env, warnings []string) {
 // runAudit checks the flags, loads robots.txt and the IP list, and runs
 // the audit of files (audit.Run). With an *audit.InputError it returns
 // the report of everything read: an input could not be read whole.
-// observe, when not nil, is given each claimed hit with its verdict
-// (audit.Options.Observe).
-func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, observe func(string, int, conduct.Hit, verify.Verdict)) (*audit.Report, *verify.Identity, error) {
+// timelines, when not nil, are filled for the HTML report
+// (audit.Options.Timelines).
+func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, timelines *timeline.Set) (*audit.Report, *verify.Identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
@@ -175,6 +173,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		prog = progress.StartReads(env.Stderr, progressOptions(env))
 	}
 	defer prog.Stop()
+	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
+	for i := range subjects {
+		subjects[i].Conduct.MaxViolations = o.MaxViolations
+	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,
 		Format:     logFormat,
@@ -182,15 +184,15 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ob
 		Location:   read.Location,
 		ZoneName:   read.ZoneName,
 		MaxDict:    read.MaxDict,
-		Subjects:   audit.SubjectsOf(id, since, until, conductOverrides(o)),
+		Subjects:   subjects,
 		Named:      len(o.Crawlers) > 0,
 		Classifier: identityClassifier{id},
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
 		},
-		Observe:  observe,
-		Progress: prog,
+		Timelines: timelines,
+		Progress:  prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {
 				prog.Stop()
@@ -305,6 +307,8 @@ func checkConductFlags(o *auditOptions) error {
 		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
 	case o.MinBackoff < 0:
 		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
+	case o.MaxViolations < 0:
+		return usageError("--max-violations %d: give a number of 0 (list all) or more, such as 1000", o.MaxViolations)
 	}
 	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,8 +18,6 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // fixedNow is the clock of command tests.
 var fixedNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -48,23 +46,7 @@ func runInMemory(t *testing.T, stdin string, args ...string) (code int, stdout, 
 // golden compares got with the golden file, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name)
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run go test ./cmd -update if the change is intended)\n--- got\n%s", path, got)
-	}
+	testutil.Golden(t, filepath.Join("..", "testdata", "golden", name), []byte(got))
 }
 
 var sampleArgs = []string{"--offline", "--robots", "../testdata/sample/robots.txt",
@@ -267,6 +249,7 @@ func TestLogsExitCodes(t *testing.T) {
 		{"bad budget window", []string{"--budget-window", "0s", good}, "", 2, "--budget-window 0s: give a duration above 0"},
 		{"bad min-pause", []string{"--min-pause", "-1s", good}, "", 2, "--min-pause -1s: give a duration of 0 or more"},
 		{"bad min-backoff", []string{"--min-backoff", "-30s", good}, "", 2, "--min-backoff -30s: give a duration of 0 or more"},
+		{"bad max-violations", []string{"--max-violations", "-1", good}, "", 2, "--max-violations -1: give a number of 0 (list all) or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -471,4 +454,40 @@ func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f',
 func msec(t time.Time) string {
 	ms := t.UnixMilli()
 	return fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
+}
+
+// --max-violations lists the first violations of each site and kind and
+// counts the others, in the site's row and the summary.
+func TestLogsMaxViolations(t *testing.T) {
+	var b strings.Builder
+	for i := range 6 { // in one second: 5 pause violations
+		fmt.Fprintf(&b, "79.139.58.98 - - [02/Dec/2026:10:00:00 +0000] \"GET /p%d HTTP/1.1\" 200 512 \"-\" \"LohiSoftBot/1.0 (+https://lohisoft.com/bot)\"\n", i)
+	}
+	run := func(args ...string) audit.Report {
+		t.Helper()
+		code, out, errOut := runInMemory(t, b.String(), append([]string{"logs", "--offline", "--format", "json", "--site", "www.example.org", "--cache-dir", t.TempDir()}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var rep audit.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := run("--max-violations", "2", "-")
+	if len(rep.Violations) != 2 || rep.Violations[0].Line != 2 || rep.Violations[1].Line != 3 {
+		t.Errorf("listed %+v, want the pauses of lines 2 and 3", rep.Violations)
+	}
+	if rep.Summary.Violations != 5 || rep.Summary.ViolationsLeftOut != 3 {
+		t.Errorf("summary counts %d violations, %d left out; want 5 and 3", rep.Summary.Violations, rep.Summary.ViolationsLeftOut)
+	}
+	if s := rep.Sites[0]; s.Violations != 5 || !reflect.DeepEqual(s.ViolationsLeftOut, map[string]int{"pause": 3}) {
+		t.Errorf("site row %+v", s)
+	}
+	for _, args := range [][]string{{"-"}, {"--max-violations", "0", "-"}} {
+		if rep := run(args...); len(rep.Violations) != 5 || rep.Summary.ViolationsLeftOut != 0 || rep.Sites[0].ViolationsLeftOut != nil {
+			t.Errorf("%v: %d listed, %d left out", args, len(rep.Violations), rep.Summary.ViolationsLeftOut)
+		}
+	}
 }

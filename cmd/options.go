@@ -33,15 +33,18 @@ type auditOptions struct {
 	BudgetWindow time.Duration
 	MinPause     time.Duration
 	MinBackoff   time.Duration
-	Since, Until string
-	CacheDir     string
-	NoCache      bool
-	TrustXFF     bool
-	FailOn       string
-	Config       string
-	NoProgress   bool
-	Top          topFlag // logs: addresses listed in table and markdown
-	readOptions          // --timezone, --max-dict (cmd/format.go)
+	// MaxViolations is --max-violations: violations listed per site and
+	// kind.
+	MaxViolations int
+	Since, Until  string
+	CacheDir      string
+	NoCache       bool
+	TrustXFF      bool
+	FailOn        string
+	Config        string
+	NoProgress    bool
+	Top           topFlag // logs: addresses listed in table and markdown
+	readOptions           // --timezone, --max-dict (cmd/format.go)
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -81,6 +84,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.DurationVar(&o.BudgetWindow, "budget-window", defaultBudgetWindow, "the budget's window")
 	f.DurationVar(&o.MinPause, "min-pause", defaultMinPause, "least gap between two requests to one site")
 	f.DurationVar(&o.MinBackoff, "min-backoff", defaultMinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
+	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
 	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")

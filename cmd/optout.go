@@ -20,7 +20,7 @@ func newOptoutCmd(env *Env) *cobra.Command {
 		Long: `Write the opt-out e-mail (RFC 5322) that asks the crawler's operator to
 exclude DOMAIN... from its crawl and remove them from its crawl list, the
 way the crawler's page offers besides robots.txt. It goes to the contact
-address of the crawler's profile (--crawler, default LohiSoftBot's), from
+address of the crawler's profile (--crawler, default ` + crawlerTitle + `'s), from
 --from (default $EMAIL, else webmaster@ the first domain), dated now.
 
 The e-mail is written to standard output or to -o FILE, for your own mail

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/pflag"
 )
@@ -107,7 +106,7 @@ func (t *topFlag) Type() string { return "N" }
 
 // addTopFlag adds --top.
 func addTopFlag(f *pflag.FlagSet, o *auditOptions) {
-	f.Var(&o.Top, "top", "list only the N addresses with the most hits in table and markdown (0: all; default "+
+	f.Var(&o.Top, "top", "list only the N addresses with the most hits, and N violations (each site's kinds in turn), in table and markdown (0: all; default "+
 		strconv.Itoa(defaultTop)+" on a terminal, else all)")
 }
 
@@ -122,32 +121,6 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 		ro.Top = defaultTop
 	}
 	return ro
-}
-
-// htmlTimelines returns the timelines that the HTML report draws of an
-// audit: one per crawler and site, each with its crawler's page budget
-// (conduct.ConfigOf: its promise, or the budget flags); with --crawler
-// each crawler's under its name. A --crawler that does not resolve is
-// left to the audit, which says why.
-func htmlTimelines(o *auditOptions) *render.Timelines {
-	tl := &render.Timelines{}
-	profiles, err := resolveCrawlers(o.Crawlers)
-	if err != nil {
-		return tl
-	}
-	budgets := make(map[string]render.Budget, len(profiles))
-	overrides := conductOverrides(o)
-	for _, p := range profiles {
-		c := conduct.ConfigOf(p, overrides)
-		name := ""
-		if len(o.Crawlers) > 0 {
-			name = p.Name
-			tl.Crawlers = append(tl.Crawlers, name)
-		}
-		budgets[name] = render.Budget{Pages: c.Budget, Window: c.BudgetWindow}
-	}
-	tl.Budget = func(name string) render.Budget { return budgets[name] }
-	return tl
 }
 
 // refuseTerminal returns a usage error for a format that is not for a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -110,7 +111,7 @@ func TestVerifyMarkdownEscaped(t *testing.T) {
 		w.WriteMsg(m)
 	}))
 	code, out, errOut := identityRun(t, &Env{}, "verify", "--format", "markdown", "--resolver", resolver, "--no-cache",
-		"--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`), "203.0.113.7")
+		"--ip-list", testutil.TempFile(t, "ips.json", `["79.139.58.98"]`), "203.0.113.7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -185,7 +186,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 // failure (exit 3) said in one line, not a usage error.
 func TestWriteFailureExit(t *testing.T) {
 	good := filepath.Join("..", "testdata", "logs", "combined.log")
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	tests := []struct {
 		name string
 		args []string
@@ -281,12 +282,12 @@ func TestLogsHostNameClient(t *testing.T) {
 		m.SetRcode(r, dns.RcodeNameError)
 		w.WriteMsg(m)
 	}))
-	log := identityWriteFile(t, "access.log", strings.Join([]string{
+	log := testutil.TempFile(t, "access.log", strings.Join([]string{
 		`crawl-7.bot.lohisoft.com - - [01/Dec/2026:06:03:40 +0100] "GET / HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
 		`evil.example - - [01/Dec/2026:06:03:41 +0100] "GET /a HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
 		`203.0.113.7 - - [01/Dec/2026:06:03:42 +0100] "GET /b HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0"`,
 	}, "\n")+"\n")
-	args := []string{"--log-format", "combined", "--resolver", resolver, "--no-cache", "--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`), log}
+	args := []string{"--log-format", "combined", "--resolver", resolver, "--no-cache", "--ip-list", testutil.TempFile(t, "ips.json", `["79.139.58.98"]`), log}
 	code, out, errOut := runInMemory(t, "", append([]string{"logs", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -327,7 +328,7 @@ func TestLogsHostNameClient(t *testing.T) {
 // escape the C1 controls, DEL and bidi overrides a log carries; printed to
 // a pipe, the JSON keeps them as encoding/json does.
 func TestLogsJSONToTerminal(t *testing.T) {
-	log := identityWriteFile(t, "access.log",
+	log := testutil.TempFile(t, "access.log",
 		`203.0.113.7 - - [01/Dec/2026:06:03:42 +0100] "GET /\xc2\x9b31m\x7f HTTP/1.1" 200 5 "-" "LohiSoftBot/1.0 \xe2\x80\xaeevil\xc2\x85"`+"\n")
 	for _, format := range []string{"json", "yaml"} {
 		for _, tty := range []bool{false, true} {

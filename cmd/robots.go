@@ -18,7 +18,7 @@ func newRobotsCmd(env *Env) *cobra.Command {
 		Use:   "robots",
 		Short: "Test URLs against a robots.txt, or gate CI on it",
 		Long: `Read a robots.txt the way RFC 9309 says a crawler does, and say which rule
-decides for each URL. The crawler is LohiSoftBot unless --crawler names
+decides for each URL. The crawler is ` + crawlerTitle + ` unless --crawler names
 another profile (googlebot, bingbot, or a profile file), whose robots.txt
 token is then used; --user-agent gives a token directly.
 
@@ -262,7 +262,7 @@ func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error
 	}
 	tok := crawler.ProductToken(userAgent)
 	if tok == "" {
-		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as LohiSoftBot, or *", userAgent)
+		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as %s, or *", userAgent, crawlerTitle)
 	}
 	return tok, nil
 }

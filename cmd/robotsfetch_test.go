@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,8 +50,8 @@ func TestLogsRobotsFetchError(t *testing.T) {
 		m.SetRcode(r, dns.RcodeRefused)
 		w.WriteMsg(m)
 	}))
-	log := identityWriteFile(t, "shop.log", sitesCrawl(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), 5))
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	log := testutil.TempFile(t, "shop.log", sitesCrawl(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), 5))
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	for _, tc := range cases {
 		for _, cmdArgs := range [][]string{
 			{"logs", "--format", "json", "--fail-on", "violations"},

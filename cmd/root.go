@@ -1,6 +1,11 @@
-// Package cmd is the lohibot-audit command line: flags, files, terminals
-// and exit codes. The work itself is done by the parse, verify and emit
-// packages.
+// Package cmd is the lohibot-audit command line: flags, files, terminals,
+// messages and exit codes. The work is the libraries', in the order a log
+// goes through them: parse reads it, crawler says what each crawler calls
+// itself and promises, verify says who is genuine, conduct checks what the
+// genuine crawler did, audit runs all of it over the inputs, and render,
+// emit and watch make the report, the rules and the live blocks. Each
+// command maps its flags to their options, opens the files, and maps their
+// errors to one line and an exit code (exitCode).
 package cmd
 
 import (
@@ -369,12 +374,12 @@ func warnf(env *Env, format string, a ...any) {
 func newRootCmd(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lohibot-audit",
-		Short: "Audit what the LohiSoftBot crawler (and its impostors) did on your sites",
+		Short: "Audit what the " + crawlerTitle + " crawler (and its impostors) did on your sites",
 		Long: `lohibot-audit reads web server access logs and answers three questions about
-the LohiSoftBot search crawler:
+the ` + crawlerTitle + ` search crawler:
 
   1. Who is really the crawler? Every request whose User-Agent claims
-     LohiSoftBot is classified genuine, spoofed or unverified, by
+     ` + crawlerTitle + ` is classified genuine, spoofed or unverified, by
      forward-confirmed reverse DNS and the crawler's published IP list.
   2. Did the genuine crawler keep its promises? robots.txt (RFC 9309), its
      page budget, pauses, backoff after 429/5xx, and no logins.

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -56,7 +57,7 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: robots.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	gz := signalGzipLog(t)
 	chunk := []byte(strings.Repeat(`203.0.113.5 - - [01/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 512 "-" "Mozilla/5.0 (X11; Linux x86_64)"`+"\n", 200))
 

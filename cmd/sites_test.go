@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -75,7 +76,7 @@ func sitesTree(t *testing.T) (string, []string) {
 }
 
 func sitesArgs(t *testing.T, cmd []string, files []string, extra ...string) []string {
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	args := append(append([]string{}, cmd...), "--offline", "--no-cache", "--ip-list", list)
 	args = append(args, extra...)
 	return append(args, files...)
@@ -239,7 +240,7 @@ lohibot-audit: hint: give GLOB=SITE for the files it matches, such as --site '*.
 // log has is said, and a known site is not.
 func TestLogsRobotsUnknownSite(t *testing.T) {
 	_, files := sitesTree(t)
-	robots := identityWriteFile(t, "robots.txt", "User-agent: *\nAllow: /\n")
+	robots := testutil.TempFile(t, "robots.txt", "User-agent: *\nAllow: /\n")
 	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files,
 		"--robots", "a.example="+robots, "--robots", "c.example="+robots)...)
 	if code != ExitOK {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -51,7 +52,7 @@ func (s *countingServer) requests() []string {
 // wrong. The same command line with nothing wrong does fetch both, so the
 // server is reachable.
 func TestLogsUsageErrorFetchesNothing(t *testing.T) {
-	log := identityWriteFile(t, "access.log",
+	log := testutil.TempFile(t, "access.log",
 		`192.0.2.7 - - [01/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "Mozilla/5.0"`+"\n")
 	for _, tc := range []struct {
 		name string

@@ -21,7 +21,7 @@ func newVerifyCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify IP...|-",
 		Short: "Say whether addresses are the genuine crawler, with the evidence",
-		Long: `verify says, for each address given, whether it is the genuine LohiSoftBot
+		Long: `verify says, for each address given, whether it is the genuine ` + crawlerTitle + `
 crawler, a spoofer or unverified, with the evidence: the PTR names, what they
 resolve to (forward-confirmed reverse DNS), and whether the published IP list
 covers the address. The addresses need not appear in any log.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -104,16 +105,6 @@ func identityRun(t *testing.T, env *Env, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// identityWriteFile writes content to name in a new temporary directory.
-func identityWriteFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 type verifyTestIP struct {
 	IP       string   `json:"ip"`
 	Verdict  string   `json:"verdict"`
@@ -127,7 +118,7 @@ type verifyTestIP struct {
 
 func TestVerifyCommand(t *testing.T) {
 	_, resolver := startIdentityDNS(t)
-	list := identityWriteFile(t, "ips.json", `{"prefixes":[{"ipv4Prefix":"79.139.58.98/32"},{"ipv4Prefix":"79.139.58.121/32"},{"ipv4Prefix":"203.0.113.8/32"}]}`)
+	list := testutil.TempFile(t, "ips.json", `{"prefixes":[{"ipv4Prefix":"79.139.58.98/32"},{"ipv4Prefix":"79.139.58.121/32"},{"ipv4Prefix":"203.0.113.8/32"}]}`)
 	base := []string{"verify", "--format", "json", "--resolver", resolver, "--ip-list", list, "--dns-timeout", "500ms"}
 	tests := []struct {
 		name     string
@@ -245,7 +236,7 @@ func TestVerifyCommandReportFields(t *testing.T) {
 
 func TestVerifyCommandFormats(t *testing.T) {
 	_, resolver := startIdentityDNS(t)
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98", "79.139.58.121"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98", "79.139.58.121"]`)
 	tests := []struct {
 		format string
 		want   []string
@@ -278,7 +269,7 @@ func TestVerifyCommandResolverUnreachable(t *testing.T) {
 	}
 	dead := pc.LocalAddr().String()
 	pc.Close()
-	args := []string{"verify", "--format", "json", "--resolver", dead, "--ip-list", identityWriteFile(t, "ips.json", `["79.139.58.98"]`), "--cache-dir", t.TempDir()}
+	args := []string{"verify", "--format", "json", "--resolver", dead, "--ip-list", testutil.TempFile(t, "ips.json", `["79.139.58.98"]`), "--cache-dir", t.TempDir()}
 	for i := range 100 {
 		args = append(args, "198.51.100."+strconv.Itoa(i+1))
 	}
@@ -320,7 +311,7 @@ func TestVerifyCommandCache(t *testing.T) {
 			return ""
 		}}
 	}
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	args := []string{"verify", "--format", "json", "--resolver", resolver, "--ip-list", list, "79.139.58.98", "79.139.58.121"}
 	if code, _, stderr := identityRun(t, env(), args...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -351,7 +342,7 @@ func TestVerifyCommandCache(t *testing.T) {
 
 func TestVerifyCommandConfig(t *testing.T) {
 	_, resolver := startIdentityDNS(t)
-	cfg := identityWriteFile(t, "config.yaml", "resolver:\n  - "+resolver+"\nformat: json\nip-list: "+identityWriteFile(t, "ips.json", `["192.0.2.1"]`)+"\nno-cache: true\n")
+	cfg := testutil.TempFile(t, "config.yaml", "resolver:\n  - "+resolver+"\nformat: json\nip-list: "+testutil.TempFile(t, "ips.json", `["192.0.2.1"]`)+"\nno-cache: true\n")
 	code, stdout, stderr := identityRun(t, &Env{}, "verify", "--config", cfg, "79.139.58.98")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

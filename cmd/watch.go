@@ -265,7 +265,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
 	}
 	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
-		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency})
+		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations})
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)

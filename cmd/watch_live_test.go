@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io/fs"
 	"net/http"
 	"os"
@@ -239,13 +240,6 @@ func readFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-func writeFile(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // SIGHUP reloads the config file, the IP list file and the robots.txt
 // file: an address the new list holds is genuine when next seen (one that
 // was spoofed before too), a --never-block added to the config protects a
@@ -255,8 +249,8 @@ func TestWatchReloadOnSIGHUP(t *testing.T) {
 	dir := filepath.Dir(list)
 	cfg := filepath.Join(dir, "config.yaml")
 	rob := filepath.Join(dir, "robots.txt")
-	writeFile(t, cfg, "dns-timeout: 2s\n")
-	writeFile(t, rob, "User-agent: *\nAllow: /\n")
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\n")
+	testutil.WriteFile(t, rob, "User-agent: *\nAllow: /\n")
 	act, acted := actedOn(t)
 	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--config", cfg, "--robots", rob, "--exec", act)
 
@@ -269,9 +263,9 @@ func TestWatchReloadOnSIGHUP(t *testing.T) {
 	w.waitVerdict("192.0.2.10", 1)
 	waitFor(t, w.done, w.stderr, func() bool { return strings.Count(readFile(t, acted), "\n") == 2 })
 
-	writeFile(t, list, `{"ips":["79.139.58.98","203.0.113.50","203.0.113.51"]}`)
-	writeFile(t, cfg, "dns-timeout: 2s\nnever-block:\n  - 203.0.113.64/26\n")
-	writeFile(t, rob, "User-agent: LohiSoftBot\nDisallow: /page\n")
+	testutil.WriteFile(t, list, `{"ips":["79.139.58.98","203.0.113.50","203.0.113.51"]}`)
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\nnever-block:\n  - 203.0.113.64/26\n")
+	testutil.WriteFile(t, rob, "User-agent: LohiSoftBot\nDisallow: /page\n")
 	w.reload()
 
 	w.write(liveLine("203.0.113.51", claimUA, "/", 10), liveLine("203.0.113.50", claimUA, "/", 11),
@@ -447,9 +441,9 @@ func TestWatchCrawlers(t *testing.T) {
 	srv := dnstest.Serve(t, z)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "access.log")
-	writeFile(t, log, "")
+	testutil.WriteFile(t, log, "")
 	rob := filepath.Join(dir, "robots.txt")
-	writeFile(t, rob, "User-agent: Googlebot\nDisallow: /private\n")
+	testutil.WriteFile(t, rob, "User-agent: Googlebot\nDisallow: /private\n")
 	act, acted := actedOn(t)
 	const gUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 	w := startWatch(t, &Env{HTTPClient: noNetwork}, log, "--resolver", srv, "--robots", rob, "--exec", act,

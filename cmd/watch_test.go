@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,15 +24,10 @@ const watchHang = 30 * time.Second
 func watchNetNS(t *testing.T) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the nftables end-to-end test needs root to make a network namespace")
-		}
-		t.Skip("the nftables end-to-end test needs root (CI is not set: skipping)")
+		testutil.Missing(t, "the nftables end-to-end test needs root to make a network namespace")
 	}
 	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed (run .ci/install-rule-checkers): %v", tool, err)
-		}
+		testutil.NeedTool(t, ".ci/install-rule-checkers", tool)
 	}
 	name := fmt.Sprintf("lbwatch%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {

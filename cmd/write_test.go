@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/pem"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +18,7 @@ import (
 // write, whatever its exit would have been.
 func TestWriteToDevFull(t *testing.T) {
 	log := filepath.Join("..", "testdata", "logs", "combined.log")
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	blocked := robotsFixture("lohisoftbot-blocked.txt")
 	off := []string{"--offline", "--no-cache", "--ip-list", list}
 
@@ -83,7 +84,7 @@ func emitUnwritable(t *testing.T) string {
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&b, "203.0.%d.%d - - [01/Dec/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"LohiSoftBot/1.0\"\n", 113+i/250, i%250+1)
 	}
-	return identityWriteFile(t, "spoofers.log", b.String())
+	return testutil.TempFile(t, "spoofers.log", b.String())
 }
 
 // TestEmitOutputUnwritable runs emit -o into a read-only directory and
@@ -93,14 +94,14 @@ func emitUnwritable(t *testing.T) string {
 func TestEmitOutputUnwritable(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		missing(t, "unshare is not installed: %v", err)
+		testutil.Missing(t, "unshare is not installed: %v", err)
 	}
 	if out, err := exec.Command(unshare, "-rm", "true").CombinedOutput(); err != nil {
-		missing(t, "cannot make a mount namespace (unshare -rm): %v %s", err, out)
+		testutil.Missing(t, "cannot make a mount namespace (unshare -rm): %v %s", err, out)
 	}
 	bin := auditBinary(t)
 	log := emitUnwritable(t)
-	list := identityWriteFile(t, "ips.json", `["79.139.58.98"]`)
+	list := testutil.TempFile(t, "ips.json", `["79.139.58.98"]`)
 	tests := []struct {
 		name  string
 		mount string // shell: make $D unwritable

@@ -49,8 +49,8 @@ func parseRetryAfter(v string) (delta time.Duration, at time.Time, isDate, ok bo
 
 // waitFor is the wait that a 429 or 5xx answer x asked for; ok is false
 // when there is nothing to check.
-func (c *siteCheck) waitFor(x *hit) (w wait, ok bool) {
-	w.header = x.RetryAfter
+func waitFor(cfg *Config, x *hit) (w wait, ok bool) {
+	w.header = x.RetryAfter()
 	delta, at, isDate, parsed := parseRetryAfter(w.header)
 	switch {
 	case parsed && isDate:
@@ -61,46 +61,66 @@ func (c *siteCheck) waitFor(x *hit) (w wait, ok bool) {
 		return w, delta > 0
 	}
 	w.bad = strings.TrimSpace(w.header) != "" && strings.TrimSpace(w.header) != "-"
-	w.delta = c.cfg.MinBackoff
+	w.delta = cfg.MinBackoff
 	return w, w.delta > 0
 }
 
-// checkBackoff flags the first request after a 429 or 5xx answer when it
-// came before the wait ran out.
-func (c *siteCheck) checkBackoff() {
-	reported := map[*hit]bool{}
-	for i, x := range c.hits {
-		st := x.Status
-		if st != http.StatusTooManyRequests && (st < 500 || st > 599) {
+// backoffState follows one site's requests, in order, for the backoff
+// check: each 429 or 5xx answer waits for the first request surely sent
+// after it (within scanLimit requests), which is checked against the
+// wait it asked for. The batch check and the live tracker step through
+// it alike; it holds at most scanLimit answers.
+type backoffState struct {
+	waits []pendingWait
+}
+
+type pendingWait struct {
+	x     *hit
+	w     wait
+	since int
+}
+
+// step checks y against the answers before it, then, when y is a 429 or
+// 5xx, lets it wait for the request after it.
+func (s *backoffState) step(c *siteCheck, y *hit) {
+	reported := false
+	n := 0
+	for _, p := range s.waits {
+		p.since++
+		if p.since > scanLimit {
 			continue
 		}
-		w, ok := c.waitFor(x)
-		if !ok {
-			continue
+		if y.sLo.Before(p.x.eHi) {
+			s.waits[n] = p
+			n++
+			continue // may have been sent before the answer came
 		}
-		for j := i + 1; j < len(c.hits) && j <= i+scanLimit; j++ {
-			y := c.hits[j]
-			if y.sLo.Before(x.eHi) {
-				continue // may have been sent before the answer came
+		var early bool
+		if p.w.hasAt {
+			early = !y.sHi.After(p.w.at)
+		} else {
+			early = y.sHi.Sub(p.x.eLo) <= p.w.delta
+		}
+		if early && !reported {
+			reported = true
+			if c.want(kBackoff, y) {
+				c.add(kBackoff, y, backoffDetail(p.x, y, p.w))
 			}
-			early := false
-			if w.hasAt {
-				early = !y.sHi.After(w.at)
-			} else {
-				early = y.sHi.Sub(x.eLo) <= w.delta
-			}
-			if early && !reported[y] {
-				reported[y] = true
-				c.add(KindBackoff, y, c.backoffDetail(x, y, w))
-			}
-			break
+		}
+	}
+	clear(s.waits[n:])
+	s.waits = s.waits[:n]
+	if IsBackoffStatus(y.Status) {
+		if w, ok := waitFor(c.cfg, y); ok {
+			s.waits = append(s.waits, pendingWait{x: y, w: w})
 		}
 	}
 }
 
-func (c *siteCheck) backoffDetail(x, y *hit, w wait) string {
+// backoffDetail says why y came too soon after the answer x.
+func backoffDetail(x, y *hit, w wait) string {
 	gap := fmtDur(y.sNom.Sub(x.eNom))
-	ref := c.ref(x, y)
+	ref := refTo(x, y)
 	st := x.Status
 	switch {
 	case w.hasAt:

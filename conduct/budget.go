@@ -1,56 +1,139 @@
 package conduct
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
-// checkBudget flags the page that makes more than Budget pages within one
-// BudgetWindow, once per window.
-func (c *siteCheck) checkBudget() {
+// budgetState follows one site's pages, in order, for the budget check:
+// the page that makes more than Budget pages whose start times all lie
+// within one BudgetWindow is a violation; its detail counts the pages of
+// that window, anchored at its first page, so the violation is made once
+// the window is closed by a page outside it (or the end). The next window
+// starts at that page.
+//
+// It holds the pages of the window under way, Budget+1 at most, in 48
+// bytes each; while a window is being closed, only its bounds and count.
+type budgetState struct {
+	// win holds the pages first..first+len(win)-1 of the window under
+	// way, numbered from the start of the site's pages; minQ holds the
+	// numbers of pages with increasing sLo, maxQ with decreasing sHi, so
+	// that the span of the window is win's maxQ[0].sHi - minQ[0].sLo.
+	win        []budgetPage
+	first      int
+	minQ, maxQ []int
+	closing    *budgetClose // a violation found, its window not yet closed
+}
+
+// budgetClose is a window being closed: the page that broke the budget,
+// the window's first page, its bounds and how many pages it holds.
+type budgetClose struct {
+	over   *hit
+	start  budgetPage
+	lo, hi time.Time
+	count  int
+}
+
+// budgetPage is what the budget check keeps of a page: the bounds of its
+// start as seconds and nanoseconds since the Unix epoch, and where it was
+// logged.
+type budgetPage struct {
+	loSec, hiSec   int64
+	line           int64
+	file           *fileUnits
+	loNsec, hiNsec int32
+	nomOff         int32 // sNom - sLo: none, or a duration's rounding (under 2s)
+}
+
+func pageOf(p *hit, f *fileUnits) budgetPage {
+	return budgetPage{
+		loSec: p.sLo.Unix(), loNsec: int32(p.sLo.Nanosecond()),
+		hiSec: p.sHi.Unix(), hiNsec: int32(p.sHi.Nanosecond()),
+		line: p.Line, file: f, nomOff: int32(p.sNom.Sub(p.sLo)),
+	}
+}
+
+func (b *budgetPage) sLo() time.Time  { return time.Unix(b.loSec, int64(b.loNsec)) }
+func (b *budgetPage) sHi() time.Time  { return time.Unix(b.hiSec, int64(b.hiNsec)) }
+func (b *budgetPage) sNom() time.Time { return b.sLo().Add(time.Duration(b.nomOff)) }
+
+// loBefore and hiAfter compare the pages' bounds.
+func (b *budgetPage) loBefore(o *budgetPage) bool {
+	return b.loSec < o.loSec || b.loSec == o.loSec && b.loNsec < o.loNsec
+}
+
+func (b *budgetPage) hiAfter(o *budgetPage) bool {
+	return b.hiSec > o.hiSec || b.hiSec == o.hiSec && b.hiNsec > o.hiNsec
+}
+
+func (b *budgetState) page(n int) *budgetPage { return &b.win[n-b.first] }
+
+func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
 	limit, window := c.cfg.Budget, c.cfg.BudgetWindow
 	if limit <= 0 || window <= 0 {
-		c.skip(KindBudget)
 		return
 	}
-	p := c.pages
-	// minQ holds indexes with increasing sLo, maxQ with decreasing sHi, so
-	// that the span of p[i..j] is p[maxQ[0]].sHi - p[minQ[0]].sLo.
-	var minQ, maxQ []int
-	push := func(k int) {
-		for len(minQ) > 0 && !p[minQ[len(minQ)-1]].sLo.Before(p[k].sLo) {
-			minQ = minQ[:len(minQ)-1]
+	if x := b.closing; x != nil {
+		lo, hi := x.lo, x.hi
+		if p.sLo.Before(lo) {
+			lo = p.sLo
 		}
-		minQ = append(minQ, k)
-		for len(maxQ) > 0 && !p[maxQ[len(maxQ)-1]].sHi.After(p[k].sHi) {
-			maxQ = maxQ[:len(maxQ)-1]
+		if p.sHi.After(hi) {
+			hi = p.sHi
 		}
-		maxQ = append(maxQ, k)
+		if hi.Sub(lo) <= window {
+			x.lo, x.hi = lo, hi
+			x.count++
+			return
+		}
+		b.emit(c)
 	}
-	within := func() bool { return p[maxQ[0]].sHi.Sub(p[minQ[0]].sLo) <= window }
-	i := 0
-	for j := 0; j < len(p); j++ {
-		push(j)
-		for i < j && !within() {
-			i++
-			for minQ[0] < i {
-				minQ = minQ[1:]
-			}
-			for maxQ[0] < i {
-				maxQ = maxQ[1:]
-			}
+	// Push p as page j.
+	j := b.first + len(b.win)
+	b.win = append(b.win, pageOf(p, f))
+	np := &b.win[len(b.win)-1]
+	for len(b.minQ) > 0 && !b.page(b.minQ[len(b.minQ)-1]).loBefore(np) {
+		b.minQ = b.minQ[:len(b.minQ)-1]
+	}
+	b.minQ = append(b.minQ, j)
+	for len(b.maxQ) > 0 && !b.page(b.maxQ[len(b.maxQ)-1]).hiAfter(np) {
+		b.maxQ = b.maxQ[:len(b.maxQ)-1]
+	}
+	b.maxQ = append(b.maxQ, j)
+	within := func() bool { return b.page(b.maxQ[0]).sHi().Sub(b.page(b.minQ[0]).sLo()) <= window }
+	for b.first < j && !within() {
+		b.first++
+		b.win = b.win[1:]
+		for b.minQ[0] < b.first {
+			b.minQ = b.minQ[1:]
 		}
-		if j-i+1 <= limit {
-			continue
+		for b.maxQ[0] < b.first {
+			b.maxQ = b.maxQ[1:]
 		}
-		k := j + 1
-		for k < len(p) {
-			push(k)
-			if !within() {
-				break
-			}
-			k++
-		}
-		c.add(KindBudget, p[j], fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
-			k-i, fmtDur(window), limit, limit+1, fmtTime(p[i].sNom), c.ref(p[i], p[j])))
-		i, j = k, k-1
-		minQ, maxQ = minQ[:0], maxQ[:0]
+	}
+	if len(b.win) <= limit {
+		return
+	}
+	b.closing = &budgetClose{over: p, start: b.win[0], count: len(b.win),
+		lo: b.page(b.minQ[0]).sLo(), hi: b.page(b.maxQ[0]).sHi()}
+	b.first, b.win, b.minQ, b.maxQ = 0, nil, nil, nil
+}
+
+// emit makes the violation of the window being closed.
+func (b *budgetState) emit(c *siteCheck) {
+	x := b.closing
+	b.closing = nil
+	p, first := x.over, &x.start
+	if !c.want(kBudget, p) {
+		return
+	}
+	c.add(kBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
+		x.count, fmtDur(c.cfg.BudgetWindow), c.cfg.Budget, c.cfg.Budget+1, fmtTime(first.sNom()), refAt(first.file.name, first.line, p)))
+}
+
+// end makes the violation of a window still being closed.
+func (b *budgetState) end(c *siteCheck) {
+	if b.closing != nil {
+		b.emit(c)
 	}
 }

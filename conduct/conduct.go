@@ -3,7 +3,7 @@ package conduct
 import (
 	"cmp"
 	"fmt"
-	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -25,9 +25,30 @@ const (
 	KindAuth              = "auth"
 )
 
+// kinds are the violation kinds, in the order of their names: a kind's
+// index here numbers it in the per-kind state of a site.
+var kinds = [...]string{
+	KindAuth, KindBackoff, KindBudget, KindConcurrency, KindPause,
+	KindRobots, KindRobotsNotFetched, KindRobotsUnavailable,
+}
+
+// The index of each kind in kinds.
 const (
-	// robotsPath is the one request that is not a page.
-	robotsPath = "/robots.txt"
+	kAuth = iota
+	kBackoff
+	kBudget
+	kConcurrency
+	kPause
+	kRobots
+	kRobotsNotFetched
+	kRobotsUnavailable
+	numKinds
+)
+
+// timeKinds are the kinds whose checks need the hits' times, in order.
+var timeKinds = []int{kRobotsNotFetched, kRobotsUnavailable, kBudget, kConcurrency, kPause, kBackoff, kAuth}
+
+const (
 	// robotsMaxAge is how long a fetched robots.txt may be used
 	// (RFC 9309 §2.4).
 	robotsMaxAge = 24 * time.Hour
@@ -44,6 +65,16 @@ const (
 	scanLimit = 4096
 	// maxPending bounds the 401/403 answers kept per path.
 	maxPending = 64
+	// maxDeniedPaths bounds the paths per site whose 401 or 403 answer
+	// waits for a later 2xx; past it the oldest is forgotten, and said.
+	maxDeniedPaths = 1 << 14
+	// maxRobotsKept bounds the /robots.txt requests per site that the
+	// robots-not-fetched and robots-unavailable checks keep individually
+	// (those whose order with the pages around them is not yet settled),
+	// and the pages that wait for them; past it the check stops for the
+	// site, and says so. Only a log with thousands of /robots.txt
+	// requests within a second or two comes near it.
+	maxRobotsKept = 1 << 12
 	// maxQuote is how many bytes of a string from a log or a
 	// robots.txt a detail quotes.
 	maxQuote = 200
@@ -51,6 +82,18 @@ const (
 	// through a float ("0.123" seconds).
 	floatSlack = time.Microsecond
 )
+
+// IsBackoffStatus reports whether an answer asks a crawler to back off:
+// 429 Too Many Requests or any 5xx (SPEC §4). The backoff check holds the
+// request that follows one to its wait.
+func IsBackoffStatus(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500 && status <= 599
+}
+
+// IsPage reports whether a request of the path (as parse.Record.Path
+// gives it) is a page: every request is one but a request of exactly
+// /robots.txt. A request line that did not parse is a page too.
+func IsPage(path string) bool { return path != "/robots.txt" }
 
 // units are the time units a log may be precise to, coarsest first.
 var units = [...]time.Duration{
@@ -103,58 +146,97 @@ type Config struct {
 	// it are covered. Without it, the logs are taken to run without gaps
 	// from the earliest LogStart (or crawler hit) of the site's files.
 	Covered func(site string, from, to time.Time) bool
+	// MaxViolations is how many violations are listed per site and kind:
+	// the first ones, in the order of the report; the others are counted
+	// ([SiteReport].Violations and ViolationsLeftOut) but not kept. Zero
+	// or negative: every one is listed.
+	MaxViolations int
 }
 
 // Check checks the crawler's hits against the promises of SPEC §4 (see
 // the package documentation) and returns the violations, sorted by site,
 // time, file and line (then kind), and one [SiteReport] per site, sorted
 // by site, with Site, Pages, RobotsFetches, ChecksSkipped (sorted, never
-// nil) and Violations set; ClaimedHits is left for the caller. hits is
-// read, never changed.
+// nil), Violations and ViolationsLeftOut set; ClaimedHits is left for the
+// caller. hits is read, never changed. It holds the hits in memory: a
+// caller with more than fits there shows a [Checker] its hits log by log.
 func Check(hits []Hit, cfg Config) ([]Violation, []SiteReport) {
 	c := NewChecker(cfg)
 	for i := range hits {
 		c.Measure(&hits[i])
 	}
-	bySite := map[string][]Hit{}
 	for i := range hits {
 		c.Anchor(&hits[i])
-		bySite[hits[i].Site] = append(bySite[hits[i].Site], hits[i])
 	}
-	names := slices.Sorted(maps.Keys(bySite))
-	violations := []Violation{}
-	reports := make([]SiteReport, 0, len(names))
-	for _, site := range names {
-		vs, rep := c.CheckSite(site, bySite[site])
-		violations = append(violations, vs...)
-		reports = append(reports, rep)
+	// One source, in the checks' order: nothing is out of place.
+	order := make([]int, len(hits))
+	keys := make([]orderKey, len(hits))
+	for i := range hits {
+		order[i] = i
+		keys[i] = orderKeyOf(&hits[i])
 	}
-	return violations, reports
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(keys[a].compare(&keys[b]), cmp.Compare(a, b))
+	})
+	res := c.runPasses(func(keep func(string) bool) []source {
+		return []source{&sliceSource{hits: hits, order: order, keep: keep}}
+	})
+	return res.Violations, res.Sites
 }
 
-// Checker runs the checks one site at a time, for a caller that cannot
-// hold every hit expanded at once. A file's time units, and where it
-// begins, are learnt from the hits of every site: show the Checker every
-// hit with Measure, then every hit with Anchor, then call CheckSite once
-// per site with that site's hits. [Check] does the same for hits in
-// memory. A Checker is not safe for concurrent use.
+// Checker checks the hits of logs too large to hold in memory, in three
+// passes over them: show it every hit with Measure, then every hit with
+// Anchor (a file's time units, and where it begins, are learnt from all
+// of its hits), then give Run the logs as [Source]s, each nearly in time
+// order; Run merges them by time and checks each site's hits in order,
+// keeping only what the checks' windows need. [Check] does the same for
+// hits in memory. A Checker is not safe for concurrent use.
 type Checker struct {
 	cfg   Config
 	files map[string]*fileUnits
+	sites map[string]*siteSurvey
+	// The file and site of the last hit shown: hits come file by file.
+	lastFile *fileUnits
+	lastSite *siteSurvey
+	lastName string
+	// sitesAtOnce, when above zero, replaces maxSitesAtOnce (tests).
+	sitesAtOnce int
+	// lead is the most that a hit's earliest possible start lies before
+	// its start as logged: a hit to come, logged at t or later, surely
+	// started at t-lead or later.
+	lead time.Duration
+}
+
+// siteSurvey is what the Anchor pass learns of a site.
+type siteSurvey struct {
+	files   []siteFile // the files that hold its hits
+	untimed bool       // a hit has no time
+	nodur   bool       // a hit has no usable duration
+}
+
+// siteFile is a file that holds hits of a site, with the earliest of
+// them as logged: the checks' order meets the files in that order.
+type siteFile struct {
+	f     *fileUnits
+	first time.Time
 }
 
 // NewChecker returns a Checker that holds hits to cfg.
 func NewChecker(cfg Config) *Checker {
-	return &Checker{cfg: cfg, files: map[string]*fileUnits{}}
+	return &Checker{cfg: cfg, files: map[string]*fileUnits{}, sites: map[string]*siteSurvey{}}
 }
 
 // fileOf returns what is known of the named file.
 func (e *Checker) fileOf(name string) *fileUnits {
+	if f := e.lastFile; f != nil && f.name == name {
+		return f
+	}
 	f := e.files[name]
 	if f == nil {
-		f = &fileUnits{}
+		f = &fileUnits{name: name}
 		e.files[name] = f
 	}
+	e.lastFile = f
 	return f
 }
 
@@ -177,190 +259,67 @@ func (e *Checker) Measure(h *Hit) {
 }
 
 // Anchor keeps, per file, the bounds of the hit that surely started
-// first: where the file's log begins, as far as its hits tell.
+// first: where the file's log begins, as far as its hits tell; and, per
+// site, which files hold its hits and whether they all have times and
+// durations.
 func (e *Checker) Anchor(h *Hit) {
 	f := e.fileOf(h.File)
-	x := newHit(h, 0, f)
+	var xh hit
+	xh.fill(h, 0, f)
+	x := &xh
 	if x.timed && (!f.hasFirst || x.sHi.Before(f.firstHi)) {
 		f.firstHi, f.firstNom, f.hasFirst = x.sHi, x.sNom, true
 	}
-}
-
-// CheckSite checks one site's hits, in any order (the order given breaks
-// the last ties), and returns its violations, sorted, and its report.
-// The hits' Site fields are not read: site names the site.
-func (e *Checker) CheckSite(site string, hits []Hit) ([]Violation, SiteReport) {
-	xs := make([]hit, len(hits))
-	ptrs := make([]*hit, len(hits))
-	for i := range hits {
-		xs[i] = *newHit(&hits[i], i, e.fileOf(hits[i].File))
-		ptrs[i] = &xs[i]
+	if x.timed {
+		e.lead = max(e.lead, x.sNom.Sub(x.sLo))
 	}
-	c := &siteCheck{cfg: e.cfg, site: site, skipped: map[string]bool{}}
-	c.setHits(ptrs, e.files)
-	c.run()
-	skipped := slices.Sorted(maps.Keys(c.skipped))
-	if skipped == nil {
-		skipped = []string{}
-	}
-	slices.SortStableFunc(c.out, func(a, b Violation) int {
-		return cmp.Or(
-			a.Time.Compare(b.Time),
-			strings.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			strings.Compare(a.Kind, b.Kind),
-			strings.Compare(a.Path, b.Path),
-			strings.Compare(a.Detail, b.Detail),
-		)
-	})
-	return c.out, SiteReport{
-		Site:          site,
-		Pages:         int64(len(c.pages)),
-		RobotsFetches: int64(len(c.robots)),
-		ChecksSkipped: skipped,
-		NotPromised:   slices.Sorted(maps.Keys(c.notPromised)),
-		Violations:    len(c.out),
-	}
-}
-
-// siteCheck runs the checks for one site.
-type siteCheck struct {
-	cfg    Config
-	site   string
-	hits   []*hit // sorted by start, file, line, input position
-	pages  []*hit
-	robots []*hit
-	timed  bool // every hit has a time
-	durs   bool // every hit has a duration
-	// The logs of the site surely reach back to coverHi (the log's first
-	// line, or its first crawler hit, at the latest end of its unit), and
-	// began at coverNom as logged; coverSet is false when nothing tells.
-	coverHi, coverNom time.Time
-	coverSet          bool
-	skipped           map[string]bool
-	notPromised       map[string]bool // checks the crawler's operator does not promise
-	out               []Violation
-}
-
-// setHits sorts the site's hits, drops repeats and finds how far back the
-// site's files reach.
-func (c *siteCheck) setHits(hits []*hit, files map[string]*fileUnits) {
-	slices.SortFunc(hits, func(a, b *hit) int {
-		return cmp.Or(
-			a.sNom.Compare(b.sNom),
-			strings.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.idx, b.idx),
-		)
-	})
-	c.timed, c.durs = true, true
-	seenFile := map[string]bool{}
-	for i, h := range hits {
-		if i > 0 && h.Line > 0 {
-			p := hits[i-1]
-			if p.File == h.File && p.Line == h.Line {
-				continue // the same line read twice
-			}
+	s := e.lastSite
+	if s == nil || e.lastName != h.Site {
+		s = e.sites[h.Site]
+		if s == nil {
+			s = &siteSurvey{}
+			e.sites[h.Site] = s
 		}
-		c.hits = append(c.hits, h)
-		if h.page {
-			c.pages = append(c.pages, h)
-		} else {
-			c.robots = append(c.robots, h)
+		e.lastSite, e.lastName = s, h.Site
+	}
+	s.untimed = s.untimed || !x.timed
+	s.nodur = s.nodur || !x.dur
+	n := len(s.files)
+	if n == 0 || s.files[n-1].f != f {
+		i := slices.IndexFunc(s.files, func(sf siteFile) bool { return sf.f == f })
+		if i < 0 {
+			s.files = append(s.files, siteFile{f, x.sNom})
+			return
 		}
-		c.timed = c.timed && h.timed
-		c.durs = c.durs && h.dur
-		if !seenFile[h.File] {
-			seenFile[h.File] = true
-			f := files[h.File]
-			if f.hasFirst {
-				c.cover(f.firstHi, f.firstNom)
-			}
-			if c.cfg.LogStart != nil {
-				if t, ok := c.cfg.LogStart(h.File); ok {
-					c.cover(t.Add(max(units[f.tIdx], time.Second)), t)
-				}
-			}
-		}
+		// Keep the last file seen last, so that the hits of one file,
+		// which come together, find it at once.
+		s.files[i], s.files[n-1] = s.files[n-1], s.files[i]
+	}
+	if sf := &s.files[n-1]; x.sNom.Before(sf.first) {
+		sf.first = x.sNom
 	}
 }
 
-// cover notes that a log of the site reaches back to hi (logged as nom).
-func (c *siteCheck) cover(hi, nom time.Time) {
-	if !c.coverSet || hi.Before(c.coverHi) {
-		c.coverHi, c.coverNom, c.coverSet = hi, nom, true
+// refTo names another record for a detail: "line 12", or "line 12 of
+// FILE" when it is in another file than the violation's record.
+func refTo(other, cur *hit) string { return refAt(other.File, other.Line, cur) }
+
+// refAt is refTo for the record on line of file.
+func refAt(file string, line int64, cur *hit) string {
+	if file == cur.File || file == "" {
+		return fmt.Sprintf("line %d", line)
 	}
+	return fmt.Sprintf("line %d of %s", line, parse.EscapeControl(file))
 }
 
-func (c *siteCheck) run() {
-	robotsOn := c.robotsOn()
-	if robotsOn {
-		c.checkRobots()
-	}
-	c.checkRemoteUser()
-	if !c.timed {
-		for _, k := range []string{KindRobotsNotFetched, KindRobotsUnavailable, KindBudget, KindConcurrency, KindPause, KindBackoff, KindAuth} {
-			c.skip(k)
-		}
-		return
-	}
-	c.checkOverlapAndPause()
-	c.checkBackoff()
-	c.checkBudget()
-	if robotsOn {
-		c.checkRobotsFetched()
-		c.checkRobotsAvailable()
-	}
-	c.checkDeniedThenOK()
-}
-
-// robotsKinds are the checks of a robots.txt promise.
-var robotsKinds = []string{KindRobots, KindRobotsNotFetched, KindRobotsUnavailable}
-
-// robotsOn reports whether the robots.txt checks run; when they do not,
-// it lists them as skipped or as not promised.
-func (c *siteCheck) robotsOn() bool {
-	switch {
-	case c.cfg.RobotsNotPromised:
-		if c.notPromised == nil {
-			c.notPromised = map[string]bool{}
-		}
-		for _, k := range robotsKinds {
-			c.notPromised[k] = true
-		}
-		return false
-	case c.cfg.RobotsOff:
-		for _, k := range robotsKinds {
-			c.skip(k)
-		}
-		return false
-	}
-	return true
-}
-
-// skip lists a check as skipped, unless it is not promised.
-func (c *siteCheck) skip(kind string) {
-	if !c.notPromised[kind] {
-		c.skipped[kind] = true
-	}
-}
-
-func (c *siteCheck) add(kind string, h *hit, detail string) {
-	var t time.Time
-	if h.timed {
-		t = h.sNom.UTC()
-	}
-	c.out = append(c.out, Violation{
-		Kind: kind, Site: c.site, IP: h.IP, Time: t,
-		File: h.File, Line: h.Line, Path: h.path, Detail: detail,
-	})
-}
-
-// ref names another record for a detail: "line 12", or "line 12 of FILE"
-// when it is in another file than the violation's record.
-func (c *siteCheck) ref(other, cur *hit) string {
-	if other.File == cur.File || other.File == "" {
-		return fmt.Sprintf("line %d", other.Line)
-	}
-	return fmt.Sprintf("line %d of %s", other.Line, parse.EscapeControl(other.File))
+// compareViolations is the order of a site's violations in the report.
+func compareViolations(a, b *Violation) int {
+	return cmp.Or(
+		a.Time.Compare(b.Time),
+		strings.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		strings.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Path, b.Path),
+		strings.Compare(a.Detail, b.Detail),
+	)
 }

@@ -4,15 +4,22 @@
 // answers, and no credentials. [Check] takes the crawler's hits ([Hit],
 // one per logged request, in any order, from several files and sites)
 // and returns the [Violation]s with their evidence and one [SiteReport]
-// per site. A [Checker] runs the same checks one site at a time, for
-// callers that keep their hits compactly and expand one site's at once.
+// per site. A [Checker] runs the same checks over logs too large for
+// memory: shown every hit twice (Measure, then Anchor), it takes the logs
+// as [Source]s, each nearly in time order, merges them by time (each held
+// back up to [Disorder] to put it in order) and checks each site's hits
+// one by one, keeping only what the checks' windows need (see "What is
+// kept" below). The live [Tracker] steps through the same checks.
 //
 // The hits must be the genuine crawler's only: a spoofed or unverified
 // address is never held to the crawler's promises. All addresses of the
 // crawler count together. The result depends only on the hits and the
-// [Config]: the same hits in another order give the same output. A hit
-// that appears twice (same file and line, as when a file is given twice)
-// counts once.
+// [Config]: the same hits in another order give the same output (for a
+// Checker, the same logs in which no line is further than Disorder out
+// of place). A hit that appears twice (same file and line, as when a file
+// is given twice) counts once. Config.MaxViolations bounds the violations
+// listed per site and kind (the first ones, in the report's order); every
+// one is counted.
 //
 // # What is checked, and how exactly
 //
@@ -96,6 +103,25 @@
 // remote-user checks; the time checks are listed as skipped. A check listed in
 // checks_skipped was not (or not fully) checked for that site; violations
 // found in the part that could be checked are still reported.
+//
+// # What is kept
+//
+// Per site: the pages of the budget window under way (Budget+1 at most,
+// 48 bytes each), the requests that may still be running (maxActive), the
+// 429 and 5xx answers waiting for the next request (scanLimit), the first
+// page of the crawl under way and two facts of the /robots.txt requests
+// before it, the /robots.txt answers and pages whose order is not settled
+// yet (maxRobotsKept; past it robots-not-fetched or robots-unavailable
+// stops for the site, said in a warning and in checks_skipped), and the
+// paths whose 401 or 403 waits for a 2xx (maxDeniedPaths, the oldest
+// forgotten past it, said the same way: a later 2xx for a forgotten path
+// is not seen). Per log: the hits of the last Disorder (at most 65,536).
+// Past maxSitesAtOnce sites, Run checks them a share at a time, reading
+// the sources once per share. A hit that comes after hits of its site
+// that started more than Disorder later is counted and checked for
+// robots.txt and credentials, but left out of its site's time checks,
+// which are listed as skipped (not fully checked), and a warning names
+// its file and line.
 //
 // # Strings from outside
 //

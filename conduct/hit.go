@@ -69,21 +69,48 @@ func (h *Hit) span() (start, end time.Time) {
 // hit is a hit with what the log proves about its times: the
 // request started in [sLo, sHi) and ended in [eLo, eHi); sNom and eNom are
 // the times as logged (or derived with the duration).
+//
+// It holds what the checks read of a Hit, in 256 bytes: hits are made
+// and let go by the million.
 type hit struct {
-	Hit
-	idx   int  // position in the site's input, the last tie-break
-	timed bool // the log recorded a time
-	path  string
-	page  bool
-	dur   bool          // the hit has a usable duration
-	res   time.Duration // the unit of its logged time
+	Site, File, IP string
+	path           string
+	extra          *hitExtra // nil when neither is logged
+	Line           int64
+	idx            int64 // position in the input, the last tie-break
+	Status         int
+	res            time.Duration // the unit of its logged time
+	timed          bool          // the log recorded a time
+	page           bool
+	dur            bool // the hit has a usable duration
 
 	sNom, eNom         time.Time
 	sLo, sHi, eLo, eHi time.Time
 }
 
+// hitExtra is what few hits log.
+type hitExtra struct {
+	remoteUser, retryAfter string
+}
+
+// RemoteUser and RetryAfter are as logged ("" when not logged).
+func (h *hit) RemoteUser() string {
+	if h.extra == nil {
+		return ""
+	}
+	return h.extra.remoteUser
+}
+
+func (h *hit) RetryAfter() string {
+	if h.extra == nil {
+		return ""
+	}
+	return h.extra.retryAfter
+}
+
 // fileUnits is what the hits of one file tell about the file.
 type fileUnits struct {
+	name       string
 	tIdx, dIdx int // indexes into units
 	// The hit with the earliest sHi: its sHi and sNom.
 	firstHi, firstNom time.Time
@@ -102,11 +129,22 @@ func fits(d, unit time.Duration) bool {
 
 // newHit works out the bounds of a hit's start and end; idx is its
 // position in the input.
-func newHit(r *Hit, idx int, f *fileUnits) *hit {
+func newHit(r *Hit, idx int64, f *fileUnits) *hit {
+	h := new(hit)
+	h.fill(r, idx, f)
+	return h
+}
+
+// fill makes h hit r (see newHit).
+func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
-	h := &hit{Hit: *r, idx: idx, timed: r.Resolution > 0, path: path, page: path != robotsPath}
+	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
+		timed: r.Resolution > 0, page: IsPage(path)}
+	if r.RemoteUser != "" || r.RetryAfter != "" {
+		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
+	}
 	if !h.timed {
-		return h
+		return
 	}
 	t := r.Time
 	res := units[f.tIdx]
@@ -123,7 +161,7 @@ func newHit(r *Hit, idx int, f *fileUnits) *hit {
 		h.sNom, h.eNom = t, t
 		h.sLo, h.sHi = t, t.Add(res)
 		h.eLo, h.eHi = t, t.Add(res)
-		return h
+		return
 	}
 	derr := units[f.dIdx] + floatSlack
 	logged := func(x time.Time) (time.Time, time.Time) { return x, x.Add(res) }
@@ -149,5 +187,4 @@ func newHit(r *Hit, idx int, f *fileUnits) *hit {
 	if h.sHi.After(h.eHi) {
 		h.sHi = h.eHi
 	}
-	return h
 }

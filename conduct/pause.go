@@ -6,39 +6,26 @@ import (
 	"time"
 )
 
-// checkOverlapAndPause flags requests that provably overlapped an earlier
-// one (concurrency) or began too soon after the earlier request that ended
-// last (pause).
-func (c *siteCheck) checkOverlapAndPause() {
-	if !c.durs {
-		c.skip(KindConcurrency)
-	}
-	if c.cfg.MinPause <= 0 {
-		c.skip(KindPause)
-	}
-	var o overlap
-	for _, b := range c.hits {
-		o.step(c, b)
-	}
-}
-
-func (c *siteCheck) pauseDetail(a, b *hit) string {
-	least := "; the least pause is " + fmtDur(c.cfg.MinPause)
+// pauseDetail says why b came too soon after a.
+func pauseDetail(minPause time.Duration, a, b *hit) string {
+	least := "; the least pause is " + fmtDur(minPause)
 	gap := b.sNom.Sub(a.eNom)
 	switch {
 	case !a.dur && !b.dur && a.res >= time.Second && b.res >= time.Second && a.sNom.Truncate(time.Second).Equal(b.sNom.Truncate(time.Second)):
-		return fmt.Sprintf("logged in the same second as the request on %s%s", c.ref(a, b), least)
+		return fmt.Sprintf("logged in the same second as the request on %s%s", refTo(a, b), least)
 	case !a.dur && !b.dur:
-		return fmt.Sprintf("logged %s after the request on %s%s", fmtDur(gap), c.ref(a, b), least)
+		return fmt.Sprintf("logged %s after the request on %s%s", fmtDur(gap), refTo(a, b), least)
 	case gap < 0:
-		return fmt.Sprintf("started %s before the request on %s ended, by the logged times%s", fmtDur(-gap), c.ref(a, b), least)
+		return fmt.Sprintf("started %s before the request on %s ended, by the logged times%s", fmtDur(-gap), refTo(a, b), least)
 	default:
-		return fmt.Sprintf("started %s after the request on %s ended%s", fmtDur(gap), c.ref(a, b), least)
+		return fmt.Sprintf("started %s after the request on %s ended%s", fmtDur(gap), refTo(a, b), least)
 	}
 }
 
 // overlap follows one site's requests, in order, for the concurrency and
-// pause checks: the batch check and the live tracker step through it alike.
+// pause checks: the batch check and the live tracker step through it
+// alike. It holds the requests that may still have been running (at most
+// maxActive) and the one that ended last.
 type overlap struct {
 	active []*hit // earlier requests that may still have been running
 	latest *hit   // the earlier request with the latest provable end
@@ -64,11 +51,15 @@ func (o *overlap) step(c *siteCheck, b *hit) {
 	}
 	switch {
 	case over != nil:
-		c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
-			fmtDur(over.eNom.Sub(b.sNom)), c.ref(over, b)))
+		if c.want(kConcurrency, b) {
+			c.add(kConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
+				fmtDur(over.eNom.Sub(b.sNom)), refTo(over, b)))
+		}
 	case c.cfg.MinPause > 0 && o.latest != nil &&
 		b.sHi.Sub(o.latest.eLo) <= c.cfg.MinPause && o.latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
-		c.add(KindPause, b, c.pauseDetail(o.latest, b))
+		if c.want(kPause, b) {
+			c.add(kPause, b, pauseDetail(c.cfg.MinPause, o.latest, b))
+		}
 	}
 	o.active = append(o.active, b)
 	if len(o.active) > maxActive {

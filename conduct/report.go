@@ -16,7 +16,11 @@ type SiteReport struct {
 
 	// Extensions beyond SPEC §5.
 	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
-	Violations  int   `json:"violations" yaml:"violations"`
+	// Violations counts every violation of the site, listed or not.
+	Violations int `json:"violations" yaml:"violations"`
+	// ViolationsLeftOut counts, per kind, the violations not listed past
+	// Config.MaxViolations (SPEC §4); nil when none was left out.
+	ViolationsLeftOut map[string]int `json:"violations_left_out,omitempty" yaml:"violations_left_out,omitempty"`
 
 	// Crawler is the crawler of the row, when --crawler named the
 	// crawlers (SPEC §10: a row per crawler and site).

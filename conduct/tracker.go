@@ -2,7 +2,7 @@ package conduct
 
 import (
 	"fmt"
-	"net/http"
+	"slices"
 	"time"
 )
 
@@ -23,35 +23,32 @@ import (
 // part of auth need the day before a crawl or what follows a request;
 // they are left to Check.
 //
-// State per site is bounded (Budget+1 pages, 256 running requests), and
-// Prune forgets idle sites. A Tracker is not safe for concurrent use.
+// Config.MaxViolations bounds the violations Add returns per site and
+// kind: the first ones; the others are counted (LeftOut) while the site
+// is held.
+//
+// State per site is bounded (Budget+1 pages, 256 running requests, 4096
+// answers waiting for backoff), and Prune forgets idle sites. A Tracker
+// is not safe for concurrent use.
 type Tracker struct {
-	c     *Checker
-	sites map[string]*trackSite
+	c       *Checker
+	sites   map[string]*trackSite
+	leftOut int64
 }
 
 type trackSite struct {
-	check    siteCheck // cfg, site and out, for the checks' own wording
-	overlap  overlap   // the concurrency and pause checks' state
+	check    siteCheck // cfg and site, for the checks' own wording
 	lastEnd  time.Time // the latest eHi
 	lastFile string
 	lastLine int64
+	out      []Violation
+	made     [numKinds]int // violations returned, per kind
 
 	// budget: the pages of the window under way, or, after a violation,
 	// the bounds of the window it closed.
 	pages            []*hit
 	closing          bool
 	closeLo, closeHi time.Time
-
-	// backoff: the 429 and 5xx answers whose next request is not known
-	// yet, with how many hits came since each.
-	waits []pendingWait
-}
-
-type pendingWait struct {
-	x     *hit
-	w     wait
-	since int
 }
 
 // NewTracker returns a Tracker that holds hits to cfg (LogStart and
@@ -65,7 +62,9 @@ func NewTracker(cfg Config) *Tracker {
 func (t *Tracker) Add(in Hit) []Violation {
 	s := t.sites[in.Site]
 	if s == nil {
-		s = &trackSite{check: siteCheck{cfg: t.c.cfg, site: in.Site, skipped: map[string]bool{}}}
+		s = &trackSite{check: siteCheck{cfg: &t.c.cfg, site: in.Site}}
+		s.check.out = &s.out
+		s.check.robotsOn = s.check.robotsPromise()
 		t.sites[in.Site] = s
 	}
 	if in.Line > 0 && s.lastFile == in.File && s.lastLine == in.Line {
@@ -75,66 +74,41 @@ func (t *Tracker) Add(in Hit) []Violation {
 	t.c.Measure(&in)
 	h := newHit(&in, 0, t.c.fileOf(in.File))
 	c := &s.check
-	c.out = nil
-	c.hits = []*hit{h}
-	c.pages = nil
-	if h.page {
-		c.pages = c.hits
+	s.out = s.out[:0]
+	if h.page && c.robotsOn {
+		c.checkRobots(h)
 	}
-	c.checkRobots()
-	c.checkRemoteUser()
-	c.hits, c.pages = nil, nil
+	c.checkRemoteUser(h)
 	if h.timed {
 		if h.eHi.After(s.lastEnd) {
 			s.lastEnd = h.eHi
 		}
-		s.overlap.step(&s.check, h)
-		s.backoff(h)
+		c.overlap.step(c, h)
+		c.backoff.step(c, h)
 		if h.page {
 			s.budget(h)
 		}
 	}
-	out := c.out
-	c.out = nil
+	if len(s.out) == 0 {
+		return nil
+	}
+	var out []Violation
+	for _, v := range s.out {
+		k := slices.Index(kinds[:], v.Kind)
+		if max := t.c.cfg.MaxViolations; max > 0 && s.made[k] >= max {
+			t.leftOut++
+			continue
+		}
+		s.made[k]++
+		out = append(out, v)
+	}
+	clear(s.out)
 	return out
 }
 
-// backoff is checkBackoff for one more hit: the first request after a 429
-// or 5xx answer that surely came after the answer is checked against the
-// wait it asked for; then the answer is done with.
-func (s *trackSite) backoff(y *hit) {
-	c := &s.check
-	reported := false
-	n := 0
-	for _, p := range s.waits {
-		p.since++
-		if p.since > scanLimit {
-			continue
-		}
-		if y.sLo.Before(p.x.eHi) {
-			s.waits[n] = p
-			n++
-			continue // may have been sent before the answer came
-		}
-		var early bool
-		if p.w.hasAt {
-			early = !y.sHi.After(p.w.at)
-		} else {
-			early = y.sHi.Sub(p.x.eLo) <= p.w.delta
-		}
-		if early && !reported {
-			reported = true
-			c.add(KindBackoff, y, c.backoffDetail(p.x, y, p.w))
-		}
-	}
-	clear(s.waits[n:])
-	s.waits = s.waits[:n]
-	if st := y.Status; st == http.StatusTooManyRequests || (st >= 500 && st <= 599) {
-		if w, ok := c.waitFor(y); ok {
-			s.waits = append(s.waits, pendingWait{x: y, w: w})
-		}
-	}
-}
+// LeftOut returns how many violations Add did not return, past
+// Config.MaxViolations for their site and kind.
+func (t *Tracker) LeftOut() int64 { return t.leftOut }
 
 // budget is checkBudget for one more page: the page that makes Budget+1
 // within one window is a violation, and the window is then closed at the
@@ -172,8 +146,8 @@ func (s *trackSite) budget(p *hit) {
 		return
 	}
 	first := s.pages[0]
-	c.add(KindBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
-		len(s.pages), fmtDur(window), limit, limit+1, fmtTime(first.sNom), c.ref(first, p)))
+	c.add(kBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
+		len(s.pages), fmtDur(window), limit, limit+1, fmtTime(first.sNom), refTo(first, p)))
 	s.closing = true
 	s.closeLo, s.closeHi = bounds(s.pages)
 	s.pages = nil
@@ -206,6 +180,7 @@ func (t *Tracker) Prune(before time.Time) {
 	}
 	if len(t.sites) == 0 {
 		clear(t.c.files)
+		t.c.lastFile = nil
 	}
 }
 

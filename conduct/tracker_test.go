@@ -225,3 +225,26 @@ func TestTrackerPrune(t *testing.T) {
 		t.Fatalf("%d sites left after the window", n)
 	}
 }
+
+// MaxViolations bounds what Add returns per site and kind, the first
+// ones; LeftOut counts the others.
+func TestTrackerMaxViolations(t *testing.T) {
+	cfg := trackCfg(nil)
+	cfg.MaxViolations = 2
+	tr := conduct.NewTracker(cfg)
+	var got []string
+	for i := range 5 {
+		for _, site := range []string{"a.example", "b.example"} {
+			for _, v := range add(tr, hitAt("a.log", int64(10*i+len(site)), site, 0, "/")) {
+				got = append(got, v.Kind+" "+v.Site)
+			}
+		}
+	}
+	want := []string{"pause a.example", "pause b.example", "pause a.example", "pause b.example"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("violations %v, want %v", got, want)
+	}
+	if n := tr.LeftOut(); n != 4 {
+		t.Fatalf("LeftOut %d, want 4 (two per site)", n)
+	}
+}

@@ -159,12 +159,15 @@ func (p *Profile) Title() string {
 	return p.Name
 }
 
-// DefaultTitle is the Title of the default profile: the crawler of a run,
-// and of a report, that names none.
-func DefaultTitle() string {
+// DefaultProfile returns a new copy of the default profile: the crawler
+// of a run, and of a report, that names none.
+func DefaultProfile() *Profile {
 	p, _ := Builtin(Default)
-	return p.Title()
+	return p
 }
+
+// DefaultTitle is the Title of the default profile.
+func DefaultTitle() string { return DefaultProfile().Title() }
 
 // Validate checks p and normalises it in place: suffixes in lower case
 // without dots at either end, prefixes masked, RobotsToken defaulted. The

@@ -221,7 +221,8 @@ func (p *Plan) who(and string) string {
 }
 
 // whose names the crawlers whose addresses the rules are about:
-// "LohiSoftBot crawler's", "googlebot crawler's", "a and b crawlers'".
+// "ExampleBot crawler's" (named by its token), "googlebot crawler's",
+// "a and b crawlers'".
 func (p *Plan) whose() string {
 	if !p.named && p.title == "" {
 		return "crawler's"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"math/rand/v2"
 	"net/netip"
 	"regexp"
@@ -85,7 +86,7 @@ func TestCrawlersDeterministic(t *testing.T) {
 				_, errA := tg.write(&a, in)
 				_, errB := tg.write(&b, rev)
 				if fmt.Sprint(errA) != fmt.Sprint(errB) || !bytes.Equal(a.Bytes(), b.Bytes()) {
-					t.Errorf("%s/%s: reordered input changed the output (%v, %v):\n%s", mode, tg.name, errA, errB, lineDiff(a.String(), b.String()))
+					t.Errorf("%s/%s: reordered input changed the output (%v, %v):\n%s", mode, tg.name, errA, errB, testutil.LineDiff(a.String(), b.String()))
 				}
 			}
 		}

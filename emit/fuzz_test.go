@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -145,7 +146,7 @@ func FuzzProvenance(f *testing.F) {
 			}
 			_, plainBody, _ := strings.Cut(plain.String(), "\n\n")
 			if body != plainBody {
-				t.Fatalf("%s: provenance changed the rules:\n%s", name, lineDiff(plainBody, body))
+				t.Fatalf("%s: provenance changed the rules:\n%s", name, testutil.LineDiff(plainBody, body))
 			}
 		}
 		var cf bytes.Buffer

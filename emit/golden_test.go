@@ -2,19 +2,15 @@ package emit
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // fixtureInput is the input every golden file is made from: spoofers of
 // every kind the safety rules must handle, genuine addresses inside and
@@ -111,46 +107,7 @@ var targets = []target{
 // with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./emit -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change):\n%s", name, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the first lines where want and got differ.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, w, g)
-			if shown++; shown == 5 {
-				break
-			}
-		}
-	}
-	return b.String()
+	testutil.Golden(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func goldenName(mode Mode, tg string) string {
@@ -220,7 +177,7 @@ func TestDeterministic(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(a.Bytes(), b.Bytes()) {
-					t.Errorf("reordered input changed the output:\n%s", lineDiff(a.String(), b.String()))
+					t.Errorf("reordered input changed the output:\n%s", testutil.LineDiff(a.String(), b.String()))
 				}
 				later := in
 				later.Generated = in.Generated.Add(26*time.Hour + 7*time.Second)
@@ -241,7 +198,7 @@ func TestDeterministic(t *testing.T) {
 					t.Errorf("a later run gave the same bytes: the time is missing")
 				}
 				if !SameIgnoringGenerated(a.Bytes(), c.Bytes()) {
-					t.Errorf("outputs of two runs differ in more than the generated marker:\n%s", lineDiff(a.String(), c.String()))
+					t.Errorf("outputs of two runs differ in more than the generated marker:\n%s", testutil.LineDiff(a.String(), c.String()))
 				}
 			})
 		}

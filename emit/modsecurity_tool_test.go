@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -58,7 +59,7 @@ func apacheSite(t *testing.T, dir string, port int, rules, extra string) string 
 			if m == "unique_id" {
 				continue
 			}
-			missing(t, "apache module %s: %v", m, err)
+			testutil.Missing(t, "apache module %s: %v", m, err)
 		}
 		fmt.Fprintf(&b, "LoadModule %s_module %q\n", m, so)
 	}
@@ -141,7 +142,7 @@ func writeRules(t *testing.T, dir string, in Input, opts ModSecOptions) (string,
 // TestModSecurityApacheConfigTest loads every mode's rules into Apache with
 // mod_security2 (ModSecurity 2) and runs apache2 -t.
 func TestModSecurityApacheConfigTest(t *testing.T) {
-	apache := needTool(t, "apache2")
+	apache := testutil.NeedTool(t, ".ci/install-rule-checkers", "apache2")
 	for _, mode := range Modes {
 		for _, v := range modsecVariants {
 			t.Run(string(mode)+"/"+v.name, func(t *testing.T) {
@@ -160,7 +161,7 @@ func TestModSecurityApacheConfigTest(t *testing.T) {
 // TestModSecurityApacheRejectsBrokenRule shows that apache2 -t does parse
 // the included rules: a broken rule fails it.
 func TestModSecurityApacheRejectsBrokenRule(t *testing.T) {
-	apache := needTool(t, "apache2")
+	apache := testutil.NeedTool(t, ".ci/install-rule-checkers", "apache2")
 	dir := worldReadableDir(t)
 	rules := filepath.Join(dir, "broken.conf")
 	if err := os.WriteFile(rules, []byte(`SecRule REMOTE_ADDR "@ipMatch 1.2.3.4" "id:5,phase:1,deny,nosuchaction"`+"\n"), 0o644); err != nil {
@@ -175,7 +176,7 @@ func TestModSecurityApacheRejectsBrokenRule(t *testing.T) {
 // TestModSecurityNginxConfigTest loads every mode's rules into nginx with
 // libmodsecurity 3 and runs nginx -t.
 func TestModSecurityNginxConfigTest(t *testing.T) {
-	nginx := needTool(t, "nginx")
+	nginx := testutil.NeedTool(t, ".ci/install-rule-checkers", "nginx")
 	for _, mode := range Modes {
 		for _, v := range modsecVariants {
 			t.Run(string(mode)+"/"+v.name, func(t *testing.T) {
@@ -194,7 +195,7 @@ func TestModSecurityNginxConfigTest(t *testing.T) {
 // TestModSecurityNginxRejectsBrokenRule shows that nginx -t does parse the
 // rules with libmodsecurity: a broken rule fails it.
 func TestModSecurityNginxRejectsBrokenRule(t *testing.T) {
-	nginx := needTool(t, "nginx")
+	nginx := testutil.NeedTool(t, ".ci/install-rule-checkers", "nginx")
 	dir := worldReadableDir(t)
 	rules := filepath.Join(dir, "broken.conf")
 	if err := os.WriteFile(rules, []byte(`SecRule REMOTE_ADDR "@ipMatch 1.2.3.4" "id:5,phase:1,deny,nosuchaction"`+"\n"), 0o644); err != nil {
@@ -291,7 +292,7 @@ func e2eRules(t *testing.T, dir string, mode Mode, later bool, fillers int) (rul
 // TestModSecurityApacheEndToEnd starts Apache with mod_security2 and the
 // generated rules on 127.0.0.1 and checks the status of real requests.
 func TestModSecurityApacheEndToEnd(t *testing.T) {
-	apache := needTool(t, "apache2")
+	apache := testutil.NeedTool(t, ".ci/install-rule-checkers", "apache2")
 	for _, m := range e2eModes {
 		t.Run(m.name, func(t *testing.T) {
 			dir := worldReadableDir(t)
@@ -312,7 +313,7 @@ func TestModSecurityApacheEndToEnd(t *testing.T) {
 // TestModSecurityNginxEndToEnd starts nginx with libmodsecurity 3 and the
 // generated rules on 127.0.0.1 and checks the status of real requests.
 func TestModSecurityNginxEndToEnd(t *testing.T) {
-	nginx := needTool(t, "nginx")
+	nginx := testutil.NeedTool(t, ".ci/install-rule-checkers", "nginx")
 	for _, m := range e2eModes {
 		t.Run(m.name, func(t *testing.T) {
 			dir := worldReadableDir(t)

@@ -57,25 +57,39 @@ var nftIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // nftPriority is the accepted --nft-priority syntax.
 var nftPriority = regexp.MustCompile(`^(?:([+-]?[0-9]{1,6})|(raw|mangle|filter|security)(?:\s*([+-])\s*([0-9]{1,6}))?)$`)
 
-// nftConfig is NFTOptions checked and filled in.
-type nftConfig struct {
-	ttl            string
-	family, table  string
-	hook, priority string
-	setOnly        bool
+// NFTConfig is NFTOptions checked, with their defaults filled in: the
+// table, sets and chain that both the file of NFTables and the live sets
+// of package nftset are made with.
+type NFTConfig struct {
+	// TTL is how long an element lives, and TTLText the same as nft
+	// writes it ("7d", "1h30m").
+	TTL     time.Duration
+	TTLText string
+	// Family (inet, ip or ip6) and Table name the table.
+	Family, Table string
+	// SetOnly: the sets alone, no chain; then Hook and Priority are not
+	// used.
+	SetOnly bool
+	// Hook is the chain's hook (input, prerouting or forward) and
+	// Priority its priority as nft prints it ("filter - 10").
+	Hook, Priority string
 }
 
-func (o NFTOptions) config() (nftConfig, error) {
-	c := nftConfig{setOnly: o.SetOnly}
-	ttl := o.TTL
-	if ttl == 0 {
-		ttl = DefaultTTL
+// TableRef is the table as nft names it: "inet lohibot".
+func (c NFTConfig) TableRef() string { return c.Family + " " + c.Table }
+
+// Config checks o and fills in its defaults. An option that is not valid
+// is an error wrapping ErrBadOption, naming it.
+func (o NFTOptions) Config() (NFTConfig, error) {
+	c := NFTConfig{SetOnly: o.SetOnly, TTL: o.TTL}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
 	}
-	s, err := FormatNFTDuration(ttl)
+	s, err := FormatNFTDuration(c.TTL)
 	if err != nil {
 		return c, err
 	}
-	c.ttl = s
+	c.TTLText = s
 
 	table := strings.TrimSpace(o.Table)
 	if table == "" {
@@ -84,34 +98,34 @@ func (o NFTOptions) config() (nftConfig, error) {
 	f := strings.Fields(table)
 	switch len(f) {
 	case 1:
-		c.family, c.table = "inet", f[0]
+		c.Family, c.Table = "inet", f[0]
 	case 2:
-		c.family, c.table = f[0], f[1]
+		c.Family, c.Table = f[0], f[1]
 	default:
 		return c, fmt.Errorf("%w: nftables table %q: want FAMILY NAME, such as \"inet lohibot\"", ErrBadOption, o.Table)
 	}
-	switch c.family {
+	switch c.Family {
 	case "inet", "ip", "ip6":
 	default:
-		return c, fmt.Errorf("%w: nftables table family %q: use inet, ip or ip6", ErrBadOption, c.family)
+		return c, fmt.Errorf("%w: nftables table family %q: use inet, ip or ip6", ErrBadOption, c.Family)
 	}
-	if !nftIdent.MatchString(c.table) {
-		return c, fmt.Errorf("%w: nftables table name %q: use letters, digits and _", ErrBadOption, c.table)
+	if !nftIdent.MatchString(c.Table) {
+		return c, fmt.Errorf("%w: nftables table name %q: use letters, digits and _", ErrBadOption, c.Table)
 	}
-	if !c.setOnly && c.family != "inet" {
+	if !c.SetOnly && c.Family != "inet" {
 		return c, fmt.Errorf("%w: nftables table %q: the chain needs family inet (or use --set-only)", ErrBadOption, table)
 	}
 
-	c.hook = o.Hook
-	switch c.hook {
+	c.Hook = o.Hook
+	switch c.Hook {
 	case "":
-		c.hook = DefaultNFTHook
+		c.Hook = DefaultNFTHook
 	case "input", "prerouting", "forward":
 	default:
 		return c, fmt.Errorf("%w: nftables hook %q: use input, prerouting or forward", ErrBadOption, o.Hook)
 	}
 
-	c.priority, err = ParseNFTPriority(o.Priority)
+	c.Priority, err = ParseNFTPriority(o.Priority)
 	return c, err
 }
 
@@ -216,7 +230,7 @@ func nftSetNames(m Mode) (v4, v6 string) {
 // tables, so to let the crawler past drop rules elsewhere, use SetOnly and
 // refer to the set from those chains.
 func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
-	c, err := o.config()
+	c, err := o.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -246,10 +260,10 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 		"This file " + what + ".",
 		"Inputs: " + in.sourcesString(0) + "; IP list: " + in.ipListString() + ".",
 		in.generatedString(),
-		fmt.Sprintf("Elements time out after %s unless the file is loaded again; each load starts them anew.", c.ttl),
+		fmt.Sprintf("Elements time out after %s unless the file is loaded again; each load starts them anew.", c.TTLText),
 	}
-	tableRef := c.family + " " + c.table
-	if c.setOnly {
+	tableRef := c.TableRef()
+	if c.SetOnly {
 		lines = append(lines,
 			fmt.Sprintf("Sets only: refer to @%s and @%s from your own chains in table %s.", name4, name6, tableRef),
 			"Loading creates the table and sets when missing and replaces the sets' elements.")
@@ -269,7 +283,7 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 		fmt.Fprintf(bw, "%s\ttype %s\n", indent, typ)
 		fmt.Fprintf(bw, "%s\tflags interval,timeout\n", indent)
 		fmt.Fprintf(bw, "%s\tauto-merge\n", indent)
-		fmt.Fprintf(bw, "%s\ttimeout %s\n", indent, c.ttl)
+		fmt.Fprintf(bw, "%s\ttimeout %s\n", indent, c.TTLText)
 	}
 	elements := func(indent string, ps []netip.Prefix) {
 		for i, q := range ps {
@@ -277,14 +291,14 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 			if i == len(ps)-1 {
 				sep = ""
 			}
-			fmt.Fprintf(bw, "%s%s timeout %s%s\n", indent, ipfmt.Prefix(q), c.ttl, sep)
+			fmt.Fprintf(bw, "%s%s timeout %s%s\n", indent, ipfmt.Prefix(q), c.TTLText, sep)
 		}
 	}
 
-	if c.setOnly {
+	if c.SetOnly {
 		fmt.Fprintf(bw, "add table %s\n", tableRef)
 		for _, s := range []struct{ name, typ string }{{name4, "ipv4_addr"}, {name6, "ipv6_addr"}} {
-			fmt.Fprintf(bw, "add set %s %s { type %s; flags interval,timeout; auto-merge; timeout %s; }\n", tableRef, s.name, s.typ, c.ttl)
+			fmt.Fprintf(bw, "add set %s %s { type %s; flags interval,timeout; auto-merge; timeout %s; }\n", tableRef, s.name, s.typ, c.TTLText)
 		}
 		fmt.Fprintf(bw, "flush set %s %s\n", tableRef, name4)
 		fmt.Fprintf(bw, "flush set %s %s\n", tableRef, name6)
@@ -321,8 +335,8 @@ func NFTables(w io.Writer, in Input, o NFTOptions) (*Plan, error) {
 		fmt.Fprintln(bw, "\t}")
 	}
 	fmt.Fprintln(bw)
-	fmt.Fprintf(bw, "\tchain %s {\n", c.hook)
-	fmt.Fprintf(bw, "\t\ttype filter hook %s priority %s; policy accept;\n", c.hook, c.priority)
+	fmt.Fprintf(bw, "\tchain %s {\n", c.Hook)
+	fmt.Fprintf(bw, "\t\ttype filter hook %s priority %s; policy accept;\n", c.Hook, c.Priority)
 	fmt.Fprintf(bw, "\t\tip saddr @%s counter %s\n", name4, verdict)
 	fmt.Fprintf(bw, "\t\tip6 saddr @%s counter %s\n", name6, verdict)
 	fmt.Fprintln(bw, "\t}")

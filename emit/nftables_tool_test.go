@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"regexp"
@@ -64,7 +65,7 @@ var nftTargets = []struct {
 // TestNFTablesRealCheck runs nft -c -f on every mode and variant, with the
 // fixture, hostile provenance, large sets and an empty input.
 func TestNFTablesRealCheck(t *testing.T) {
-	nft := needTool(t, "nft")
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
 	inputs := map[string]func(Mode) Input{
 		"fixture": fixtureInput,
 		"hostile": hostileInput,
@@ -95,7 +96,7 @@ func TestNFTablesRealCheck(t *testing.T) {
 // loads it again, and checks the ruleset nft lists: the table, its chain,
 // every element, and nothing injected by hostile provenance.
 func TestNFTablesLoadReload(t *testing.T) {
-	nft := needTool(t, "nft")
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
 	for _, mode := range Modes {
 		t.Run(string(mode), func(t *testing.T) {
 			in := hostileInput(mode)
@@ -142,7 +143,7 @@ func TestNFTablesLoadReload(t *testing.T) {
 // the timeouts anew. It compares expiries with each other and with the
 // cut, never with the clock, so a slow machine cannot fail it.
 func TestNFTablesReloadRestartsTimeouts(t *testing.T) {
-	nft := needTool(t, "nft")
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
 	const ttl, cut = time.Hour, 10 * time.Minute
 	for _, v := range []NFTOptions{{TTL: ttl}, {TTL: ttl, SetOnly: true}} {
 		t.Run(fmt.Sprintf("set-only=%v", v.SetOnly), func(t *testing.T) {
@@ -201,7 +202,7 @@ func TestNFTablesReloadRestartsTimeouts(t *testing.T) {
 // the sets, then two generations of the set-only file, and checks that the
 // chain survives and the set holds exactly the second generation.
 func TestNFTablesSetOnlyKeepsUserChains(t *testing.T) {
-	nft := needTool(t, "nft")
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
 	opts := NFTOptions{SetOnly: true, Table: "inet filter"}
 	var first, second bytes.Buffer
 	if _, err := NFTables(&first, fixtureInput(BlockSpoofed), opts); err != nil {
@@ -240,8 +241,8 @@ func TestNFTablesSetOnlyKeepsUserChains(t *testing.T) {
 // whose loopback also carries the blocked addresses, and checks with real
 // TCP connections that a blocked source is dropped and others are not.
 func TestNFTablesDropsInNamespace(t *testing.T) {
-	nft := needTool(t, "nft")
-	ip := needTool(t, "ip")
+	nft := testutil.NeedTool(t, ".ci/install-rule-checkers", "nft")
+	ip := testutil.NeedTool(t, ".ci/install-rule-checkers", "ip")
 	in := Input{
 		Mode:     BlockSpoofed,
 		Crawlers: []CrawlerInput{{Tokens: lohiTokens, Spoofed: addrs("203.0.113.7", "2001:db8:beef::7"), Genuine: addrs("79.139.58.98"), Listed: prefixes("79.139.58.98/32")}},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
@@ -260,7 +261,7 @@ func newShare(genuineAddrs []netip.Addr, listedPrefixes []netip.Prefix) share {
 // (its own share, or with several crawlers every crawler's), never the
 // --never-block prefixes. skip is told of every address kept out.
 func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
-	listed, genuine, neverSet := newPrefixSet(protect.listed), newPrefixSet(protect.genuine), newPrefixSet(never)
+	listed, genuine, neverSet := addrset.New(protect.listed), addrset.New(protect.genuine), addrset.New(never)
 	blockable := func(q netip.Prefix) bool {
 		if r := specialReason(q); r != "" {
 			skip(q, r)
@@ -270,7 +271,7 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			skip(q, SkipTooWide)
 			return false
 		}
-		if neverSet.overlaps(q) {
+		if neverSet.Overlaps(q) {
 			skip(q, SkipNeverBlock)
 			return false
 		}
@@ -288,9 +289,9 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 			}
 			q := widen(netip.PrefixFrom(a, a.BitLen()), lim.v6Bits)
 			switch {
-			case listed.overlaps(q):
+			case listed.Overlaps(q):
 				skip(q, SkipListed)
-			case genuine.overlaps(q):
+			case genuine.Overlaps(q):
 				skip(q, SkipGenuine)
 			case blockable(q):
 				block = append(block, q)

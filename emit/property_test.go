@@ -418,3 +418,13 @@ type fakeT struct {
 
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Errorf(string, ...any) { f.failed = true }
+
+// overlapsAny reports whether p overlaps one of set, comparing every pair.
+func overlapsAny(p netip.Prefix, set []netip.Prefix) bool {
+	for _, q := range set {
+		if q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}

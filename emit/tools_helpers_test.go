@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/http"
 	"os"
@@ -22,39 +23,13 @@ import (
 // tool is missing they fail if the environment variable CI is set and skip
 // otherwise.
 
-// needTool returns the path of a tool, looking in PATH and the sbin
-// directories (which a non-root PATH often lacks).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	missing(t, "%s is not installed (run .ci/install-rule-checkers)", name)
-	return ""
-}
-
 // needFile returns path if it exists, or fails (CI) / skips the test.
 func needFile(t *testing.T, path, what string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		missing(t, "%s is not installed: %v (run .ci/install-rule-checkers)", what, err)
+		testutil.Missing(t, "%s is not installed: %v (run .ci/install-rule-checkers)", what, err)
 	}
 	return path
-}
-
-// missing fails the test when CI is set, and skips it otherwise.
-func missing(t *testing.T, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, a...)
-	}
-	t.Skipf(format+" (CI is not set: skipping)", a...)
 }
 
 var (
@@ -93,7 +68,7 @@ func netnsCommand(t *testing.T, ctx context.Context, argv ...string) *exec.Cmd {
 		netnsErr = errors.New(strings.Join(msgs, "; "))
 	})
 	if netnsErr != nil {
-		missing(t, "cannot make a network namespace: %v", netnsErr)
+		testutil.Missing(t, "cannot make a network namespace: %v", netnsErr)
 	}
 	args := append(append([]string{}, netnsPrefix[1:]...), argv...)
 	return exec.CommandContext(ctx, netnsPrefix[0], args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestFromEndOrStart(t *testing.T) {
 	for _, fromStart := range []bool{false, true} {
 		t.Run(fmt.Sprint("FromStart=", fromStart), func(t *testing.T) {
 			p := tempLog(t)
-			writeFile(t, p, "old 1\nold 2\n")
+			testutil.WriteFile(t, p, "old 1\nold 2\n")
 			clk := &clock{}
 			c := start(t, []string{p}, Options{FromStart: fromStart, Polling: true, NewTicker: clk.newTicker})
 			appendFile(t, p, "new 1\nnew 2\n")
@@ -65,7 +66,7 @@ func TestFromEndOrStart(t *testing.T) {
 
 func TestPartialLineHeldUntilNewline(t *testing.T) {
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{}
 	c := start(t, []string{p}, Options{Polling: true, NewTicker: clk.newTicker})
 	appendFile(t, p, "first half ")
@@ -79,7 +80,7 @@ func TestPartialLineHeldUntilNewline(t *testing.T) {
 
 func TestNotificationsWakeWithoutTicks(t *testing.T) {
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{} // never ticks: only notifications can wake the tailer
 	c := start(t, []string{p}, Options{NewTicker: clk.newTicker})
 	for i := 0; i < 20; i++ {
@@ -97,7 +98,7 @@ func TestNotificationsWakeWithoutTicks(t *testing.T) {
 func TestRenameRotation(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{}
 	// Linger 4: a settle may leave one more poll running, so the switch can
 	// be up to two polls ahead of the test when it writes the late line.
@@ -120,7 +121,7 @@ func TestRenameRotation(t *testing.T) {
 	if got := c.waitLines(4); !slices.Equal(got, []string{"a1", "a2", "partial", "a3"}) {
 		t.Fatalf("before the new file: %q", got)
 	}
-	writeFile(t, p, "") // created empty: the writer may still use the old one
+	testutil.WriteFile(t, p, "") // created empty: the writer may still use the old one
 	w.WriteString("a4\nlast partial")
 	clk.settle(t)
 	if n := len(events(c.snapshot(), Rotated)); n != 0 {
@@ -172,7 +173,7 @@ func TestRenameRotation(t *testing.T) {
 
 func TestCopyTruncate(t *testing.T) {
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{}
 	c := start(t, []string{p}, Options{Polling: true, NewTicker: clk.newTicker})
 
@@ -220,7 +221,7 @@ func TestMissingThenAppears(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, p, "first\n") // appeared: read from its start
+			testutil.WriteFile(t, p, "first\n") // appeared: read from its start
 			clk.settle(t)
 			appendFile(t, p, "second\n")
 			clk.settle(t)
@@ -236,7 +237,7 @@ func TestMissingThenAppears(t *testing.T) {
 
 func TestDeletedAndBack(t *testing.T) {
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{}
 	c := start(t, []string{p}, Options{Polling: true, NewTicker: clk.newTicker})
 	appendFile(t, p, "before\n")
@@ -248,7 +249,7 @@ func TestDeletedAndBack(t *testing.T) {
 	clk.settle(t)
 	clk.settle(t)
 	c.waitEvent(Missing, 1)
-	writeFile(t, p, "after\n")
+	testutil.WriteFile(t, p, "after\n")
 	clk.settle(t)
 	if got := c.waitLines(2); !slices.Equal(got, []string{"before", "after"}) {
 		t.Fatalf("lines %q", got)
@@ -271,7 +272,7 @@ func TestUnreadableSaidOnceAndWaitedOut(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, p, "readable\n")
+	testutil.WriteFile(t, p, "readable\n")
 	clk.settle(t)
 	if got := c.waitLines(1); got[0] != "readable" {
 		t.Fatalf("lines %q", got)
@@ -283,7 +284,7 @@ func TestUnreadableSaidOnceAndWaitedOut(t *testing.T) {
 
 func TestOverlongLine(t *testing.T) {
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	clk := &clock{}
 	c := start(t, []string{p}, Options{Polling: true, NewTicker: clk.newTicker, MaxLine: 1000})
 	long := strings.Repeat("L", 300_000)
@@ -329,7 +330,7 @@ func TestSeveralFiles(t *testing.T) {
 	var paths []string
 	for i := 0; i < 4; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("site%d.log", i))
-		writeFile(t, p, "")
+		testutil.WriteFile(t, p, "")
 		paths = append(paths, p)
 	}
 	paths = append(paths, paths[0]) // named twice: followed once
@@ -394,7 +395,7 @@ func TestStdinWithFilesGoesOn(t *testing.T) {
 	}
 	defer r.Close()
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	c := start(t, []string{"-", p}, Options{Stdin: r})
 	io.WriteString(w, "from stdin\n")
 	w.Close()
@@ -415,7 +416,7 @@ func TestCancelStopsEverything(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	p := tempLog(t)
-	writeFile(t, p, "")
+	testutil.WriteFile(t, p, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	f, err := New(ctx, []string{"-", p, filepath.Join(t.TempDir(), "missing.log")}, Options{Stdin: r})
 	if err != nil {

@@ -213,14 +213,6 @@ func dump(rs []rec) string {
 	return b.String()
 }
 
-// writeFile creates path with content.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // appendFile appends content to path.
 func appendFile(t *testing.T, path, content string) {
 	t.Helper()

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"slices"
 	"testing"
@@ -37,7 +38,7 @@ func drain(f *Follower) (evs []EventKind, ls []Line) {
 func TestRewrittenPastOffset(t *testing.T) {
 	for _, atStart := range []bool{true, false} {
 		p := tempLog(t)
-		writeFile(t, p, "old line 1\nold line 2\n")
+		testutil.WriteFile(t, p, "old line 1\nold line 2\n")
 		f := &Follower{opts: Options{MaxLine: DefaultMaxLine}, ctx: context.Background(), items: make(chan item, 64)}
 		tl := newTailer(f, p)
 		tl.started = true

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -28,7 +29,7 @@ func TestRotationStress(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			p := tempLog(t)
-			writeFile(t, p, "")
+			testutil.WriteFile(t, p, "")
 			c := start(t, []string{p}, mode.opts(&clock{}))
 			rotations, perGen := 30, 40
 			if testing.Short() {
@@ -66,7 +67,7 @@ func TestRotationStress(t *testing.T) {
 						t.Fatal(err)
 					}
 					writeLines(w, 3) // to the renamed file, before the new one exists
-					writeFile(t, p, "")
+					testutil.WriteFile(t, p, "")
 					writeLines(w, 2) // still to the old file: the server has not reopened
 					w.Close()
 					if w, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err != nil {

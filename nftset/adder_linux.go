@@ -65,7 +65,7 @@ func open(o Options) (*Adder, error) {
 		reqs:   make(chan *request),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
-		table:  &nftables.Table{Family: families[c.family], Name: c.table},
+		table:  &nftables.Table{Family: families[c.Family], Name: c.Table},
 	}
 	a.set4 = a.newSet(SetV4, nftables.TypeIPAddr)
 	a.set6 = a.newSet(SetV6, nftables.TypeIP6Addr)
@@ -95,7 +95,7 @@ func (a *Adder) newSet(name string, t nftables.SetDatatype) *nftables.Set {
 		Interval:   true,
 		AutoMerge:  true,
 		HasTimeout: true,
-		Timeout:    a.cfg.ttl,
+		Timeout:    a.cfg.TTL,
 	}
 }
 
@@ -108,7 +108,7 @@ func (a *Adder) newLiveSet(name string, t nftables.SetDatatype) *nftables.Set {
 		Name:       name,
 		KeyType:    t,
 		HasTimeout: true,
-		Timeout:    a.cfg.ttl,
+		Timeout:    a.cfg.TTL,
 	}
 }
 
@@ -136,7 +136,7 @@ func (a *Adder) redial() {
 	}
 }
 
-func (a *Adder) tableRef() string { return a.cfg.family + " " + a.cfg.table }
+func (a *Adder) tableRef() string { return a.cfg.TableRef() }
 
 var families = map[string]nftables.TableFamily{
 	"inet": nftables.TableFamilyINet,
@@ -157,7 +157,7 @@ func (a *Adder) ensure() error {
 	if err != nil {
 		return fmt.Errorf("list nftables tables: %w", err)
 	}
-	haveTable := slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == a.cfg.table })
+	haveTable := slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == a.cfg.Table })
 	haveSet := map[string]bool{}
 	var chain *nftables.Chain
 	haveRule := map[string]bool{}
@@ -169,8 +169,8 @@ func (a *Adder) ensure() error {
 		for _, s := range sets {
 			haveSet[s.Name] = true
 		}
-		if !a.cfg.setOnly {
-			if ch, err := a.conn.ListChain(a.table, a.cfg.hook); err == nil {
+		if !a.cfg.SetOnly {
+			if ch, err := a.conn.ListChain(a.table, a.cfg.Hook); err == nil {
 				chain = ch
 				if haveRule, err = a.lookups(ch); err != nil {
 					return err
@@ -180,9 +180,9 @@ func (a *Adder) ensure() error {
 	}
 	missing := false
 	for _, s := range a.sets() {
-		missing = missing || !haveSet[s.Name] || (!a.cfg.setOnly && !haveRule[s.Name])
+		missing = missing || !haveSet[s.Name] || (!a.cfg.SetOnly && !haveRule[s.Name])
 	}
-	if haveTable && !missing && (a.cfg.setOnly || chain != nil) {
+	if haveTable && !missing && (a.cfg.SetOnly || chain != nil) {
 		return nil
 	}
 	a.conn.AddTable(a.table)
@@ -194,7 +194,7 @@ func (a *Adder) ensure() error {
 			return fmt.Errorf("add set %s to table %s: %w", s.Name, a.tableRef(), err)
 		}
 	}
-	if !a.cfg.setOnly {
+	if !a.cfg.SetOnly {
 		if chain == nil {
 			chain = a.addChain()
 		} else {
@@ -245,7 +245,7 @@ func (a *Adder) findUnreferenced() ([]string, error) {
 	}
 	used := map[string]bool{}
 	for _, ch := range chains {
-		if ch.Table == nil || ch.Table.Name != a.cfg.table {
+		if ch.Table == nil || ch.Table.Name != a.cfg.Table {
 			continue
 		}
 		l, err := a.lookups(ch)
@@ -273,10 +273,10 @@ func (a *Adder) findUnreferenced() ([]string, error) {
 func (a *Adder) addChain() *nftables.Chain {
 	accept := nftables.ChainPolicyAccept
 	return a.conn.AddChain(&nftables.Chain{
-		Name:     a.cfg.hook,
+		Name:     a.cfg.Hook,
 		Table:    a.table,
 		Type:     nftables.ChainTypeFilter,
-		Hooknum:  hooks[a.cfg.hook],
+		Hooknum:  hooks[a.cfg.Hook],
 		Priority: nftables.ChainPriorityRef(nftables.ChainPriority(a.cfg.priority)),
 		Policy:   &accept,
 	})
@@ -425,7 +425,7 @@ func (a *Adder) add(addrs []netip.Addr) error {
 func (a *Adder) send(addrs []netip.Addr) error {
 	var v4, v6 []nftables.SetElement
 	for _, ad := range addrs {
-		el := nftables.SetElement{Key: ad.AsSlice(), Timeout: a.cfg.ttl}
+		el := nftables.SetElement{Key: ad.AsSlice(), Timeout: a.cfg.TTL}
 		if ad.Is4() {
 			v4 = append(v4, el)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/netip"
 	"regexp"
@@ -528,7 +529,7 @@ func BenchmarkAddLargeSets(b *testing.B) {
 // first as dropped, the second arrives.
 func TestRuleDropsPackets(t *testing.T) {
 	ns := newNetNS(t)
-	ip := needTool(t, "ip")
+	ip := testutil.NeedTool(t, ".ci/install-rule-checkers", "ip")
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
 		{"-6", "addr", "add", "2001:db8::2/128", "dev", "lo", "nodad"},

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,32 +20,6 @@ import (
 // (CAP_NET_ADMIN and CAP_SYS_ADMIN), nft and nsenter: without them a test
 // fails when the environment variable CI is set and skips otherwise.
 
-// missing fails the test when CI is set, and skips it otherwise.
-func missing(t testing.TB, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, a...)
-	}
-	t.Skipf(format+" (CI is not set: skipping)", a...)
-}
-
-// needTool returns the path of a tool, looking in PATH and the sbin
-// directories.
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin"} {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	missing(t, "%s is not installed (run .ci/install-rule-checkers)", name)
-	return ""
-}
-
 // netNS is a throwaway network namespace.
 type netNS struct {
 	t       testing.TB
@@ -58,9 +32,9 @@ type netNS struct {
 func newNetNS(t testing.TB) *netNS {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		missing(t, "the nftables tests need root to make a network namespace")
+		testutil.Missing(t, "the nftables tests need root to make a network namespace")
 	}
-	ns := &netNS{t: t, nft: needTool(t, "nft"), nsenter: needTool(t, "nsenter")}
+	ns := &netNS{t: t, nft: testutil.NeedTool(t, ".ci/install-rule-checkers", "nft"), nsenter: testutil.NeedTool(t, ".ci/install-rule-checkers", "nsenter")}
 	type result struct {
 		f   *os.File
 		err error
@@ -79,7 +53,7 @@ func newNetNS(t testing.TB) *netNS {
 	}()
 	r := <-ch
 	if r.err != nil {
-		missing(t, "cannot make a network namespace: %v", r.err)
+		testutil.Missing(t, "cannot make a network namespace: %v", r.err)
 	}
 	ns.f = r.f
 	t.Cleanup(func() { ns.f.Close() })

@@ -34,10 +34,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/emit"
 )
@@ -90,78 +88,32 @@ type Options struct {
 	MaxBatch int
 }
 
-// config is Options checked and filled in.
+// config is Options checked and filled in: emit's NFTConfig, the same
+// table, sets and chain as the file of emit.NFTables, and the Adder's own.
 type config struct {
-	family   string // inet, ip or ip6
-	table    string
-	ttl      time.Duration
-	setOnly  bool
-	hook     string // input, prerouting or forward
-	priority int32
+	emit.NFTConfig
+	priority int32 // NFTConfig.Priority as a number
 	netns    int
 	maxBatch int
 }
-
-var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // standard priorities of the ip, ip6 and inet families, by name.
 var priorityNames = map[string]int{"raw": -300, "mangle": -150, "filter": 0, "security": 50}
 
 func (o Options) config() (config, error) {
-	c := config{setOnly: o.SetOnly, netns: o.NetNS, maxBatch: o.MaxBatch}
+	c := config{netns: o.NetNS, maxBatch: o.MaxBatch}
 	if c.maxBatch <= 0 {
 		c.maxBatch = DefaultMaxBatch
 	}
-	c.ttl = o.TTL
-	if c.ttl == 0 {
-		c.ttl = emit.DefaultTTL
+	nc, err := o.NFTOptions.Config()
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", ErrBadOption, strings.TrimPrefix(err.Error(), emit.ErrBadOption.Error()+": "))
 	}
-	if _, err := emit.FormatNFTDuration(c.ttl); err != nil {
-		return c, fmt.Errorf("%w: %v", ErrBadOption, err)
-	}
-
-	table := strings.TrimSpace(o.Table)
-	if table == "" {
-		table = emit.DefaultNFTTable
-	}
-	f := strings.Fields(table)
-	c.family = "inet"
-	switch len(f) {
-	case 1:
-		c.table = f[0]
-	case 2:
-		c.family, c.table = f[0], f[1]
-	default:
-		return c, fmt.Errorf("%w: table %q: want FAMILY NAME, such as \"inet lohibot\"", ErrBadOption, o.Table)
-	}
-	switch c.family {
-	case "inet", "ip", "ip6":
-	default:
-		return c, fmt.Errorf("%w: table family %q: use inet, ip or ip6", ErrBadOption, c.family)
-	}
-	if !tableName.MatchString(c.table) {
-		return c, fmt.Errorf("%w: table name %q: use letters, digits and _", ErrBadOption, c.table)
-	}
-	if c.setOnly {
+	c.NFTConfig = nc
+	if c.SetOnly {
 		return c, nil
 	}
-	if c.family != "inet" {
-		return c, fmt.Errorf("%w: table %q: the drop chain needs family inet; keep only the sets in it instead", ErrBadOption, table)
-	}
-
-	c.hook = o.Hook
-	switch c.hook {
-	case "":
-		c.hook = "input"
-	case "input", "prerouting", "forward":
-	default:
-		return c, fmt.Errorf("%w: hook %q: use input, prerouting or forward", ErrBadOption, o.Hook)
-	}
-	p, err := emit.ParseNFTPriority(o.Priority)
-	if err != nil {
-		return c, fmt.Errorf("%w: %v", ErrBadOption, err)
-	}
-	n, err := priorityNumber(p)
+	n, err := priorityNumber(nc.Priority)
 	if err != nil {
 		return c, err
 	}

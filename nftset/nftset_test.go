@@ -46,8 +46,8 @@ func TestOptions(t *testing.T) {
 		{name: "raw prerouting", in: Options{NFTOptions: emit.NFTOptions{Hook: "prerouting", Priority: "raw", TTL: time.Hour}}, family: "inet", table: "lohibot", prio: -300, hook: "prerouting", ttl: time.Hour},
 		{name: "number", in: Options{NFTOptions: emit.NFTOptions{Priority: "-150", Table: "fw"}}, family: "inet", table: "fw", prio: -150, hook: "input", ttl: emit.DefaultTTL},
 		{name: "security plus", in: Options{NFTOptions: emit.NFTOptions{Priority: "security + 5", Hook: "forward"}}, family: "inet", table: "lohibot", prio: 55, hook: "forward", ttl: emit.DefaultTTL},
-		{name: "set-only ip", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip filter"}}, family: "ip", table: "filter", ttl: emit.DefaultTTL},
-		{name: "set-only ip6", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip6 filter"}}, family: "ip6", table: "filter", ttl: emit.DefaultTTL},
+		{name: "set-only ip", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip filter"}}, family: "ip", table: "filter", hook: "input", ttl: emit.DefaultTTL},
+		{name: "set-only ip6", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "ip6 filter"}}, family: "ip6", table: "filter", hook: "input", ttl: emit.DefaultTTL},
 		{name: "chain needs inet", in: Options{NFTOptions: emit.NFTOptions{Table: "ip filter"}}, wantErr: true},
 		{name: "bad family", in: Options{NFTOptions: emit.NFTOptions{SetOnly: true, Table: "bridge x"}}, wantErr: true},
 		{name: "bad name", in: Options{NFTOptions: emit.NFTOptions{Table: "inet a-b"}}, wantErr: true},
@@ -69,9 +69,9 @@ func TestOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.family != tt.family || c.table != tt.table || c.priority != tt.prio || c.hook != tt.hook || c.ttl != tt.ttl {
+			if c.Family != tt.family || c.Table != tt.table || c.priority != tt.prio || c.Hook != tt.hook || c.TTL != tt.ttl {
 				t.Errorf("config() = family %v table %q priority %d hook %q ttl %v, want %v %q %d %q %v",
-					c.family, c.table, c.priority, c.hook, c.ttl, tt.family, tt.table, tt.prio, tt.hook, tt.ttl)
+					c.Family, c.Table, c.priority, c.Hook, c.TTL, tt.family, tt.table, tt.prio, tt.hook, tt.ttl)
 			}
 		})
 	}

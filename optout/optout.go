@@ -139,7 +139,7 @@ type Letter struct {
 	// From is the site operator asking; To the crawler operator's contact.
 	From, To *mail.Address
 	// Crawler is the crawler's name as its operator writes it
-	// ("LohiSoftBot").
+	// (its profile's title, such as "ExampleBot").
 	Crawler string
 	// Domains are the domains to exclude, in ASCII form, in the order
 	// given (duplicates are listed once).

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"hash/crc32"
 	"io"
 	"os"
@@ -18,24 +19,10 @@ import (
 	"github.com/ulikunitz/xz"
 )
 
-// needTool returns the path of a command-line tool, failing the test when
-// CI is set and it is missing (.ci installs it), skipping it elsewhere.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is needed in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
 // runTool pipes in through a command and returns its output.
 func runTool(t *testing.T, in []byte, name string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(needTool(t, name), args...)
+	cmd := exec.Command(testutil.NeedTool(t, ".ci/install-compressors", name), args...)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr

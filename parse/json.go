@@ -271,9 +271,9 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	listed := false
 	if p.listed != nil {
 		if v := vals[fAddr]; v.set {
-			listed = p.listed.containsText(line[v.s:v.e])
+			listed = listedText(p.listed, line[v.s:v.e])
 		} else if v := vals[fAddrPort]; v.set {
-			listed = p.listed.containsText(clientText(fAddrPort, line[v.s:v.e]))
+			listed = listedText(p.listed, clientText(fAddrPort, line[v.s:v.e]))
 		}
 	}
 	if !claimed && !listed && !p.keepAll {

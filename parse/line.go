@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"math"
 	"net/netip"
 	"strconv"
@@ -17,7 +18,7 @@ type span struct{ s, e int32 }
 type lineParser struct {
 	f        *Format
 	claims   *TokenSet // the crawlers' tokens
-	listed   *AddrSet
+	listed   *addrset.Set
 	site     string
 	trustXFF bool
 	keepAll  bool // build a record for every valid line (tests, small inputs)
@@ -40,7 +41,7 @@ type lineParser struct {
 	notRequest bool
 }
 
-func newLineParser(f *Format, claims *TokenSet, listed *AddrSet, site string, trustXFF bool) *lineParser {
+func newLineParser(f *Format, claims *TokenSet, listed *addrset.Set, site string, trustXFF bool) *lineParser {
 	return &lineParser{f: f, claims: claims, listed: listed, site: site, trustXFF: trustXFF, zones: map[int]*time.Location{}}
 }
 
@@ -197,7 +198,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 	}
 	claimed := claims != 0
 	if i := p.f.addrItem; i >= 0 && p.listed != nil {
-		listed = p.listed.containsText(clientText(p.f.items[i].field, line[spans[i].s:spans[i].e]))
+		listed = listedText(p.listed, clientText(p.f.items[i].field, line[spans[i].s:spans[i].e]))
 	}
 	if !claimed && !listed && !p.keepAll {
 		return false, ""

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"io"
 	"runtime"
 	"strconv"
@@ -113,7 +114,7 @@ type Options struct {
 	Claims *TokenSet
 	// Listed are addresses whose requests are kept even without a
 	// crawler's token (the crawlers' published addresses).
-	Listed *AddrSet
+	Listed *addrset.Set
 	// Workers is the number of parsing goroutines (0: GOMAXPROCS).
 	Workers int
 	// MaxExamples is how many malformed lines to keep (0: 10).

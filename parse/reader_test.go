@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"io"
 	"net/netip"
 	"os"
@@ -459,7 +460,7 @@ func TestReaderListedAddresses(t *testing.T) {
 79.139.058.98 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 1 "-" "Mozilla/5.0"
 2001:db8::5 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 1 "-" "Mozilla/5.0"
 `
-	set := NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("2001:db8::/64")})
+	set := addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("2001:db8::/64")})
 	r := NewReader(strings.NewReader(in), Options{Claims: testClaims, Name: "x", Format: Combined, Listed: set})
 	recs := readAll(t, r)
 	if len(recs) != 2 || recs[0].Line != 1 || recs[1].Line != 4 || recs[0].Claimed {
@@ -652,10 +653,10 @@ func TestOneTokenClaimsEverywhere(t *testing.T) {
 // TestLineNoAllocations: a line that is not of interest is checked without
 // allocating, whatever the client (IPv4 or IPv6) and the listed set.
 func TestLineNoAllocations(t *testing.T) {
-	sets := map[string]*AddrSet{
+	sets := map[string]*addrset.Set{
 		"no list":     nil,
-		"addresses":   NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")}),
-		"ipv4 ranges": NewAddrSet([]netip.Prefix{netip.MustParsePrefix("79.139.58.0/24")}),
+		"addresses":   addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32")}),
+		"ipv4 ranges": addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.0/24")}),
 	}
 	lines := []string{
 		`203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET /a HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"`,

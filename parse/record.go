@@ -5,7 +5,8 @@
 // field plan ([Format]), every line is checked against it so that the count
 // of malformed lines is exact, and only the lines a caller is interested in
 // (those whose User-Agent carries one of the product tokens the caller
-// gives, see [TokenSet], or whose client is in the caller's [AddrSet]) are
+// gives, see [TokenSet], or whose client is in the caller's set of listed
+// addresses) are
 // turned into [Record] values. All other lines are validated without
 // allocating.
 package parse

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"io"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -12,7 +13,7 @@ import (
 // The crawlers the report names (summary.crawlers, and each address's,
 // site's and violation's) are the page's; tl must name them alike
 // (Timelines.Crawlers).
-func PageOf(r *audit.Report, tl *Timelines) *Page {
+func PageOf(r *audit.Report, tl *timeline.Set) *Page {
 	s := r.Summary
 	p := &Page{
 		Tool:        r.Tool,
@@ -21,7 +22,7 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 		Summary: Summary{
 			Files: s.Files, Lines: s.Lines, Malformed: s.Malformed,
 			ClaimedHits: s.ClaimedHits, GenuineHits: s.GenuineHits, SpoofedHits: s.SpoofedHits, UnverifiedHits: s.UnverifiedHits,
-			Violations: s.Violations, LogFormat: s.LogFormat, IPListSource: s.IPListSource, Incomplete: s.Incomplete,
+			Violations: s.Violations, ViolationsLeftOut: s.ViolationsLeftOut, LogFormat: s.LogFormat, IPListSource: s.IPListSource, Incomplete: s.Incomplete,
 		},
 		Addresses: func(yield func(Address) bool) {
 			for ip := range r.AllIPs() {
@@ -42,7 +43,8 @@ func PageOf(r *audit.Report, tl *Timelines) *Page {
 	}
 	for _, site := range r.Sites {
 		p.Sites = append(p.Sites, Site{Site: site.Site, Crawler: site.Crawler, Pages: site.Pages, RobotsFetches: site.RobotsFetches,
-			ChecksSkipped: site.ChecksSkipped, NotPromised: site.NotPromised, ClaimedHits: site.ClaimedHits, Violations: site.Violations})
+			ChecksSkipped: site.ChecksSkipped, NotPromised: site.NotPromised, ClaimedHits: site.ClaimedHits, Violations: site.Violations,
+			ViolationsLeftOut: site.ViolationsLeftOut})
 	}
 	for _, v := range r.Violations {
 		p.Violations = append(p.Violations, Violation{Kind: v.Kind, Crawler: v.Crawler, Site: v.Site, IP: v.IP, Time: v.Time,

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"strings"
 	"testing"
 	"time"
@@ -29,20 +30,20 @@ func TestHTMLOfReport(t *testing.T) {
 				i, p.Violations[i].RobotsLine, p.Violations[i].RobotsRule, v.RobotsLine, v.RobotsRule)
 		}
 	}
-	var tl Timelines
+	var tl timeline.Set
 	for _, ip := range r.IPList() {
-		c := Spoofed
+		c := timeline.Spoofed
 		if ip.Verdict == "genuine" {
-			c = Genuine
+			c = timeline.Genuine
 		}
 		for i := range ip.Hits {
-			tl.Add(r.Sites[0].Site, "", Request{Time: ip.FirstSeen.Add(time.Duration(i) * time.Second), Class: c, Status: 200})
+			tl.Add(r.Sites[0].Site, "", timeline.Request{Time: ip.FirstSeen.Add(time.Duration(i) * time.Second), Class: c, Status: 200})
 		}
 	}
 	html, _ := Lookup("html")
 	for _, tc := range []struct {
 		name      string
-		timelines *Timelines
+		timelines *timeline.Set
 		drawings  int
 	}{{"without timelines", nil, 0}, {"with timelines", &tl, 1}} {
 		var out bytes.Buffer
@@ -91,13 +92,13 @@ func TestHTMLOfReport(t *testing.T) {
 // violation, and draws a timeline per crawler and site.
 func TestHTMLOfCrawlersReport(t *testing.T) {
 	r := goldenReport(t, "crawlers.json")
-	tl := &Timelines{Crawlers: []string{"lohisoftbot", "googlebot", "bingbot", "examplebot"}}
+	tl := &timeline.Set{Crawlers: []string{"lohisoftbot", "googlebot", "bingbot", "examplebot"}}
 	for _, ip := range r.IPList() {
-		c := Spoofed
+		c := timeline.Spoofed
 		if ip.Verdict == "genuine" {
-			c = Genuine
+			c = timeline.Genuine
 		}
-		tl.Add("example.org", ip.Crawler, Request{Time: ip.FirstSeen, Class: c, Status: 200})
+		tl.Add("example.org", ip.Crawler, timeline.Request{Time: ip.FirstSeen, Class: c, Status: 200})
 	}
 	p := PageOf(r, tl)
 	if len(p.Crawlers) != 4 || p.Crawlers[3] != (CrawlerSummary{Name: "examplebot", Category: "other", ClaimedHits: 9, GenuineHits: 8, SpoofedHits: 1, Violations: 1}) {

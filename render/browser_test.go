@@ -7,13 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"image"
 	"image/color"
 	"image/png"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,17 +32,7 @@ import (
 // findChromium returns Debian's chromium, or skips the test when it is
 // missing and CI is not set (with CI set, a missing browser fails).
 func findChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed and CI is set: .ci/install-browser installs it")
-	}
-	t.Skip("chromium is not installed (.ci/install-browser installs it); skipped outside CI")
-	return ""
+	return testutil.NeedTool(t, ".ci/install-browser", "chromium", "chromium-browser")
 }
 
 // countingProxy accepts connections on loopback, notes the first line of

@@ -89,6 +89,21 @@ func (f *reportFiller) fill(v reflect.Value, depth int) {
 			}
 			v.Set(s)
 		}
+	case reflect.Map:
+		switch n := f.rng.IntN(4); n {
+		case 0: // nil
+		case 1:
+			v.Set(reflect.MakeMap(v.Type()))
+		default:
+			m := reflect.MakeMapWithSize(v.Type(), n)
+			for range n {
+				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+				f.fill(k, depth+1)
+				f.fill(e, depth+1)
+				m.SetMapIndex(k, e)
+			}
+			v.Set(m)
+		}
 	default:
 		panic(fmt.Sprintf("reportFiller: cannot fill a %s", v.Type()))
 	}

@@ -6,6 +6,7 @@ import (
 	"container/heap"
 	"embed"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"html/template"
 	"io"
 	"maps"
@@ -124,7 +125,7 @@ type section struct {
 
 	// Not shown directly.
 	site     *Site
-	timeline *Timeline
+	timeline *timeline.Timeline
 	vs       []numbered
 }
 
@@ -205,7 +206,7 @@ func buildView(p *Page) *view {
 		{Label: "genuine", Value: num(s.GenuineHits), Class: "g", Note: "hits from the crawler's addresses"},
 		{Label: "spoofed", Value: num(s.SpoofedHits), Class: "s", Note: "hits from impostors"},
 		{Label: "unverified", Value: num(s.UnverifiedHits), Class: "u", Note: "DNS could not answer"},
-		{Label: "violations", Value: num(int64(s.Violations)), Class: "v", Note: "broken promises of the genuine crawler"},
+		{Label: "violations", Value: num(int64(s.Violations)), Class: "v", Note: violationsNote(s.ViolationsLeftOut)},
 		{Label: "malformed lines", Value: num(s.Malformed), Class: "m", Note: "of " + num(s.Lines) + " lines read"},
 	}
 	v.Facts = []fact{
@@ -331,6 +332,9 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 					omittedKinds[y.Kind]++
 				}
 				s.Omitted = plural(int64(len(s.vs)-i), "more violation", "more violations") + " not listed here: the JSON report has them all"
+				if s.site != nil && len(s.site.ViolationsLeftOut) > 0 {
+					s.Omitted = plural(int64(len(s.vs)-i), "more violation", "more violations") + " not listed here: the JSON report lists them"
+				}
 				break
 			}
 			budget--
@@ -353,6 +357,12 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 			total += omittedKinds[kd]
 		}
 		v.ViolNote = "Only the first " + num(int64(lim.Violations)) + " violations are listed; " + num(int64(total)) + " more (" + strings.Join(parts, ", ") + ") are in the JSON report."
+	}
+	if n := p.Summary.ViolationsLeftOut; n > 0 {
+		if v.ViolNote != "" {
+			v.ViolNote += " "
+		}
+		v.ViolNote += plural(int64(n), "violation was", "violations were") + " counted but listed nowhere, past --max-violations per site and kind: each site says which."
 	}
 
 	// Draw the timelines.
@@ -385,6 +395,9 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 				plural(st.RobotsFetches, "robots.txt fetch", "robots.txt fetches"),
 				plural(st.ClaimedHits, "claimed hit", "claimed hits"),
 				plural(int64(st.Violations), "violation", "violations"),
+			}
+			if n := leftOutNote(st.ViolationsLeftOut); n != "" {
+				s.Notes = append(s.Notes, n)
 			}
 			for _, c := range st.ChecksSkipped {
 				s.Skipped = append(s.Skipped, cut(c, 60))
@@ -429,6 +442,29 @@ func buildSections(p *Page, lim Limits, v *view) []*section {
 	return out
 }
 
+// violationsNote is the note of the violations card.
+func violationsNote(leftOut int) string {
+	if leftOut > 0 {
+		return "broken promises of the genuine crawler; " + num(int64(leftOut)) + " counted but not listed"
+	}
+	return "broken promises of the genuine crawler"
+}
+
+// leftOutNote says which violations of a site were counted but not
+// listed, by kind; "" when none was.
+func leftOutNote(leftOut map[string]int) string {
+	if len(leftOut) == 0 {
+		return ""
+	}
+	var parts []string
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(leftOut)) {
+		parts = append(parts, cut(k, 40)+" "+num(int64(leftOut[k])))
+		total += leftOut[k]
+	}
+	return "Listed: the first violations of each kind; " + plural(int64(total), "more was", "more were") + " counted but not listed (" + strings.Join(parts, ", ") + "), past --max-violations."
+}
+
 func violationRow(x numbered) violRow {
 	where := cut(x.File, 120)
 	if x.Line > 0 {
@@ -465,9 +501,9 @@ func drawTimeline(s *section, laneCap int) {
 		}
 		seen = true
 	}
-	for c := Genuine; c < numClasses; c++ {
+	for c := timeline.Genuine; c < timeline.NumClasses; c++ {
 		total := t.Total(c)
-		if total.Requests == 0 && c != Genuine {
+		if total.Requests == 0 && c != timeline.Genuine {
 			// The genuine lane is always drawn: an empty one says that
 			// only impostors came.
 			continue
@@ -478,7 +514,7 @@ func drawTimeline(s *section, laneCap int) {
 		} else {
 			in.exact = t.Requests(c)
 			if in.exact == nil {
-				in.exact = []Request{}
+				in.exact = []timeline.Request{}
 			}
 		}
 		if first, last, ok := t.Span(c); ok {
@@ -501,7 +537,7 @@ func drawTimeline(s *section, laneCap int) {
 	// The genuine crawler's crawls, runs of requests less than an hour
 	// apart, drawn each on its own axis; not when one crawl is most of the
 	// overview already, which then names the violations' kinds itself.
-	if t.Total(Genuine).Requests > 0 && t.Aggregated(Genuine) {
+	if t.Total(timeline.Genuine).Requests > 0 && t.Aggregated(timeline.Genuine) {
 		s.Notes = append(s.Notes, "Too many genuine requests to draw one by one: they are counted per time bucket, without the details of each crawl.")
 	}
 	crawls := genuineCrawls(t, s.vs)
@@ -530,13 +566,13 @@ func drawTimeline(s *section, laneCap int) {
 			if in.exact == nil {
 				continue
 			}
-			var part []Request
+			var part []timeline.Request
 			for _, r := range in.exact {
 				if csc.contains(r.Time.UnixMilli()) {
 					part = append(part, r)
 				}
 			}
-			if len(part) > 0 || in.class == Genuine {
+			if len(part) > 0 || in.class == timeline.Genuine {
 				cl = append(cl, laneInput{class: in.class, exact: part})
 			}
 		}
@@ -556,17 +592,17 @@ func drawTimeline(s *section, laneCap int) {
 // crawl is a run of the genuine crawler's requests less than an hour apart.
 type crawl struct {
 	number      int
-	reqs        []Request
+	reqs        []timeline.Request
 	first, last int64 // Unix ms
 	nv          int   // violations within
 }
 
 // genuineCrawls splits a timeline's exact genuine requests into crawls.
-func genuineCrawls(t *Timeline, vs []numbered) []crawl {
-	if t.Aggregated(Genuine) {
+func genuineCrawls(t *timeline.Timeline, vs []numbered) []crawl {
+	if t.Aggregated(timeline.Genuine) {
 		return nil
 	}
-	g := t.Requests(Genuine)
+	g := t.Requests(timeline.Genuine)
 	var out []crawl
 	start := 0
 	for i := 1; i <= len(g); i++ {

@@ -3,9 +3,9 @@ package render
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,7 +17,8 @@ import (
 	"golang.org/x/net/html"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+// t0 is when the test crawls begin.
+var t0 = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 
 func render(t testing.TB, p *Page) []byte {
 	t.Helper()
@@ -31,18 +32,18 @@ func render(t testing.TB, p *Page) []byte {
 // multiPage is a small report of two crawlers on two sites, one of them
 // only visited by impostors.
 func multiPage(t testing.TB) *Page {
-	mk := func(site, crawler string) *Timeline {
-		return &Timeline{Site: site, Crawler: crawler, Budget: Budget{Pages: 5, Window: time.Hour}}
+	mk := func(site, crawler string) *timeline.Timeline {
+		return &timeline.Timeline{Site: site, Crawler: crawler, Budget: timeline.Budget{Pages: 5, Window: time.Hour}}
 	}
 	a := mk("blog.example", "lohisoftbot")
 	b := mk("blog.example", "googlebot")
 	c := mk("shop.example", "googlebot")
 	for i := 0; i < 8; i++ {
-		a.Add(Request{Time: t0.Add(time.Duration(i) * 40 * time.Second), Class: Genuine, Robots: i == 0, Status: 200})
-		b.Add(Request{Time: t0.Add(30*time.Minute + time.Duration(i)*3*time.Second), Class: Genuine, Status: 200})
-		c.Add(Request{Time: t0.Add(time.Duration(i) * 11 * time.Minute), Class: Spoofed, Status: 404})
+		a.Add(timeline.Request{Time: t0.Add(time.Duration(i) * 40 * time.Second), Class: timeline.Genuine, Robots: i == 0, Status: 200})
+		b.Add(timeline.Request{Time: t0.Add(30*time.Minute + time.Duration(i)*3*time.Second), Class: timeline.Genuine, Status: 200})
+		c.Add(timeline.Request{Time: t0.Add(time.Duration(i) * 11 * time.Minute), Class: timeline.Spoofed, Status: 404})
 	}
-	c.Add(Request{Time: t0.Add(2 * time.Hour), Class: Unverified, Status: 200})
+	c.Add(timeline.Request{Time: t0.Add(2 * time.Hour), Class: timeline.Unverified, Status: 200})
 	addrs := []Address{
 		{IP: "79.139.58.98", Crawler: "lohisoftbot", Verdict: "genuine", Method: "fcrdns", PTR: []string{"crawler1.bot.lohisoft.com."}, Forward: []string{"79.139.58.98"}, InIPList: true, Hits: 8, FirstSeen: t0, LastSeen: t0.Add(280 * time.Second), UserAgents: []string{"LohiSoftBot/1.0 (+https://lohisoft.com/bot)"}},
 		{IP: "66.249.66.1", Crawler: "googlebot", Verdict: "genuine", Method: "fcrdns", PTR: []string{"crawl-66-249-66-1.googlebot.com."}, Forward: []string{"66.249.66.1"}, InIPList: true, Hits: 8, FirstSeen: t0.Add(30 * time.Minute), LastSeen: t0.Add(30*time.Minute + 21*time.Second), UserAgents: []string{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"}},
@@ -66,7 +67,7 @@ func multiPage(t testing.TB) *Page {
 			{Kind: "budget", Crawler: "lohisoftbot", Site: "blog.example", IP: "79.139.58.98", Time: t0.Add(240 * time.Second), File: "access.log", Line: 600, Path: "/p6", Detail: "6 pages within 1h, more than the budget of 5"},
 			{Kind: "robots-not-fetched", Crawler: "googlebot", Site: "blog.example", IP: "66.249.66.1", Time: t0.Add(30 * time.Minute), File: "access.log", Line: 700, Path: "/", Detail: "no /robots.txt request within 24h before"},
 		},
-		Timelines: []*Timeline{a, b, c},
+		Timelines: []*timeline.Timeline{a, b, c},
 		Limits:    Limits{TopAddresses: 2},
 	}
 }
@@ -86,35 +87,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal("two renderings of the same page differ")
 			}
 			checkStructure(t, got)
-			path := filepath.Join("testdata", tc.name+".golden.html")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./render -run TestGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := 0; i < len(gl) || i < len(wl); i++ {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
-					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Fatalf("%s differs at line %d:\n got: %.300s\nwant: %.300s\n(go test ./render -run TestGolden -update rewrites it)", path, i+1, g, w)
-					}
-				}
-			}
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".golden.html"), got)
 		})
 	}
 }
@@ -328,10 +301,10 @@ var hostile = []string{
 // hostilePage puts the hostile strings in every string of a page.
 func hostilePage(t testing.TB) *Page {
 	h := func(i int) string { return hostile[i%len(hostile)] }
-	tl := &Timeline{Site: h(0), Crawler: h(1), Budget: Budget{Pages: 2, Window: time.Hour}}
+	tl := &timeline.Timeline{Site: h(0), Crawler: h(1), Budget: timeline.Budget{Pages: 2, Window: time.Hour}}
 	for i := 0; i < 6; i++ {
-		tl.Add(Request{Time: t0.Add(time.Duration(i) * 5 * time.Second), Class: Genuine, Robots: i == 0, Status: 200})
-		tl.Add(Request{Time: t0.Add(time.Duration(i) * time.Minute), Class: Spoofed, Status: 503})
+		tl.Add(timeline.Request{Time: t0.Add(time.Duration(i) * 5 * time.Second), Class: timeline.Genuine, Robots: i == 0, Status: 200})
+		tl.Add(timeline.Request{Time: t0.Add(time.Duration(i) * time.Minute), Class: timeline.Spoofed, Status: 503})
 	}
 	var addrs []Address
 	for i := range hostile {
@@ -357,7 +330,7 @@ func hostilePage(t testing.TB) *Page {
 		Violations: vs,
 		Malformed:  mal,
 		Warnings:   slices.Clone(hostile),
-		Timelines:  []*Timeline{tl},
+		Timelines:  []*timeline.Timeline{tl},
 		Limits:     Limits{TopAddresses: 5},
 	}
 }
@@ -405,9 +378,9 @@ func FuzzWriteHTML(f *testing.F) {
 		f.Add(h, h, h)
 	}
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		tl := &Timeline{Site: a, Crawler: b, Budget: Budget{Pages: 1, Window: time.Minute}}
-		tl.Add(Request{Time: t0, Class: Genuine, Robots: true, Status: 200})
-		tl.Add(Request{Time: t0.Add(time.Second), Class: Spoofed})
+		tl := &timeline.Timeline{Site: a, Crawler: b, Budget: timeline.Budget{Pages: 1, Window: time.Minute}}
+		tl.Add(timeline.Request{Time: t0, Class: timeline.Genuine, Robots: true, Status: 200})
+		tl.Add(timeline.Request{Time: t0.Add(time.Second), Class: timeline.Spoofed})
 		p := &Page{
 			Title: a, Version: b,
 			Summary:    Summary{LogFormat: c},
@@ -416,7 +389,7 @@ func FuzzWriteHTML(f *testing.F) {
 			Violations: []Violation{{Kind: c, Site: a, Crawler: b, Path: c, Detail: a, RobotsRule: b, Time: t0}},
 			Malformed:  []Malformed{{File: a, Text: b, Reason: c}},
 			Warnings:   []string{a, b, c},
-			Timelines:  []*Timeline{tl},
+			Timelines:  []*timeline.Timeline{tl},
 			Limits:     Limits{TopAddresses: 1},
 		}
 		checkStructure(t, render(t, p))
@@ -431,15 +404,15 @@ func TestLargeAuditStaysSmall(t *testing.T) {
 		t.Skip("large report: not in -short")
 	}
 	start := time.Now()
-	var tls []*Timeline
+	var tls []*timeline.Timeline
 	for s := 0; s < 10; s++ {
-		tl := &Timeline{Site: fmt.Sprintf("site%d.example", s), Crawler: "lohisoftbot", Budget: Budget{Pages: 20, Window: 24 * time.Hour}}
+		tl := &timeline.Timeline{Site: fmt.Sprintf("site%d.example", s), Crawler: "lohisoftbot", Budget: timeline.Budget{Pages: 20, Window: 24 * time.Hour}}
 		for i := 0; i < 50_000; i++ {
-			c := Spoofed
+			c := timeline.Spoofed
 			if i%50 == 0 {
-				c = Genuine
+				c = timeline.Genuine
 			}
-			tl.Add(Request{Time: t0.Add(time.Duration(i) * 17 * time.Second), Class: c, Robots: i%1000 == 0, Status: 200 + i%7*50})
+			tl.Add(timeline.Request{Time: t0.Add(time.Duration(i) * 17 * time.Second), Class: c, Robots: i%1000 == 0, Status: 200 + i%7*50})
 		}
 		tls = append(tls, tl)
 	}
@@ -507,10 +480,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
 // timelines. Run it with -benchmem, and under /usr/bin/time -v for the
 // peak memory.
 func BenchmarkWriteHTMLMillionAddresses(b *testing.B) {
-	s := &Timelines{}
-	for site := 0; site < DefaultMaxTimelines; site++ {
-		for i := 0; i < 3*DefaultMarkCap-3; i++ {
-			s.Add(fmt.Sprintf("site%03d.example", site), "lohisoftbot", Request{Time: t0.Add(time.Duration(i) * time.Second), Class: Class(i % 3), Status: 200})
+	s := &timeline.Set{}
+	for site := 0; site < timeline.DefaultMaxTimelines; site++ {
+		for i := 0; i < 3*timeline.DefaultMarkCap-3; i++ {
+			s.Add(fmt.Sprintf("site%03d.example", site), "lohisoftbot", timeline.Request{Time: t0.Add(time.Duration(i) * time.Second), Class: timeline.Class(i % 3), Status: 200})
 		}
 	}
 	addrs := func(yield func(Address) bool) {
@@ -535,3 +508,25 @@ func BenchmarkWriteHTMLMillionAddresses(b *testing.B) {
 		b.ReportMetric(float64(w.n)/1e6, "MB/page")
 	}
 }
+
+// TestHTMLExtremeTimes: a timeline whose requests span year 1 to 9999 is
+// drawn.
+func TestHTMLExtremeTimes(t *testing.T) {
+	tl := &timeline.Timeline{MarkCap: 2}
+	for _, tm := range []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 500e6, time.UTC),
+		t0,
+	} {
+		tl.Add(timeline.Request{Time: tm, Class: timeline.Unverified, Status: -5})
+	}
+	var buf countingWriter
+	if err := WriteHTML(&buf, &Page{Timelines: []*timeline.Timeline{tl}}); err != nil || buf.n == 0 {
+		t.Fatalf("drew %d bytes: %v", buf.n, err)
+	}
+}
+
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }

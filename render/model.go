@@ -20,6 +20,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"iter"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ type Page struct {
 
 	// Timelines are the requests per site and crawler to draw; a site
 	// without one is listed without a drawing.
-	Timelines []*Timeline
+	Timelines []*timeline.Timeline
 
 	Limits Limits
 }
@@ -99,8 +100,11 @@ type Summary struct {
 	SpoofedHits    int64
 	UnverifiedHits int64
 	Violations     int
-	LogFormat      string
-	IPListSource   string
+	// ViolationsLeftOut counts the violations counted but not listed
+	// (SPEC §4, --max-violations).
+	ViolationsLeftOut int
+	LogFormat         string
+	IPListSource      string
 	// Incomplete says an input could not be read whole: what was read is
 	// reported, and the page says the report is partial.
 	Incomplete bool
@@ -115,6 +119,8 @@ type CrawlerSummary struct {
 	SpoofedHits    int64
 	UnverifiedHits int64
 	Violations     int
+	// ViolationsLeftOut is as in Summary.
+	ViolationsLeftOut int
 }
 
 // Address is one address that claimed a crawler, with the evidence of its
@@ -152,6 +158,9 @@ type Site struct {
 	NotPromised []string
 	ClaimedHits int64
 	Violations  int
+	// ViolationsLeftOut counts per kind the violations counted in
+	// Violations but not listed (SPEC §4, --max-violations).
+	ViolationsLeftOut map[string]int
 }
 
 // ChecksText is what a site row says of the checks not run: those

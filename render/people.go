@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -193,8 +194,12 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	if named {
 		claimed, listed = "crawler", "the crawlers' listed addresses did not carry their User-Agent"
 	}
-	t.Printf("%d claimed %s %s: %d genuine, %d spoofed, %d unverified; %s\n",
-		s.ClaimedHits, claimed, nouns.Of(s.ClaimedHits, "hit", "hits"), s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, nouns.Count(s.Violations, "violation", "violations"))
+	leftOut := ""
+	if s.ViolationsLeftOut > 0 {
+		leftOut = fmt.Sprintf(" (%d not listed, past --max-violations per site and kind)", s.ViolationsLeftOut)
+	}
+	t.Printf("%d claimed %s %s: %d genuine, %d spoofed, %d unverified; %s%s\n",
+		s.ClaimedHits, claimed, nouns.Of(s.ClaimedHits, "hit", "hits"), s.GenuineHits, s.SpoofedHits, s.UnverifiedHits, nouns.Count(s.Violations, "violation", "violations"), leftOut)
 	if s.FilteredOut > 0 {
 		t.Printf("%s outside --since/--until left out\n", nouns.Count(s.FilteredOut, "claimed hit", "claimed hits"))
 	}
@@ -259,57 +264,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 	}
 
 	if len(r.Violations) > 0 {
-		title := "Violations by the genuine crawler"
-		if named {
-			title += "s"
-		}
-		t.Heading(title)
-		type group struct{ site, crawler string }
-		byGroup := map[group][]audit.Violation{}
-		var groups []group
-		for _, v := range r.Violations {
-			g := group{site: v.Site}
-			if named {
-				g.crawler = v.Crawler
-			}
-			if _, ok := byGroup[g]; !ok {
-				groups = append(groups, g)
-			}
-			byGroup[g] = append(byGroup[g], v)
-		}
-		slices.SortFunc(groups, func(a, b group) int {
-			return cmp.Or(strings.Compare(a.site, b.site), strings.Compare(a.crawler, b.crawler))
-		})
-		for _, g := range groups {
-			vs := byGroup[g]
-			kinds := map[string]int{}
-			for _, v := range vs {
-				kinds[v.Kind]++
-			}
-			var counts []string
-			for k, n := range kinds {
-				counts = append(counts, fmt.Sprintf("%s %d", k, n))
-			}
-			sort.Strings(counts)
-			title := t.Cell(g.site, 80)
-			if named {
-				title += " (" + t.Cell(OrDash(g.crawler), 80) + ")"
-			}
-			title += ": " + t.Esc(strings.Join(counts, ", "))
-			if t.md {
-				t.Printf("### %s\n\n", title)
-			} else {
-				t.Printf("%s\n", title)
-			}
-			// Past the width, a violation is a block: its kind, time,
-			// address and line, then its path and its detail whole.
-			tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, TitleColumns: 4, Blocks: true}
-			for _, v := range vs {
-				tab.Rows = append(tab.Rows, []string{t.Cell(v.Kind, 0), tableTime(v.Time), t.Cell(v.IP, 45), t.Cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),
-					t.Cell(v.Path, 200), t.Cell(v.Detail, 300)})
-			}
-			t.Table(tab)
-		}
+		writeViolationsText(t, r, named, top)
 	}
 
 	if len(r.MalformedExamples) > 0 {
@@ -327,6 +282,142 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		}
 	}
 	return t.Err()
+}
+
+// writeViolationsText prints the violations grouped by site (and
+// crawler), each group's title counting them by kind. With top > 0 only
+// top of them are shown, taken from each site's kinds in turn (so that a
+// kind with few is not hidden by one with many), and a last line counts
+// the others by kind.
+func writeViolationsText(t *Text, r *audit.Report, named bool, top int) {
+	title := "Violations by the genuine crawler"
+	if named {
+		title += "s"
+	}
+	t.Heading(title)
+	type group struct{ site, crawler string }
+	groupOf := func(v *audit.Violation) group {
+		g := group{site: v.Site}
+		if named {
+			g.crawler = v.Crawler
+		}
+		return g
+	}
+	// What the report left out, per site row and kind.
+	leftOut := map[group]map[string]int{}
+	for _, s := range r.Sites {
+		if len(s.ViolationsLeftOut) > 0 {
+			g := group{site: s.Site}
+			if named {
+				g.crawler = s.Crawler
+			}
+			leftOut[g] = s.ViolationsLeftOut
+		}
+	}
+	shown := shownViolations(r.Violations, top, func(v *audit.Violation) any { return groupOf(v) })
+	byGroup := map[group][]int{}
+	listed := map[group]map[string]int{}
+	var groups []group
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		g := groupOf(v)
+		if listed[g] == nil {
+			listed[g] = map[string]int{}
+			groups = append(groups, g)
+		}
+		listed[g][v.Kind]++
+		if shown == nil || shown[i] {
+			byGroup[g] = append(byGroup[g], i)
+		}
+	}
+	slices.SortFunc(groups, func(a, b group) int {
+		return cmp.Or(strings.Compare(a.site, b.site), strings.Compare(a.crawler, b.crawler))
+	})
+	hidden := map[string]int{}
+	nHidden := 0
+	for _, g := range groups {
+		var counts []string
+		for k, n := range listed[g] {
+			if lo := leftOut[g][k]; lo > 0 {
+				counts = append(counts, fmt.Sprintf("%s %d (%d not listed)", k, n+lo, lo))
+			} else {
+				counts = append(counts, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		sort.Strings(counts)
+		title := t.Cell(g.site, 80)
+		if named {
+			title += " (" + t.Cell(OrDash(g.crawler), 80) + ")"
+		}
+		title += ": " + t.Esc(strings.Join(counts, ", "))
+		if t.md {
+			t.Printf("### %s\n\n", title)
+		} else {
+			t.Printf("%s\n", title)
+		}
+		idx := byGroup[g]
+		for k, n := range listed[g] {
+			hidden[k] += n
+			nHidden += n
+		}
+		for _, i := range idx {
+			hidden[r.Violations[i].Kind]--
+			nHidden--
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		// Past the width, a violation is a block: its kind, time,
+		// address and line, then its path and its detail whole.
+		tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, TitleColumns: 4, Blocks: true}
+		for _, i := range idx {
+			v := &r.Violations[i]
+			tab.Rows = append(tab.Rows, []string{t.Cell(v.Kind, 0), tableTime(v.Time), t.Cell(v.IP, 45), t.Cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),
+				t.Cell(v.Path, 200), t.Cell(v.Detail, 300)})
+		}
+		t.Table(tab)
+	}
+	if nHidden > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(hidden)) {
+			if hidden[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", k, hidden[k]))
+			}
+		}
+		t.Printf("%s not shown (%s); --top 0 shows every one listed\n", nouns.Count(nHidden, "more violation", "more violations"), t.Esc(strings.Join(parts, ", ")))
+	}
+}
+
+// shownViolations chooses which of vs (in report order) a listing of top
+// shows: the first of each site's kinds, then the second of each, and so
+// on, until top are chosen. It returns nil when every one is shown.
+func shownViolations(vs []audit.Violation, top int, groupOf func(*audit.Violation) any) []bool {
+	if top <= 0 || len(vs) <= top {
+		return nil
+	}
+	type bucket struct {
+		group any
+		kind  string
+	}
+	var order []bucket
+	members := map[bucket][]int{}
+	for i := range vs {
+		b := bucket{groupOf(&vs[i]), vs[i].Kind}
+		if _, ok := members[b]; !ok {
+			order = append(order, b)
+		}
+		members[b] = append(members[b], i)
+	}
+	shown := make([]bool, len(vs))
+	for n, round := 0, 0; n < top; round++ {
+		for _, b := range order {
+			if m := members[b]; round < len(m) && n < top {
+				shown[m[round]] = true
+				n++
+			}
+		}
+	}
+	return shown
 }
 
 // topByHits returns the addresses by hits, most first, ties in the order

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"io"
 	"slices"
 
@@ -21,7 +22,7 @@ type Options struct {
 	Top int
 	// Timelines are the requests that the HTML report draws per site
 	// (nil: none drawn).
-	Timelines *Timelines
+	Timelines *timeline.Set
 }
 
 // Renderer writes an audit report in one output format.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,19 +66,19 @@ const sampleRequests = `
 `
 
 // sampleTimeline is www.example.org's timeline from the sample log.
-func sampleTimeline(t testing.TB) *Timeline {
-	tl := &Timeline{Site: "www.example.org", Crawler: "lohisoftbot", Budget: Budget{Pages: 20, Window: 24 * time.Hour}}
+func sampleTimeline(t testing.TB) *timeline.Timeline {
+	tl := &timeline.Timeline{Site: "www.example.org", Crawler: "lohisoftbot", Budget: timeline.Budget{Pages: 20, Window: 24 * time.Hour}}
 	for _, line := range strings.Split(strings.TrimSpace(sampleRequests), "\n") {
 		f := strings.Fields(line)
 		status, err := strconv.Atoi(f[3])
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := Genuine
+		c := timeline.Genuine
 		if f[1] == "s" {
-			c = Spoofed
+			c = timeline.Spoofed
 		}
-		tl.Add(Request{Time: utc(f[0]), Class: c, Robots: f[2] == "/robots.txt", Status: status})
+		tl.Add(timeline.Request{Time: utc(f[0]), Class: c, Robots: f[2] == "/robots.txt", Status: status})
 	}
 	return tl
 }
@@ -143,6 +144,6 @@ func samplePage(t testing.TB) *Page {
 		Warnings: []string{
 			"ip list: offline and no cached copy of https://lohisoft.com/bot/ips.json; the built-in list (79.139.58.98, 79.139.58.121) decides",
 		},
-		Timelines: []*Timeline{sampleTimeline(t)},
+		Timelines: []*timeline.Timeline{sampleTimeline(t)},
 	}
 }

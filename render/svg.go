@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"strconv"
 	"strings"
 	"time"
@@ -137,10 +139,10 @@ type numbered struct {
 
 // laneInput is what one lane draws.
 type laneInput struct {
-	class Class
-	exact []Request // nil when aggregated
+	class timeline.Class
+	exact []timeline.Request // nil when aggregated
 	width time.Duration
-	bkts  []Bucket
+	bkts  []timeline.Bucket
 }
 
 // drawOptions bound one drawing.
@@ -148,7 +150,7 @@ type drawOptions struct {
 	tickCap    int  // most requests per lane drawn one by one
 	markerRows int  // rows of violation markers before they merge
 	bands      bool // draw the budget windows
-	budget     Budget
+	budget     timeline.Budget
 }
 
 // draw makes one drawing of lanes over scale sc, with the violations vs
@@ -170,7 +172,7 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 	var genuineLane *laneInput
 	for i := range lanes {
 		in := &lanes[i]
-		withBands := o.bands && in.class == Genuine && o.budget.Pages > 0 && o.budget.Window > 0
+		withBands := o.bands && in.class == timeline.Genuine && o.budget.Pages > 0 && o.budget.Window > 0
 		lv, h := drawLane(sc, in, y, withBands, o.tickCap)
 		if withBands {
 			genuineTop, genuineH, genuineLane = y, h, in
@@ -212,14 +214,14 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 // drawLane draws one lane's requests at y: one tick per request while they
 // are few enough, else a histogram. It returns the lane and its height.
 func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (laneView, float64) {
-	var reqs []Request
-	var shown Counts
-	var bk []Bucket
+	var reqs []timeline.Request
+	var shown timeline.Counts
+	var bk []timeline.Bucket
 	if in.exact != nil {
 		for _, r := range in.exact {
 			if sc.contains(r.Time.UnixMilli()) {
 				reqs = append(reqs, r)
-				shown.add(mark{status: int16(r.Status), robots: r.Robots}.counts())
+				shown.Add(r.Counts())
 			}
 		}
 	} else {
@@ -227,7 +229,7 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 			end := b.Start.Add(in.width).UnixMilli()
 			if end >= sc.t0 && b.Start.UnixMilli() <= sc.t1 {
 				bk = append(bk, b)
-				shown.add(b.Counts)
+				shown.Add(b.Counts)
 			}
 		}
 	}
@@ -271,7 +273,7 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 	for _, r := range reqs {
 		x := f(sc.x(r.Time.UnixMilli()))
 		b := &ticks
-		if isBackoffStatus(r.Status) {
+		if conduct.IsBackoffStatus(r.Status) {
 			b = &errs
 		}
 		b.WriteString("M" + x + " " + f(top) + "V" + f(bottom))
@@ -290,11 +292,11 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 	return lv, h
 }
 
-func classShort(c Class) string {
+func classShort(c timeline.Class) string {
 	switch c {
-	case Genuine:
+	case timeline.Genuine:
 		return "g"
-	case Spoofed:
+	case timeline.Spoofed:
 		return "s"
 	}
 	return "u"
@@ -308,27 +310,27 @@ func statusText(s int) string {
 }
 
 // binExact turns requests into one-second buckets.
-func binExact(reqs []Request) []Bucket {
-	var out []Bucket
+func binExact(reqs []timeline.Request) []timeline.Bucket {
+	var out []timeline.Bucket
 	for _, r := range reqs {
 		sec := r.Time.Truncate(time.Second)
-		c := mark{status: int16(r.Status), robots: r.Robots}.counts()
+		c := r.Counts()
 		if n := len(out); n > 0 && out[n-1].Start.Equal(sec) {
-			out[n-1].add(c)
+			out[n-1].Add(c)
 			continue
 		}
-		out = append(out, Bucket{Start: sec, Counts: c})
+		out = append(out, timeline.Bucket{Start: sec, Counts: c})
 	}
 	return out
 }
 
 // bars draws buckets of the given width (0: one second) as a histogram
 // whose bins are at least 2.5 units wide, and says what a bar stands for.
-func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64) (path, note string) {
+func bars(sc scale, bk []timeline.Bucket, width time.Duration, top, bottom float64) (path, note string) {
 	w := max(width.Milliseconds(), 1000)
 	minW := int64(2.5 * sc.msPerPx())
 	for w < minW {
-		w = nextWidth(w)
+		w = timeline.NextWidth(w)
 	}
 	type bin struct {
 		idx int64
@@ -336,7 +338,7 @@ func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64) (path
 	}
 	var bins []bin
 	for _, b := range bk {
-		idx := floorDiv(b.Start.UnixMilli(), w)
+		idx := timeline.FloorDiv(b.Start.UnixMilli(), w)
 		if n := len(bins); n > 0 && bins[n-1].idx == idx {
 			bins[n-1].n += b.Requests
 			continue
@@ -364,7 +366,7 @@ func bars(sc scale, bk []Bucket, width time.Duration, top, bottom float64) (path
 // budgetBands draws the budget windows over the genuine lane: each starts at
 // the first page after the one before it ends, and holds the pages of the
 // next Window (its end included).
-func budgetBands(sc scale, in *laneInput, b Budget, y, h float64) []bandView {
+func budgetBands(sc scale, in *laneInput, b timeline.Budget, y, h float64) []bandView {
 	type page struct {
 		ms int64
 		n  int64

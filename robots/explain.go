@@ -17,7 +17,7 @@ func (d Decision) Reason() string {
 }
 
 // Explain says what d, the decision of rs for token on path, is and what
-// made it: "LohiSoftBot is blocked from /private/ by robots.txt line 3:
+// made it: "ExampleBot is blocked from /private/ by robots.txt line 3:
 // Disallow: /private/".
 func (rs *Source) Explain(token, path string, d Decision) string {
 	verdict := "blocked from"

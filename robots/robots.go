@@ -45,7 +45,7 @@ const maxWarnings = 20
 //     first user-agent line are ignored.
 //   - A user-agent value is cut to its product token, the leading run of
 //     letters, "-" and "_" (RFC 9309 §2.2.1's grammar; Google does the
-//     same): "LohiSoftBot/1.0" names LohiSoftBot, "LohiSoftBotX" does not.
+//     same): "ExampleBot/1.0" names ExampleBot, "ExampleBotX" does not.
 //     A value that is "*", or "*" followed by a space, names every crawler.
 //   - Paths are compared after percent-encoding is normalised on both
 //     sides (see [Robots.Decide]); "*" matches any run of bytes and "$"
@@ -99,9 +99,9 @@ type Decision struct {
 	// Rule is that line's text as written, without its comment and trimmed,
 	// such as "Disallow: /private/"; "" when Line is 0.
 	Rule string
-	// Why says what decided when Line is 0: "no rule in the LohiSoftBot
+	// Why says what decided when Line is 0: "no rule in the ExampleBot
 	// group matches", "/robots.txt is always allowed", "no group for
-	// LohiSoftBot and no * group", or the reason given to
+	// ExampleBot and no * group", or the reason given to
 	// [AllowAll] or [DisallowAll]. It is "" when a rule decided.
 	Why string
 	// Agent names the group that applied: the caller's product token, or
@@ -362,7 +362,7 @@ func keyKind(key string) (kind keyword, typo bool) {
 // Decide says whether the crawler whose product token is token may fetch
 // target.
 //
-// token may be a whole product ("LohiSoftBot/1.0"); it is cut with
+// token may be a whole product ("ExampleBot/1.0"); it is cut with
 // [crawler.ProductToken] and matched without regard to case against the
 // file's user-agent lines. All groups naming it are merged; the "*" group
 // applies only when none does. A token of "*" or one without a product

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/miekg/dns"
 )
 
@@ -116,6 +117,7 @@ type Verifier struct {
 	res      *dnsResolver
 	memo     *dnsMemo
 	list     *IPList
+	listed   *addrset.Set // list's prefixes, looked up
 	mu       sync.Mutex
 	done     map[netip.Addr]Result
 	warnings []string
@@ -159,6 +161,7 @@ func (v *Verifier) init() {
 		if v.list == nil {
 			v.list = BuiltinList(v.Profile)
 		}
+		v.listed = addrset.New(v.list.Prefixes)
 		v.done = map[netip.Addr]Result{}
 		if v.share != nil {
 			v.share.init()
@@ -350,6 +353,10 @@ func fcrdnsSpread(a netip.Addr) uint64 {
 	return h.Sum64()
 }
 
+// inList reports whether the IP list in force covers a (unmapped, without
+// its zone).
+func (v *Verifier) inList(a netip.Addr) bool { return v.listed.Contains(fcrdnsKey(a)) }
+
 // fcrdnsKey is the form of a verified: IPv4-mapped IPv6 addresses
 // unmapped, zones dropped.
 func fcrdnsKey(a netip.Addr) netip.Addr { return a.Unmap().WithZone("") }
@@ -378,7 +385,7 @@ const (
 // when FCrDNS has to decide.
 func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	v.init()
-	r = Result{Addr: a, PTR: []string{}, Forward: []string{}, InIPList: v.list.Contains(a)}
+	r = Result{Addr: a, PTR: []string{}, Forward: []string{}, InIPList: v.inList(a)}
 	listOnly := v.Offline || len(v.suffixes) == 0
 	switch {
 	case !a.IsValid():
@@ -414,7 +421,7 @@ func (v *Verifier) verifyOne(ctx context.Context, res *dnsResolver, a netip.Addr
 	if s, ok := v.Settled(a); ok {
 		return s
 	}
-	r.InIPList = v.list.Contains(a)
+	r.InIPList = v.inList(a)
 
 	outcome, reason := v.fcrdns(ctx, res, a, &r)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
@@ -93,18 +94,13 @@ func (l *IPList) Each() []*IPList {
 
 // Contains reports whether a (after unmapping an IPv4-mapped IPv6 address)
 // is covered by one of the list's prefixes. A nil list and an invalid
-// address contain nothing.
+// address contain nothing. Each call builds the list's set of ranges: for
+// many lookups, build an addrset.Set of Prefixes once, as a Verifier does.
 func (l *IPList) Contains(a netip.Addr) bool {
 	if l == nil || !a.IsValid() {
 		return false
 	}
-	a = a.Unmap().WithZone("")
-	for _, p := range l.Prefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return addrset.New(l.Prefixes).Contains(a.Unmap().WithZone(""))
 }
 
 // String returns the prefixes, comma separated.

@@ -38,6 +38,9 @@ type Config struct {
 	// Concurrency is how many addresses each crawler's judge verifies at
 	// once; zero means DefaultConcurrency.
 	Concurrency int
+	// MaxViolations bounds the violations reported per site and kind
+	// (conduct.Config.MaxViolations; zero: all).
+	MaxViolations int
 }
 
 // setup is what NewFor made, for Reload.
@@ -85,6 +88,7 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		judge := NewJudge(JudgeOptions{Checker: ch, Concurrency: c.Concurrency, TTL: ttl, Now: now,
 			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed})
 		cfg := conduct.ConfigOf(p, c.Overrides)
+		cfg.MaxViolations = c.MaxViolations
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor
 		}

@@ -145,6 +145,9 @@ type watched struct {
 	// unchecked; cdrop counts them.
 	overflowing bool
 	cdrop       int64
+	// leftOut is how many violations its tracker did not return, past
+	// --max-violations per site and kind (a tracker that says).
+	leftOut atomic.Int64
 }
 
 type batch struct {
@@ -581,6 +584,9 @@ func (w *Watcher) drain(c *watched) {
 			w.o.Events.Violation(c.Name, v)
 		}
 	}
+	if lo, ok := c.Tracker.(interface{ LeftOut() int64 }); ok {
+		c.leftOut.Store(lo.LeftOut())
+	}
 	if n == 0 {
 		return
 	}
@@ -598,9 +604,17 @@ func (w *Watcher) drain(c *watched) {
 // Summary is one line on what the watcher did so far, for SIGUSR1.
 func (w *Watcher) Summary() string {
 	s := w.judgeStats()
+	violations := nouns.Count(w.violations.Load(), "violation", "violations")
+	var leftOut int64
+	for _, c := range w.crawlers {
+		leftOut += c.leftOut.Load()
+	}
+	if leftOut > 0 {
+		violations += fmt.Sprintf(" (%d more not shown, past --max-violations per site and kind)", leftOut)
+	}
 	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %d forgotten); %s; %d blocked",
 		w.o.Now().Sub(w.started).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
-		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, nouns.Count(w.violations.Load(), "violation", "violations"), w.blocked.Load())
+		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, violations, w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
 	}

@@ -311,6 +311,33 @@ func TestWatcherConductEvents(t *testing.T) {
 	}
 }
 
+// With MaxViolations the tracker gives the first violations of each site
+// and kind as events, and the summary counts the others.
+func TestWatcherMaxViolations(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	log := filepath.Join(t.TempDir(), "access.log")
+	appendFile(t, log, "")
+	tw := startWatch(t, z, []string{log}, conduct.NewTracker(conduct.Config{MinPause: time.Second, MaxViolations: 2}))
+	var b strings.Builder
+	for i := range 6 { // in one second: 5 pause violations
+		b.WriteString(combined("192.0.2.10", 0, fmt.Sprintf("/p%d", i), "LohiSoftBot/1.0"))
+	}
+	appendFile(t, log, b.String())
+	deadline := time.After(hang)
+	for !strings.Contains(tw.w.Summary(), "2 violations (3 more not shown, past --max-violations per site and kind)") {
+		select {
+		case <-deadline:
+			t.Fatalf("summary %q; events:\n%s", tw.w.Summary(), tw.events.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	tw.stop()
+	if n := strings.Count(tw.events.String(), `"kind":"pause"`); n != 2 {
+		t.Fatalf("%d pause events, want 2:\n%s", n, tw.events.String())
+	}
+}
+
 // Standard input is read until it ends; Run then returns once the judge
 // is done.
 func TestWatcherStdin(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/http"
 	"os"
@@ -29,31 +30,8 @@ import (
 	"time"
 )
 
-// Missing fails the test when CI is set, and skips it otherwise.
-func Missing(t testing.TB, format string, a ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, a...)
-	}
-	t.Skipf(format+" (CI is not set: skipping)", a...)
-}
-
-// Tool returns the path of a program, looking in PATH and the sbin
-// directories, or fails (CI) or skips the test.
-func Tool(t testing.TB, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin"} {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	Missing(t, "%s is not installed (run .ci/install-crowdsec)", name)
-	return ""
-}
+// install is what installs the tools this package runs.
+const install = ".ci/install-crowdsec"
 
 // Machine is the machine every LAPI of this package is made with.
 const (
@@ -103,7 +81,7 @@ func Start(t testing.TB) *LAPI { return StartWith(t, Options{}) }
 // StartWith is Start with options.
 func StartWith(t testing.TB, o Options) *LAPI {
 	t.Helper()
-	l := &LAPI{t: t, crowd: Tool(t, "crowdsec"), cscli: Tool(t, "cscli"), Dir: t.TempDir(), prefix: o.Prefix}
+	l := &LAPI{t: t, crowd: testutil.NeedTool(t, install, "crowdsec"), cscli: testutil.NeedTool(t, install, "cscli"), Dir: t.TempDir(), prefix: o.Prefix}
 	l.Listen = o.Listen
 	if l.Listen == "" {
 		l.Listen = freePort(t)

@@ -11,11 +11,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 // OK is the robots.txt served at /ok/robots.txt: it disallows everything
-// to LohiSoftBot, by line 2.
-const OK = "User-agent: LohiSoftBot\nDisallow: /\n"
+// to the default crawler, by line 2.
+var OK = "User-agent: " + crawler.DefaultTitle() + "\nDisallow: /\n"
 
 // Server is an httptest TLS server answering:
 //

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
 )
 
 func main() {
@@ -64,7 +66,7 @@ func main() {
 func line(addr string, t time.Time, claimed bool) string {
 	ua := "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
 	if claimed {
-		ua = "Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)"
+		ua = "Mozilla/5.0 (compatible; " + crawler.DefaultTitle() + "/1.0; +https://lohisoft.com/bot)"
 	}
 	return fmt.Sprintf("%s - - [%s] \"GET /articles/%d HTTP/1.1\" 200 5120 \"-\" \"%s\"\n", addr, t.UTC().Format("02/Jan/2006:15:04:05 -0700"), t.UnixNano()%100000, ua)
 }

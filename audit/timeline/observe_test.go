@@ -1,4 +1,4 @@
-package render
+package timeline
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func TestObserver(t *testing.T) {
 		}
 		return h
 	}
-	s := &Timelines{}
+	s := &Set{}
 	observe := s.Observer()
 	observe("a.example", 0, hit("/robots.txt", 200, true), verify.Genuine)
 	observe("a.example", 0, hit("/robots.txt.bak", 503, true), verify.Genuine)
@@ -56,7 +56,7 @@ func TestObserverCrawlers(t *testing.T) {
 	at := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 	hit := conduct.Hit{Site: "a.example", Target: "/", Status: 200, Time: at, Resolution: time.Second}
 	budgets := map[string]Budget{"examplebot": {Pages: 5, Window: time.Hour}}
-	s := &Timelines{Crawlers: []string{"googlebot", "examplebot"}, Budget: func(name string) Budget { return budgets[name] }}
+	s := &Set{Crawlers: []string{"googlebot", "examplebot"}, Budget: func(name string) Budget { return budgets[name] }}
 	observe := s.Observer()
 	observe("a.example", 0, hit, verify.Genuine)
 	observe("a.example", 1, hit, verify.Genuine)

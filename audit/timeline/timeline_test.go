@@ -1,4 +1,4 @@
-package render
+package timeline
 
 import (
 	"math/rand/v2"
@@ -11,7 +11,7 @@ var t0 = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 func sumBuckets(bs []Bucket) Counts {
 	var c Counts
 	for _, b := range bs {
-		c.add(b.Counts)
+		c.Add(b.Counts)
 	}
 	return c
 }
@@ -72,7 +72,7 @@ func TestTimelineAggregatesAboveCap(t *testing.T) {
 		}
 		tl.Add(r)
 		added = append(added, r)
-		want.add(mark{status: int16(r.Status), robots: r.Robots}.counts())
+		want.Add(mark{status: int16(r.Status), robots: r.Robots}.counts())
 	}
 	if !tl.Aggregated(Spoofed) {
 		t.Fatal("20,000 requests with a cap of 50 are not aggregated")
@@ -110,9 +110,9 @@ func TestTimelineAggregatesAboveCap(t *testing.T) {
 	// Each request is counted in the bucket its time falls in.
 	perBucket := map[int64]Counts{}
 	for _, r := range added {
-		start := floorDiv(r.Time.UnixMilli(), w.Milliseconds()) * w.Milliseconds()
+		start := FloorDiv(r.Time.UnixMilli(), w.Milliseconds()) * w.Milliseconds()
 		c := perBucket[start]
-		c.add(mark{status: int16(r.Status), robots: r.Robots}.counts())
+		c.Add(mark{status: int16(r.Status), robots: r.Robots}.counts())
 		perBucket[start] = c
 	}
 	if len(perBucket) != len(bs) {
@@ -194,18 +194,10 @@ func TestTimelineExtremeTimes(t *testing.T) {
 	if first.Year() != 1 || last.Year() != 9999 {
 		t.Errorf("span %v – %v", first, last)
 	}
-	var buf countingWriter
-	if err := WriteHTML(&buf, &Page{Timelines: []*Timeline{tl}}); err != nil {
-		t.Fatal(err)
-	}
 }
 
-type countingWriter struct{ n int }
-
-func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
-
 func TestTimelinesKeepsTheCrawlersSites(t *testing.T) {
-	s := &Timelines{Max: 3, MarkCap: 10, Budget: func(crawler string) Budget {
+	s := &Set{Max: 3, MarkCap: 10, Budget: func(crawler string) Budget {
 		return Budget{Pages: len(crawler), Window: time.Hour}
 	}}
 	// Three sites of spoofers fill the set (the fewest requests on c).
@@ -240,7 +232,7 @@ func TestTimelinesKeepsTheCrawlersSites(t *testing.T) {
 		t.Errorf("new timeline: budget %+v, cap %d", all[2].Budget, all[2].MarkCap)
 	}
 	// Full of sites with genuine requests: a new one is not kept.
-	s2 := &Timelines{Max: 1}
+	s2 := &Set{Max: 1}
 	s2.Add("x", "bot", Request{Time: t0, Class: Genuine})
 	if s2.Add("y", "bot", Request{Time: t0, Class: Genuine}) {
 		t.Error("a genuine site evicted another genuine site")
@@ -248,9 +240,9 @@ func TestTimelinesKeepsTheCrawlersSites(t *testing.T) {
 	if s2.Omitted() != 1 {
 		t.Errorf("omitted = %d", s2.Omitted())
 	}
-	var empty Timelines
+	var empty Set
 	if len(empty.All()) != 0 || empty.Omitted() != 0 {
-		t.Error("zero Timelines is not empty")
+		t.Error("zero Set is not empty")
 	}
 }
 
@@ -270,7 +262,7 @@ func join(s []string) string {
 // about 100 KB, whatever it is given.
 func TestTimelinesMemoryBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	s := &Timelines{}
+	s := &Set{}
 	const perSite = 30_000
 	for site := 0; site < DefaultMaxTimelines; site++ {
 		name := string(rune('a'+site%26)) + string(rune('a'+site/26))
@@ -290,7 +282,7 @@ func TestTimelinesMemoryBound(t *testing.T) {
 		}
 		total += fp
 		var n int64
-		for c := Genuine; c < numClasses; c++ {
+		for c := Genuine; c < NumClasses; c++ {
 			n += tl.Total(c).Requests
 		}
 		if n != perSite {

@@ -1,4 +1,4 @@
-package render
+package timeline
 
 import (
 	"github.com/lohisoft/lohibot-audit/conduct"
@@ -13,7 +13,7 @@ import (
 // that names none). A hit whose time the log did not record is not
 // drawn: it has no place on a time axis. The function is not safe for
 // concurrent use, as s is not.
-func (s *Timelines) Observer() func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
+func (s *Set) Observer() func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
 	return func(site string, crawler int, h conduct.Hit, v verify.Verdict) {
 		name := ""
 		if crawler >= 0 && crawler < len(s.Crawlers) {
@@ -41,5 +41,5 @@ func RequestOf(h conduct.Hit, v verify.Verdict) (Request, bool) {
 		class = Spoofed
 	}
 	path := (&parse.Record{Target: h.Target}).Path()
-	return Request{Time: h.Time, Class: class, Robots: path == "/robots.txt", Status: h.Status}, true
+	return Request{Time: h.Time, Class: class, Robots: !conduct.IsPage(path), Status: h.Status}, true
 }

@@ -1,7 +1,13 @@
-package render
+// Package timeline keeps, while an audit streams, the requests of each
+// crawler to each site in a form that can be drawn: each request exactly
+// up to a cap, past it counts per time bucket, within a bound on memory
+// whatever the volume (see [Timeline]), for a bounded set of sites and
+// crawlers (see [Set]). render draws them; nothing here draws.
+package timeline
 
 import (
 	"cmp"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"slices"
 	"sort"
 	"time"
@@ -16,7 +22,8 @@ const (
 	Genuine Class = iota
 	Spoofed
 	Unverified
-	numClasses
+	// NumClasses is the number of classes.
+	NumClasses
 )
 
 // String returns "genuine", "spoofed" or "unverified".
@@ -60,7 +67,8 @@ type Counts struct {
 	Errors int64
 }
 
-func (c *Counts) add(o Counts) {
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
 	c.Requests += o.Requests
 	c.Robots += o.Robots
 	c.Errors += o.Errors
@@ -111,7 +119,7 @@ type Timeline struct {
 	// less means DefaultMarkCap.
 	MarkCap int
 
-	lanes [numClasses]lane
+	lanes [NumClasses]lane
 }
 
 // A lane is one class's requests: exact marks until the cap, then buckets.
@@ -146,8 +154,10 @@ var bucketLadder = []int64{
 	86400e3, 7 * 86400e3, 28 * 86400e3, 364 * 86400e3,
 }
 
-// nextWidth returns the bucket width after w on the ladder.
-func nextWidth(w int64) int64 {
+// NextWidth returns the bucket width (in ms) after w on the ladder of
+// widths, each a multiple of the one before: buckets of one width merge
+// whole into buckets of the next.
+func NextWidth(w int64) int64 {
 	for _, l := range bucketLadder {
 		if l > w {
 			return l
@@ -160,7 +170,7 @@ func nextWidth(w int64) int64 {
 // Spoofed and Unverified counts as Unverified.
 func (t *Timeline) Add(r Request) {
 	c := r.Class
-	if c >= numClasses {
+	if c >= NumClasses {
 		c = Unverified
 	}
 	ms := r.Time.UnixMilli()
@@ -178,19 +188,21 @@ func (t *Timeline) markCap() int {
 	return DefaultMarkCap
 }
 
+// Counts returns the counts of r alone.
+func (r Request) Counts() Counts {
+	return mark{status: int16(r.Status), robots: r.Robots}.counts()
+}
+
 func (m mark) counts() Counts {
 	c := Counts{Requests: 1}
 	if m.robots {
 		c.Robots = 1
 	}
-	if isBackoffStatus(int(m.status)) {
+	if conduct.IsBackoffStatus(int(m.status)) {
 		c.Errors = 1
 	}
 	return c
 }
-
-// isBackoffStatus reports whether an answer asks a crawler to back off.
-func isBackoffStatus(s int) bool { return s == 429 || s >= 500 && s <= 599 }
 
 func (l *lane) add(m mark, capacity int) {
 	if l.total.Requests == 0 || m.ms < l.minMS {
@@ -199,7 +211,7 @@ func (l *lane) add(m mark, capacity int) {
 	if l.total.Requests == 0 || m.ms > l.maxMS {
 		l.maxMS = m.ms
 	}
-	l.total.add(m.counts())
+	l.total.Add(m.counts())
 	if l.agg {
 		l.count(m.ms, m.counts())
 		return
@@ -220,7 +232,7 @@ func (l *lane) add(m mark, capacity int) {
 	span := l.maxMS - l.minMS
 	l.width = bucketLadder[0]
 	for span/l.width > MaxBuckets/4 {
-		l.width = nextWidth(l.width)
+		l.width = NextWidth(l.width)
 	}
 	marks := l.marks
 	l.marks = nil
@@ -230,8 +242,9 @@ func (l *lane) add(m mark, capacity int) {
 	l.count(m.ms, m.counts())
 }
 
-// floorDiv divides rounding toward minus infinity.
-func floorDiv(a, b int64) int64 {
+// FloorDiv divides rounding toward minus infinity: the index of the
+// bucket of width b that holds a.
+func FloorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--
@@ -242,7 +255,7 @@ func floorDiv(a, b int64) int64 {
 // count adds c to the bucket holding ms, merging buckets when there would
 // be more than MaxBuckets.
 func (l *lane) count(ms int64, c Counts) {
-	idx := floorDiv(ms, l.width)
+	idx := FloorDiv(ms, l.width)
 	n := len(l.buckets)
 	// Logs come mostly in time order: look at the last bucket first.
 	var i int
@@ -255,12 +268,12 @@ func (l *lane) count(ms int64, c Counts) {
 		i = sort.Search(n, func(j int) bool { return l.buckets[j].idx >= idx })
 	}
 	if i < n && l.buckets[i].idx == idx {
-		l.buckets[i].add(c)
+		l.buckets[i].Add(c)
 		return
 	}
 	l.buckets = slices.Insert(l.buckets, i, bucket{idx: idx, Counts: c})
 	for len(l.buckets) > MaxBuckets {
-		l.coarsen(nextWidth(l.width))
+		l.coarsen(NextWidth(l.width))
 	}
 }
 
@@ -269,9 +282,9 @@ func (l *lane) count(ms int64, c Counts) {
 func (l *lane) coarsen(w int64) {
 	out := l.buckets[:0]
 	for _, b := range l.buckets {
-		idx := floorDiv(b.idx*l.width, w)
+		idx := FloorDiv(b.idx*l.width, w)
 		if len(out) > 0 && out[len(out)-1].idx == idx {
-			out[len(out)-1].add(b.Counts)
+			out[len(out)-1].Add(b.Counts)
 			continue
 		}
 		out = append(out, bucket{idx: idx, Counts: b.Counts})
@@ -283,7 +296,7 @@ func (l *lane) coarsen(w int64) {
 
 // Total returns the counts of all requests of class c added so far.
 func (t *Timeline) Total(c Class) Counts {
-	if c >= numClasses {
+	if c >= NumClasses {
 		return Counts{}
 	}
 	return t.lanes[c].total
@@ -292,7 +305,7 @@ func (t *Timeline) Total(c Class) Counts {
 // Span returns the times of the earliest and the latest request of class c
 // (millisecond precision); ok is false when there is none.
 func (t *Timeline) Span(c Class) (first, last time.Time, ok bool) {
-	if c >= numClasses || t.lanes[c].total.Requests == 0 {
+	if c >= NumClasses || t.lanes[c].total.Requests == 0 {
 		return time.Time{}, time.Time{}, false
 	}
 	l := &t.lanes[c]
@@ -302,13 +315,13 @@ func (t *Timeline) Span(c Class) (first, last time.Time, ok bool) {
 // Aggregated reports whether the requests of class c are counted per bucket
 // rather than kept one by one.
 func (t *Timeline) Aggregated(c Class) bool {
-	return c < numClasses && t.lanes[c].agg
+	return c < NumClasses && t.lanes[c].agg
 }
 
 // Requests returns the requests of class c kept one by one, in time order
 // (millisecond precision, UTC), or nil when they are aggregated.
 func (t *Timeline) Requests(c Class) []Request {
-	if c >= numClasses || t.lanes[c].agg {
+	if c >= NumClasses || t.lanes[c].agg {
 		return nil
 	}
 	ms := slices.Clone(t.lanes[c].marks)
@@ -323,7 +336,7 @@ func (t *Timeline) Requests(c Class) []Request {
 // Buckets returns the bucket width and the non-empty buckets of class c in
 // time order, or 0 and nil when its requests are kept one by one.
 func (t *Timeline) Buckets(c Class) (width time.Duration, buckets []Bucket) {
-	if c >= numClasses || !t.lanes[c].agg {
+	if c >= NumClasses || !t.lanes[c].agg {
 		return 0, nil
 	}
 	l := &t.lanes[c]
@@ -334,11 +347,11 @@ func (t *Timeline) Buckets(c Class) (width time.Duration, buckets []Bucket) {
 	return time.Duration(l.width) * time.Millisecond, out
 }
 
-// DefaultMaxTimelines is how many timelines a Timelines set keeps when its
+// DefaultMaxTimelines is how many timelines a Set keeps when its
 // Max is not set.
 const DefaultMaxTimelines = 200
 
-// Timelines is a set of timelines, one per site and crawler, filled while an
+// Set is a set of timelines, one per site and crawler, filled while an
 // audit streams. It keeps at most Max of them, since the sites of a log can
 // be written by clients (nginx's $host): past that, a request of a new site
 // is not kept, except that a genuine request evicts the kept timeline
@@ -348,7 +361,7 @@ const DefaultMaxTimelines = 200
 // Memory is that of its timelines: at most Max × about 100 KB, and never
 // more than about 32 bytes per request added. The zero value is ready to
 // use; it is not safe for concurrent use.
-type Timelines struct {
+type Set struct {
 	// Max is the most timelines kept; zero or less means
 	// DefaultMaxTimelines.
 	Max int
@@ -370,7 +383,7 @@ type timelineKey struct{ site, crawler string }
 
 // Add records a request of crawler to site. It reports whether the request
 // was kept.
-func (s *Timelines) Add(site, crawler string, r Request) bool {
+func (s *Set) Add(site, crawler string, r Request) bool {
 	k := timelineKey{site, crawler}
 	if t, ok := s.m[k]; ok {
 		t.Add(r)
@@ -400,7 +413,7 @@ func (s *Timelines) Add(site, crawler string, r Request) bool {
 
 // evict drops the timeline without genuine requests that has the fewest
 // requests (ties: the last by site and crawler), if there is one.
-func (s *Timelines) evict() bool {
+func (s *Set) evict() bool {
 	var victim timelineKey
 	var fewest int64 = -1
 	for k, t := range s.m {
@@ -421,7 +434,7 @@ func (s *Timelines) evict() bool {
 }
 
 // All returns the timelines kept, sorted by site and crawler.
-func (s *Timelines) All() []*Timeline {
+func (s *Set) All() []*Timeline {
 	out := make([]*Timeline, 0, len(s.m))
 	for _, t := range s.m {
 		out = append(out, t)
@@ -433,7 +446,7 @@ func (s *Timelines) All() []*Timeline {
 }
 
 // Omitted returns how many requests were not kept because the set was full.
-func (s *Timelines) Omitted() int64 { return s.omitted }
+func (s *Set) Omitted() int64 { return s.omitted }
 
 // footprint returns the bytes the timeline's requests and buckets hold
 // (the capacity of its slices), for tests of the memory bound.

@@ -1,0 +1,220 @@
+package conduct
+
+import (
+	"cmp"
+	"container/heap"
+	"strings"
+	"time"
+)
+
+// Disorder is how far out of time order a log's lines may be and still be
+// checked in order: a server writes a line when its request ends, so a
+// line of a long request comes after those of shorter requests that began
+// later. [Checker.Run] holds each log's hits this long (at most
+// maxDisorderHits of them) to put them in order; a hit that comes later
+// than that is counted and checked for what needs no order (robots.txt,
+// credentials), but left out of its site's time checks, with a warning
+// naming its file, and those checks are listed as not fully checked.
+const Disorder = 15 * time.Minute
+
+// maxDisorderHits bounds the hits a log holds back to put them in order.
+const maxDisorderHits = 1 << 16
+
+// Source gives the hits of one log, as the log holds them: in time order
+// but for lines a little out of place (see [Disorder]). Next fills in h
+// and reports true, or reports false at the end.
+type Source interface {
+	Next(h *Hit) bool
+}
+
+// source is a Source that numbers its hits: the number orders hits that
+// are alike in all else, as the input order does in Check.
+type source interface {
+	next(h *Hit) (idx int64, ok bool)
+}
+
+// numbered numbers the hits of the i-th Source given to Run.
+type numbered struct {
+	src Source
+	i   int64
+	n   int64
+}
+
+func (s *numbered) next(h *Hit) (int64, bool) {
+	if !s.src.Next(h) {
+		return 0, false
+	}
+	s.n++
+	return s.i<<40 | s.n, true
+}
+
+// sliceSource gives hits from memory in the order given, those of the
+// sites keep holds (keep nil: all).
+type sliceSource struct {
+	hits  []Hit
+	order []int
+	keep  func(string) bool
+	pos   int
+}
+
+func (s *sliceSource) next(h *Hit) (int64, bool) {
+	for s.pos < len(s.order) {
+		i := s.order[s.pos]
+		s.pos++
+		if s.keep == nil || s.keep(s.hits[i].Site) {
+			*h = s.hits[i]
+			return int64(i), true
+		}
+	}
+	return 0, false
+}
+
+// orderKey is where a hit stands in the checks' order: by start as
+// logged (the zero time without one), file and line; then by input order.
+type orderKey struct {
+	t    time.Time
+	file string
+	line int64
+}
+
+func orderKeyOf(h *Hit) orderKey {
+	k := orderKey{file: h.File, line: h.Line}
+	if h.Resolution > 0 {
+		k.t = h.Time
+		if start, end := h.span(); h.HasDuration && h.Duration >= 0 && !end.Before(start) {
+			k.t = start
+		}
+	}
+	return k
+}
+
+func (k *orderKey) compare(o *orderKey) int {
+	return cmp.Or(k.t.Compare(o.t), strings.Compare(k.file, o.file), cmp.Compare(k.line, o.line))
+}
+
+// compareHits orders hits as the checks take them.
+func compareHits(a, b *hit) int {
+	return cmp.Or(a.sNom.Compare(b.sNom), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.idx, b.idx))
+}
+
+// reorder puts one source's hits in order, holding back those within
+// Disorder of the latest one read. held is sorted from head on: a log
+// being nearly in order, a hit read goes at or near its end.
+type reorder struct {
+	src    source
+	e      *Checker
+	held   []*hit
+	head   int
+	newest time.Time // the latest start read
+	read   bool      // newest is set
+	done   bool
+	buf    Hit
+}
+
+// first returns the earliest hit held; there must be one.
+func (r *reorder) first() *hit { return r.held[r.head] }
+
+func (r *reorder) count() int { return len(r.held) - r.head }
+
+// hold puts h in its place among the hits held.
+func (r *reorder) hold(h *hit) {
+	if r.head > 0 && len(r.held) == cap(r.held) {
+		// Move what is held to the front rather than grow.
+		n := copy(r.held, r.held[r.head:])
+		clear(r.held[n:])
+		r.held, r.head = r.held[:n], 0
+	}
+	i := len(r.held)
+	for i > r.head && compareHits(h, r.held[i-1]) < 0 {
+		i--
+	}
+	r.held = append(r.held, nil)
+	copy(r.held[i+1:], r.held[i:])
+	r.held[i] = h
+}
+
+// take removes and returns the earliest hit held.
+func (r *reorder) take() *hit {
+	h := r.held[r.head]
+	r.held[r.head] = nil
+	r.head++
+	if r.head == len(r.held) {
+		r.held, r.head = r.held[:0], 0
+	}
+	return h
+}
+
+// fill reads until the earliest hit held can go: the hits to come start
+// no earlier than Disorder before the latest read, or the source ended,
+// or too many are held.
+func (r *reorder) fill() {
+	for !r.done && !r.ready() {
+		idx, ok := r.src.next(&r.buf)
+		if !ok {
+			r.done = true
+			break
+		}
+		h := newHit(&r.buf, idx, r.e.fileOf(r.buf.File))
+		if h.timed && (!r.read || h.sNom.After(r.newest)) {
+			r.newest, r.read = h.sNom, true
+		}
+		r.hold(h)
+	}
+}
+
+func (r *reorder) ready() bool {
+	switch n := r.count(); {
+	case n == 0:
+		return false
+	case n >= maxDisorderHits:
+		return true
+	}
+	return r.read && r.newest.Sub(r.first().sNom) >= Disorder
+}
+
+// merger merges the reordered sources by the checks' order.
+type merger []*reorder
+
+func (m merger) Len() int { return len(m) }
+func (m merger) Less(i, j int) bool {
+	return compareHits(m[i].first(), m[j].first()) < 0
+}
+func (m merger) Swap(i, j int) { m[i], m[j] = m[j], m[i] }
+func (m *merger) Push(x any)   { *m = append(*m, x.(*reorder)) }
+func (m *merger) Pop() any {
+	old := *m
+	x := old[len(old)-1]
+	*m = old[:len(old)-1]
+	return x
+}
+
+func newMerger(e *Checker, sources []source) *merger {
+	m := &merger{}
+	for _, s := range sources {
+		r := &reorder{src: s, e: e}
+		r.fill()
+		if r.count() > 0 {
+			*m = append(*m, r)
+		}
+	}
+	heap.Init(m)
+	return m
+}
+
+// next returns the next hit of all sources in order, as far as their
+// windows can tell, or nil at the end.
+func (m *merger) next() *hit {
+	if len(*m) == 0 {
+		return nil
+	}
+	r := (*m)[0]
+	h := r.take()
+	r.fill()
+	switch {
+	case r.count() == 0:
+		heap.Pop(m)
+	case len(*m) > 1:
+		heap.Fix(m, 0)
+	}
+	return h
+}

@@ -1,0 +1,334 @@
+package conduct
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/robots"
+)
+
+// logSource gives hits from memory as a Source, in the order given.
+type logSource struct {
+	hits []Hit
+	pos  int
+}
+
+func (s *logSource) Next(h *Hit) bool {
+	if s.pos == len(s.hits) {
+		return false
+	}
+	*h = s.hits[s.pos]
+	s.pos++
+	return true
+}
+
+// siteSource is a logSource that can leave out sites (a SiteSource).
+type siteSource struct {
+	logSource
+	keep func(string) bool
+}
+
+func (s *siteSource) Only(keep func(string) bool) { s.keep = keep }
+
+func (s *siteSource) Next(h *Hit) bool {
+	for s.logSource.Next(h) {
+		if s.keep == nil || s.keep(h.Site) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamed runs the checks the way a caller with large logs does: every
+// hit through Measure, then Anchor, then the logs to Run, one Source each.
+func streamed(logs [][]Hit, cfg Config) Result { return streamedAtOnce(logs, cfg, 0) }
+
+// streamedAtOnce is streamed with at most atOnce sites checked in one
+// pass over the logs (0: the default); the even logs leave out sites
+// themselves, the odd ones are filtered.
+func streamedAtOnce(logs [][]Hit, cfg Config, atOnce int) Result {
+	c := NewChecker(cfg)
+	c.sitesAtOnce = atOnce
+	for _, l := range logs {
+		for i := range l {
+			c.Measure(&l[i])
+		}
+	}
+	for _, l := range logs {
+		for i := range l {
+			c.Anchor(&l[i])
+		}
+	}
+	return c.Run(func() []Source {
+		var sources []Source
+		for i, l := range logs {
+			if i%2 == 0 {
+				sources = append(sources, &siteSource{logSource: logSource{hits: l}})
+			} else {
+				sources = append(sources, &logSource{hits: l})
+			}
+		}
+		return sources
+	})
+}
+
+// randomLogs makes a few small logs of random requests from the crawler
+// to a few sites: times to the second or the millisecond, with and
+// without durations (the end logged as nginx does, or the start as
+// Apache does), each log in the order its server would write it (by the
+// logged time, a few lines swapped), some requests without a time, some
+// logs given twice.
+func randomLogs(rng *rand.Rand) [][]Hit {
+	t0 := time.Date(2026, 8, 24, 10, 0, 0, 0, time.UTC)
+	if rng.IntN(20) == 0 {
+		t0 = time.Time{} // year 1 is a time like any other
+	}
+	sites := []string{"a.example", "b.example", "c.example"}[:1+rng.IntN(3)]
+	paths := []string{"/robots.txt", "/robots.txt", "/p1", "/p2", "/p3?x", "/private/x", "", "http://a.example/p1"}
+	statuses := []int{200, 200, 200, 204, 301, 304, 401, 403, 404, 429, 500, 503}
+	retries := []string{"", "", "-", "0", "5", "40", "soon", "Mon, 24 Aug 2026 10:02:00 GMT"}
+	span := []time.Duration{time.Minute, 10 * time.Minute, 2 * time.Hour, 30 * time.Hour, 40 * 24 * time.Hour}[rng.IntN(5)]
+	nLogs := 1 + rng.IntN(3)
+	var logs [][]Hit
+	for f := range nLogs {
+		name := fmt.Sprintf("%c.log", 'x'+f)
+		style := rng.IntN(4) // 0: seconds, 1: milliseconds, 2: nginx durations, 3: apache durations
+		n := rng.IntN(40)
+		var l []Hit
+		for i := range n {
+			t := t0.Add(time.Duration(rng.Int64N(int64(span))))
+			h := Hit{
+				Site: sites[rng.IntN(len(sites))], File: name, Line: int64(i + 1),
+				IP: "79.139.58.98", Target: paths[rng.IntN(len(paths))], Status: statuses[rng.IntN(len(statuses))],
+				Time: t.Truncate(time.Second), Resolution: time.Second,
+			}
+			if rng.IntN(30) == 0 {
+				h.IP = "79.139.58.121"
+			}
+			if rng.IntN(3) == 0 {
+				h.RetryAfter = retries[rng.IntN(len(retries))]
+			}
+			if rng.IntN(40) == 0 {
+				h.RemoteUser = "bob"
+			}
+			switch style {
+			case 1:
+				h.Time, h.Resolution = t.Truncate(time.Millisecond), time.Millisecond
+			case 2, 3:
+				h.HasDuration, h.StartLogged = true, style == 3
+				h.Duration = time.Duration(rng.IntN(4000)) * time.Millisecond
+				if rng.IntN(10) == 0 {
+					h.Duration = time.Duration(rng.IntN(5)) * time.Minute
+				}
+			}
+			if rng.IntN(60) == 0 {
+				h.Resolution = time.Minute // a reader claiming a coarse unit
+			}
+			if rng.IntN(150) == 0 {
+				h.Time, h.Resolution = time.Time{}, 0 // no time logged
+			}
+			l = append(l, h)
+		}
+		// As the server writes them: by the logged time.
+		slices.SortStableFunc(l, func(a, b Hit) int { return a.Time.Compare(b.Time) })
+		for range rng.IntN(3) {
+			if len(l) > 1 {
+				if i := rng.IntN(len(l) - 1); l[i+1].Time.Sub(l[i].Time) < 10*time.Minute {
+					l[i], l[i+1] = l[i+1], l[i]
+				}
+			}
+		}
+		for i := range l {
+			l[i].Line = int64(i + 1)
+		}
+		logs = append(logs, l)
+		if rng.IntN(8) == 0 {
+			logs = append(logs, slices.Clone(l)) // the same log given twice
+		}
+	}
+	return logs
+}
+
+// randomConfig makes a random configuration of the checks.
+func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
+	cfg := Config{
+		Budget:       rng.IntN(6),
+		BudgetWindow: []time.Duration{0, 20 * time.Second, 10 * time.Minute, 24 * time.Hour}[rng.IntN(4)],
+		MinPause:     []time.Duration{0, 500 * time.Millisecond, time.Second, 3 * time.Second}[rng.IntN(4)],
+		MinBackoff:   []time.Duration{0, 10 * time.Second, 30 * time.Second}[rng.IntN(3)],
+	}
+	if rng.IntN(2) == 0 {
+		rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /private\nDisallow: /p2\nAllow: /p2$\n"))
+		cfg.Robots = func(site string) *robots.Robots {
+			if site != "c.example" {
+				return rb
+			}
+			return nil
+		}
+	}
+	switch rng.IntN(10) {
+	case 0:
+		cfg.RobotsOff = true
+	case 1:
+		cfg.RobotsNotPromised = true
+	}
+	switch rng.IntN(3) {
+	case 0:
+		cfg.Covered = func(site string, from, to time.Time) bool { return site != "b.example" || from.Second()%2 == 0 }
+	case 1:
+		starts := map[string]time.Time{}
+		for _, l := range logs {
+			if len(l) > 0 && rng.IntN(2) == 0 {
+				starts[l[0].File] = l[0].Time.Add(-time.Duration(rng.IntN(48)) * time.Hour)
+			}
+		}
+		cfg.LogStart = func(file string) (time.Time, bool) { t, ok := starts[file]; return t, ok }
+	}
+	return cfg
+}
+
+// TestStreamEqualsBatch checks, on random logs, that the checks made in
+// one pass over logs merged by time give what the checks of every site's
+// hits in memory gave: the same violations and site reports.
+func TestStreamEqualsBatch(t *testing.T) {
+	seeds := uint64(3000)
+	if raceOn {
+		seeds = 300 // the same code, far slower
+	}
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		logs := randomLogs(rng)
+		cfg := randomConfig(rng, logs)
+		var all []Hit
+		for _, l := range logs {
+			all = append(all, l...)
+		}
+		want, wantSites := referenceCheck(slices.Clone(all), cfg)
+		got := streamed(logs, cfg)
+		if len(got.Warnings) > 0 {
+			t.Fatalf("seed %d: warnings %q", seed, got.Warnings)
+		}
+		if !reflect.DeepEqual(got.Violations, want) {
+			t.Fatalf("seed %d: streamed violations differ\ngot:  %s\nwant: %s", seed, dumpVs(got.Violations), dumpVs(want))
+		}
+		if !reflect.DeepEqual(got.Sites, wantSites) {
+			t.Fatalf("seed %d: site reports differ\ngot:  %+v\nwant: %+v", seed, got.Sites, wantSites)
+		}
+		if inMem, inMemSites := Check(all, cfg); !reflect.DeepEqual(inMem, want) || !reflect.DeepEqual(inMemSites, wantSites) {
+			t.Fatalf("seed %d: Check differs from the batch check", seed)
+		}
+		// Sites checked one or two at a time, a pass over the logs each.
+		if byShare := streamedAtOnce(logs, cfg, 1+int(seed%2)); !reflect.DeepEqual(byShare, got) {
+			t.Fatalf("seed %d: checked %d sites at a time: %s %+v\nwant %s %+v", seed, 1+seed%2, dumpVs(byShare.Violations), byShare.Sites, dumpVs(got.Violations), got.Sites)
+		}
+
+		// A bound on the list keeps the first of each site and kind, and
+		// counts the others.
+		cfg.MaxViolations = 1 + rng.IntN(3)
+		bounded := streamed(logs, cfg)
+		wantKept, wantLeft := firstPerKind(want, cfg.MaxViolations)
+		if !reflect.DeepEqual(bounded.Violations, wantKept) {
+			t.Fatalf("seed %d: bounded to %d: got %s\nwant %s", seed, cfg.MaxViolations, dumpVs(bounded.Violations), dumpVs(wantKept))
+		}
+		for i, s := range bounded.Sites {
+			if s.Violations != wantSites[i].Violations {
+				t.Fatalf("seed %d: site %s counts %d violations, want %d", seed, s.Site, s.Violations, wantSites[i].Violations)
+			}
+			if !reflect.DeepEqual(s.ViolationsLeftOut, wantLeft[s.Site]) {
+				t.Fatalf("seed %d: site %s left out %v, want %v", seed, s.Site, s.ViolationsLeftOut, wantLeft[s.Site])
+			}
+		}
+	}
+}
+
+// firstPerKind keeps the first max violations of each site and kind of
+// vs (sorted as a report is) and counts the others per site and kind.
+func firstPerKind(vs []Violation, max int) ([]Violation, map[string]map[string]int) {
+	kept := []Violation{}
+	left := map[string]map[string]int{}
+	n := map[[2]string]int{}
+	for _, v := range vs {
+		k := [2]string{v.Site, v.Kind}
+		n[k]++
+		if n[k] <= max {
+			kept = append(kept, v)
+			continue
+		}
+		if left[v.Site] == nil {
+			left[v.Site] = map[string]int{}
+		}
+		left[v.Site][v.Kind]++
+	}
+	return kept, left
+}
+
+func dumpVs(vs []Violation) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "\n  %s %s %s %s:%d %q %s", v.Kind, v.Site, v.Time.Format(time.RFC3339Nano), v.File, v.Line, v.Path, v.Detail)
+	}
+	return b.String()
+}
+
+// TestStreamOutOfOrder checks that a log whose lines are out of time
+// order by less than Disorder is checked as if in order, and that one
+// further out of order is said, by file and line, its late requests
+// counted and checked for robots.txt and credentials, and its site's time
+// checks listed as not fully checked.
+func TestStreamOutOfOrder(t *testing.T) {
+	t0 := time.Date(2026, 8, 24, 10, 0, 0, 0, time.UTC)
+	at := func(file string, line int64, d time.Duration, path string, status int) Hit {
+		return Hit{Site: "a.example", File: file, Line: line, IP: "79.139.58.98", Target: path, Status: status,
+			Time: t0.Add(d), Resolution: time.Second}
+	}
+	rb := robots.Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	cfg := Config{Budget: 20, BudgetWindow: 24 * time.Hour, MinPause: time.Second, MinBackoff: 30 * time.Second,
+		Robots: func(string) *robots.Robots { return rb }}
+
+	// Within the window: a request logged 10 minutes late.
+	near := []Hit{at("a.log", 1, 0, "/robots.txt", 200), at("a.log", 2, 11*time.Minute, "/a", 200),
+		at("a.log", 3, time.Minute, "/b", http.StatusServiceUnavailable), at("a.log", 4, time.Minute+5*time.Second, "/c", 200)}
+	want, wantSites := referenceCheck(slices.Clone(near), cfg)
+	got := streamed([][]Hit{near}, cfg)
+	if !reflect.DeepEqual(got.Violations, want) || !reflect.DeepEqual(got.Sites, wantSites) || len(got.Warnings) > 0 {
+		t.Fatalf("10 minutes out of order: got %s %+v %q\nwant %s %+v", dumpVs(got.Violations), got.Sites, got.Warnings, dumpVs(want), wantSites)
+	}
+	if len(want) != 1 || want[0].Kind != KindBackoff {
+		t.Fatalf("the case should find one backoff violation: %s", dumpVs(want))
+	}
+
+	// Too far: two requests logged an hour late, one to a disallowed
+	// page with credentials, one so soon after another that it would
+	// break the pause.
+	far := []Hit{at("b.log", 1, 0, "/robots.txt", 200)}
+	for i := range 100 {
+		far = append(far, at("b.log", int64(i+2), time.Hour+time.Duration(i)*10*time.Second, "/x", 200))
+	}
+	late := at("b.log", 102, 20*time.Minute, "/private/1", 200)
+	late.RemoteUser = "bob"
+	far = append(far, late, at("b.log", 103, 20*time.Minute, "/y", 200))
+	got = streamed([][]Hit{far}, cfg)
+	if len(got.Warnings) != 1 || !strings.HasPrefix(got.Warnings[0], "b.log: 2 requests logged more than 15m out of time order (the first on line 102)") {
+		t.Fatalf("warnings %q", got.Warnings)
+	}
+	var kindsGot []string
+	for _, v := range got.Violations {
+		kindsGot = append(kindsGot, fmt.Sprintf("%s:%d", v.Kind, v.Line))
+	}
+	if w := []string{"auth:102", "robots:102", "budget:22"}; !slices.Equal(kindsGot, w) {
+		t.Fatalf("violations %v, want %v (no pause for line 103)", kindsGot, w)
+	}
+	s := got.Sites[0]
+	if s.Pages != 102 || s.RobotsFetches != 1 {
+		t.Fatalf("late requests not counted: %+v", s)
+	}
+	if w := []string{KindAuth, KindBackoff, KindBudget, KindConcurrency, KindPause, KindRobotsNotFetched, KindRobotsUnavailable}; !slices.Equal(s.ChecksSkipped, w) {
+		t.Fatalf("checks skipped %v, want %v", s.ChecksSkipped, w)
+	}
+}
