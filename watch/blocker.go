@@ -6,8 +6,10 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // Bounds of the blocking queues.
@@ -118,11 +120,20 @@ func (w *Watcher) actLoop(ctx context.Context) {
 	}
 }
 
+// addItem is an address for the block set, and the crawler it spoofed.
+type addItem struct {
+	addr    netip.Addr
+	crawler string
+	// ttl, when set, is how long the element lives (a block made again
+	// at start with the time it had left); zero is the Adder's own.
+	ttl time.Duration
+}
+
 // block hands a to the add loop, waiting while a full round waits already.
-func (w *Watcher) block(ctx context.Context, a netip.Addr) {
+func (w *Watcher) block(ctx context.Context, a netip.Addr, crawler string, ttl time.Duration) {
 	w.adding.Add(1)
 	select {
-	case w.adds <- a:
+	case w.adds <- addItem{a, crawler, ttl}:
 	case <-ctx.Done():
 		w.adding.Add(-1)
 	}
@@ -130,9 +141,12 @@ func (w *Watcher) block(ctx context.Context, a netip.Addr) {
 
 // addLoop adds the addresses block hands it to the Adder until ctx ends:
 // each round takes what has come (up to maxAddRound) and adds it at once.
+// An address an operator unblocked meanwhile is left out: Unblock waits
+// for the round in flight (roundMu) before it takes addresses out.
 func (w *Watcher) addLoop(ctx context.Context) {
-	round := make([]netip.Addr, 0, maxAddRound)
+	round := make([]addItem, 0, maxAddRound)
 	errs := make([]error, maxAddRound)
+	held := make([]bool, maxAddRound)
 	for {
 		select {
 		case a := <-w.adds:
@@ -149,28 +163,52 @@ func (w *Watcher) addLoop(ctx context.Context) {
 				break more
 			}
 		}
+		w.roundMu.Lock()
 		var wg sync.WaitGroup
-		for i, a := range round {
+		for i, it := range round {
+			if held[i] = w.held(it.addr); held[i] {
+				continue
+			}
 			wg.Go(func() {
 				actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
-				errs[i] = w.o.Adder.Add(actx, a)
+				if it.ttl > 0 {
+					if af, ok := w.o.Adder.(adderFor); ok {
+						errs[i] = af.AddFor(actx, it.addr, it.ttl)
+						cancel()
+						return
+					}
+				}
+				errs[i] = w.o.Adder.Add(actx, it.addr)
 				cancel()
 			})
 		}
 		wg.Wait()
-		for i, a := range round {
+		now := w.o.Now()
+		for i, it := range round {
 			switch err := errs[i]; {
+			case held[i]:
 			case err == nil:
 				w.blocked.Add(1)
+				ttl := it.ttl
+				if ttl <= 0 {
+					ttl = w.blockTTL()
+				}
+				w.noteBlock(it.addr, it.crawler, watchstate.TargetNFTables, netip.Prefix{}, now, now.Add(ttl))
 				if w.o.OnBlocked != nil {
-					w.o.OnBlocked(a)
+					w.o.OnBlocked(it.addr)
 				}
 			case ctx.Err() == nil:
 				w.blockFailed.Add(1)
-				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
+				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", it.addr, err))
 			}
 			errs[i] = nil
 		}
+		w.roundMu.Unlock()
 		w.adding.Add(-int64(len(round)))
 	}
+}
+
+// adderFor is an Adder that adds for a given time (*nftset.Adder).
+type adderFor interface {
+	AddFor(ctx context.Context, a netip.Addr, ttl time.Duration) error
 }

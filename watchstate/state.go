@@ -687,3 +687,14 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// SetAside renames the state file of dir to watch.state.bad (replacing an
+// older one), so that a file that cannot be read is kept for a look but
+// not read again; it returns the new name.
+func SetAside(dir string) (string, error) {
+	bad := Path(dir) + ".bad"
+	if err := os.Rename(Path(dir), bad); err != nil {
+		return "", err
+	}
+	return bad, nil
+}
