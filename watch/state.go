@@ -412,9 +412,9 @@ func (w *Watcher) Status() watchstate.Status {
 	for _, c := range w.crawlers {
 		j := c.Judge.Stats()
 		s.Crawlers = append(s.Crawlers, watchstate.CrawlerStatus{Name: c.Name, Claims: c.claims.Load(),
-			Addresses: watchstate.VerdictCounts{Genuine: int64(j.Genuine), Spoofed: int64(j.Spoofed), Unverified: int64(j.Unverified)},
-			Pending:   int64(j.Pending),
-			Verdicts:  watchstate.VerdictCounts{Genuine: c.genuine.Load(), Spoofed: c.spoofed.Load(), Unverified: c.unverified.Load()},
+			Addresses:  watchstate.VerdictCounts{Genuine: int64(j.Genuine), Spoofed: int64(j.Spoofed), Unverified: int64(j.Unverified)},
+			Pending:    int64(j.Pending),
+			Verdicts:   watchstate.VerdictCounts{Genuine: c.genuine.Load(), Spoofed: c.spoofed.Load(), Unverified: c.unverified.Load()},
 			Violations: c.violations.Load()})
 		s.Queue.Judge += int64(j.Queued)
 	}

@@ -31,7 +31,9 @@ func newMemSets() *memSets {
 	return &memSets{set: map[netip.Addr]time.Duration{}, added: make(chan netip.Addr, 1024)}
 }
 
-func (m *memSets) Add(ctx context.Context, a netip.Addr) error { return m.AddFor(ctx, a, 7*24*time.Hour) }
+func (m *memSets) Add(ctx context.Context, a netip.Addr) error {
+	return m.AddFor(ctx, a, 7*24*time.Hour)
+}
 
 func (m *memSets) AddFor(_ context.Context, a netip.Addr, ttl time.Duration) error {
 	m.mu.Lock()
