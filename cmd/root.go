@@ -411,6 +411,7 @@ the ` + crawlerTitle + ` search crawler:
 		newEmitCmd(env),
 		newIPsCmd(env),
 		newWatchCmd(env),
+		newUnblockCmd(env),
 		newFormatCmd(env),
 		newOptoutCmd(env),
 		newVersionCmd(env),

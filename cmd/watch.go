@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/metrics"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/watch"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -41,6 +44,8 @@ type watchOptions struct {
 	CPUProfile      string
 	CrowdSec        bool
 	crowdSecFlags
+	stateFlags
+	Metrics string
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
@@ -132,6 +137,10 @@ once and waited out.`,
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
+	addStateDirFlag(f, &o.stateFlags)
+	f.BoolVar(&o.NoState, "no-state", false, "keep no state: every restart judges every address again and forgets what it blocked")
+	f.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics (such as 127.0.0.1:9571)")
+	c.AddCommand(newWatchStatusCmd(env))
 	f.StringVar(&o.CPUProfile, "cpu-profile", "", "write a pprof CPU profile of the run to `FILE` when it stops (scripts/bench-watch)")
 	f.MarkHidden("cpu-profile")
 	return c
@@ -196,6 +205,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 
 	say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
+	if o.Metrics != "" {
+		if _, _, err := net.SplitHostPort(o.Metrics); err != nil {
+			return usageError("--metrics %q: give HOST:PORT, such as 127.0.0.1:9571", sanitize(o.Metrics))
+		}
+	}
+	state, err := openWatchState(env, o, say)
+	if err != nil {
+		return err
+	}
+	defer state.close()
 	rs, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
 		return err
@@ -230,6 +249,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Say:      say,
 		Now:      env.Now,
 		Tick:     watchTick,
+		BlockTTL: ttl,
+		Targets:  watchTargets(o, csCreds),
+		Version:  Version,
+	}
+	if state != nil {
+		opts.StateDir = state.dir
 	}
 	if o.NFTables {
 		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
@@ -250,6 +275,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		defer adder.Close()
 		opts.Adder = adder
+		opts.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: o.NFTTable, SetOnly: true}, NetNS: no.NetNS}}
 		if u := adder.Unreferenced(); len(u) > 0 {
 			say(watchUnreferenced(o.NFTTable, u))
 		}
@@ -266,6 +292,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
 		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations})
+	if state != nil && state.loaded != nil {
+		w.Restore(state.loaded)
+	}
+	var metricsSrv *metrics.Server
+	if o.Metrics != "" {
+		if metricsSrv, err = startWatchMetrics(o.Metrics, w, env); err != nil {
+			return err
+		}
+		say(fmt.Sprintf("metrics: serving at http://%s%s", metricsSrv.Addr(), metrics.Path))
+	}
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
@@ -282,6 +318,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	defer stopSignals()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if state != nil {
+		go watchstate.Serve(runCtx, state.ln, w)
+	}
+	if metricsSrv != nil {
+		go func() {
+			if err := metricsSrv.Serve(runCtx); err != nil {
+				say(fmt.Sprintf("metrics: %v", err))
+			}
+		}()
+	}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 	for {

@@ -260,7 +260,7 @@ func ParseAddrs(args []string) ([]netip.Addr, error) {
 		a, problem := checkAddr(s)
 		if problem != "" {
 			if _, err := netip.ParsePrefix(s); err == nil {
-				problem = fmt.Sprintf("%q is a range: give single addresses", clip(s))
+				return nil, fmt.Errorf("%q is a range: give single addresses", clip(s))
 			}
 			return nil, fmt.Errorf("%s: give IP addresses such as 192.0.2.7 or 2001:db8::7", problem)
 		}
