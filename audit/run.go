@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -347,7 +348,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 			}
 			rep.TimeZone = zone
 			// The same words for every input: said once.
-			au.Warn(fmt.Sprintf("times logged without a UTC offset are read in %s; give --timezone if the server logged in another zone", zone))
+			warnOnce(au, fmt.Sprintf("times logged without a UTC offset are read in %s; give --timezone if the server logged in another zone", zone))
 		}
 		if note := rf.Note(); note != "" {
 			au.Warn(fmt.Sprintf("%s: %s", in.Name, note))
@@ -386,6 +387,14 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	}
 	au.AddInput(rep, r.Examples())
 	return err == nil
+}
+
+// warnOnce adds a warning to the audit unless it holds it already.
+func warnOnce(au *auditSet, w string) {
+	if len(au.audits) > 0 && slices.Contains(au.audits[0].warnings, w) {
+		return
+	}
+	au.Warn(w)
 }
 
 // The share of malformed lines from which a given --log-format is taken

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // The tests in this file and a few others run the real program: signals,

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"net"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // decisionsOf shows a Local API's decisions in force as "Scope:Value", in

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLogsHostileArchive: an xz file whose block asks for a 1.5 GiB
@@ -116,5 +119,60 @@ func TestFormatTest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLogsTimeZone: a log whose times carry no UTC offset (HAProxy's
+// accept date) is read in --timezone, or the machine's zone, said once in
+// the report however many inputs need it, and per input.
+func TestLogsTimeZone(t *testing.T) {
+	log := "../testdata/servers/haproxy_httplog.log"
+	code, out, errOut := runInMemory(t, "", "logs", "--offline", "--no-cache", "--format", "json", "--timezone", "Europe/Berlin", log, log, "../testdata/sample/access.log")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Warnings []string
+		Inputs   []struct {
+			File      string    `json:"file"`
+			TimeZone  string    `json:"time_zone"`
+			FirstTime time.Time `json:"first_time"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	const said = "times logged without a UTC offset are read in Europe/Berlin; give --timezone if the server logged in another zone"
+	n := 0
+	for _, w := range rep.Warnings {
+		if w == said {
+			n++
+		}
+	}
+	if n != 1 || strings.Count(errOut, said) != 1 {
+		t.Errorf("said %d times in the report, %d on stderr; want once: %q", n, strings.Count(errOut, said), rep.Warnings)
+	}
+	if len(rep.Inputs) != 3 || rep.Inputs[0].TimeZone != "Europe/Berlin" || rep.Inputs[2].TimeZone != "" {
+		t.Fatalf("inputs %+v", rep.Inputs)
+	}
+	// 06:25:01.655 in Berlin in December is 05:25:01.655 UTC.
+	if want := time.Date(2026, 12, 1, 5, 25, 1, 655000000, time.UTC); !rep.Inputs[0].FirstTime.Equal(want) {
+		t.Errorf("first time %v, want %v", rep.Inputs[0].FirstTime, want)
+	}
+	// Without --timezone, the machine's zone (TZ here), named as such.
+	var outb, errb strings.Builder
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &outb, Stderr: &errb, Now: func() time.Time { return fixedNow },
+		Getenv: func(k string) string {
+			switch k {
+			case "TZ":
+				return "America/New_York"
+			case "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME":
+				return t.TempDir()
+			}
+			return ""
+		}}
+	Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", "json", log})
+	if !strings.Contains(errb.String(), "read in America/New_York, this machine's zone") {
+		t.Errorf("stderr %q does not name the machine's zone", errb.String())
 	}
 }

@@ -2,10 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // TestLogsInputWarnings runs what a new user runs first: a log read with

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // The tests here interrupt runs in memory at known events: a pipe read, a

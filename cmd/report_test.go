@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/miekg/dns"
 )

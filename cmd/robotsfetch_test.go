@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 	"github.com/miekg/dns"
 )

@@ -15,13 +15,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -152,12 +151,15 @@ func (o *outputWriter) Err() error {
 const interruptGrace = time.Second
 
 // Main runs the program with the process's arguments and streams and
-// returns its exit code. SIGINT and SIGTERM cancel the run; every phase
+// returns its exit code. SIGINT and SIGTERM cancel the run, one received
+// while the program started (internal/interrupt) included; every phase
 // stops on that, and should one not stop within interruptGrace (a read
 // stuck in the kernel), Main removes what forced-exit cleanups were
 // registered and returns ExitInterrupted all the same.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A signal that came while the program started has cancelled ctx
+	// already: the command stops at its first step, as it would later.
+	ctx, stop := interrupt.Context()
 	defer stop()
 	env := &Env{
 		Stdin:     os.Stdin,

@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/miekg/dns"
 )
 

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // countingServer is an HTTPS server that answers robots.txt and the IP

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -92,7 +93,7 @@ crawlers to recheck (a profile file for one not built in).`,
 			if err != nil {
 				return err
 			}
-			addrs, err := verifyAddrs(env, args)
+			addrs, err := verifyAddrs(c.Context(), env, args)
 			if err != nil {
 				return err
 			}
@@ -157,18 +158,30 @@ crawlers to recheck (a profile file for one not built in).`,
 
 // verifyAddrs parses the addresses of args, "-" standing for those on
 // stdin: unmapped, deduplicated and sorted.
-func verifyAddrs(env *Env, args []string) ([]netip.Addr, error) {
+func verifyAddrs(ctx context.Context, env *Env, args []string) ([]netip.Addr, error) {
 	var all []string
 	for _, s := range args {
 		if s != "-" {
 			all = append(all, s)
 			continue
 		}
-		lines, err := verifyReadAddrs(env.Stdin)
+		// Read aside: an interrupted run does not wait for a pipe that
+		// never ends.
+		type read struct {
+			lines []string
+			err   error
+		}
+		got, err := untilDone(ctx, func() read {
+			lines, err := verifyReadAddrs(env.Stdin)
+			return read{lines, err}
+		})
+		if err == nil {
+			err = got.err
+		}
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, lines...)
+		all = append(all, got.lines...)
 	}
 	if len(all) == 0 {
 		return nil, usageError("no addresses on stdin: give one IP address a line")

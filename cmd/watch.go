@@ -112,7 +112,13 @@ once and waited out.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
-			return runWatch(c, env, o, files)
+			err := runWatch(c, env, o, files)
+			if c.Context().Err() != nil {
+				// SIGTERM and SIGINT are how watch is stopped, at any
+				// moment, its start included: exit 0.
+				return nil
+			}
+			return err
 		},
 	}
 	f := c.Flags()

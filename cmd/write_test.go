@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/pem"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // TestWriteToDevFull runs every command that writes, with its output on

@@ -259,15 +259,17 @@ func (v *availState) settle(c *siteCheck, now time.Time) {
 		v.foldA = betterFive(v.foldA, r)
 		return true
 	})
-	// Every page still to judge may have started after upto.
-	upto := now
-	for _, w := range v.waiting {
-		if w.pg.sHi.Before(upto) {
+	// An answer that may have ended before every page still to judge
+	// started: by now (a page to come starts after its logged start, at
+	// now or later) and before the earliest latest start of those waiting.
+	var upto time.Time
+	for i, w := range v.waiting {
+		if i == 0 || w.pg.sHi.Before(upto) {
 			upto = w.pg.sHi
 		}
 	}
 	v.openC = slices.DeleteFunc(v.openC, func(r *hit) bool {
-		if !r.eLo.Before(upto) {
+		if r.eLo.After(now) || len(v.waiting) > 0 && !r.eLo.Before(upto) {
 			return false
 		}
 		if !v.cleared || r.eHi.After(v.clearEHi) {

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"math/rand/v2"
 	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // crawlersInput covers three crawlers: LohiSoftBot, Googlebot with a few

@@ -3,13 +3,14 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // fuzzInput decodes bytes into an Input: the first byte picks the mode,

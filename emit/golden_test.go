@@ -2,7 +2,6 @@ package emit
 
 import (
 	"bytes"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"net/netip"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // fixtureInput is the input every golden file is made from: spoofers of

@@ -3,13 +3,14 @@ package emit
 import (
 	"bytes"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // Paths of the Debian/Ubuntu packages libapache2-mod-security2 and

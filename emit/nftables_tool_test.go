@@ -3,7 +3,6 @@ package emit
 import (
 	"bytes"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net/netip"
 	"os"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // hostileInput is the fixture with provenance text crafted to break out

@@ -2,10 +2,11 @@ package follow
 
 import (
 	"context"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // drain returns what a tailer driven by hand has sent.

@@ -2,7 +2,6 @@ package follow
 
 import (
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // TestRotationStress writes numbered lines from another goroutine across

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"net"
 	"net/netip"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // openIn opens an Adder in ns and closes it when the test ends.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"os"
 	"os/exec"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // The kernel tests work in a network namespace of their own, made with

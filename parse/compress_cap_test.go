@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"hash/crc32"
 	"io"
 	"os"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // runTool pipes in through a command and returns its output.

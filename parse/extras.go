@@ -64,7 +64,7 @@ func buildExtended(base *Format, extras []extra) (*Format, error) {
 		}
 		return withSyslog(f), nil
 	}
-	if base.json || base.w3c != nil || len(extras) > 16 {
+	if base.json || base.w3c != nil || len(extras) > maxExtras {
 		return nil, fmt.Errorf("%w: %s takes no extra fields", ErrFormat, base.name)
 	}
 	f := &Format{name: base.name, strictHost: base.strictHost, timeIsEnd: base.timeIsEnd}
@@ -184,7 +184,7 @@ func withTail(base *Format) *Format {
 func inferExtras(tail []byte) []extra {
 	var out []extra
 	for len(tail) > 0 {
-		if len(out) == 16 {
+		if len(out) == maxExtras {
 			return nil
 		}
 		var e extra
@@ -287,3 +287,7 @@ func durationText(v []byte, unit time.Duration) bool {
 	_, ok := parseDecimal(v, unit)
 	return ok
 }
+
+// maxExtras is the most extra fields after a preset (netnea's "extended"
+// Apache format adds 17 to combined).
+const maxExtras = 40

@@ -613,6 +613,14 @@ func CompileApache(s string) (*Format, error) {
 			addLit('%', start)
 			continue
 		}
+		if d == '^' && hasArg && i+1 < len(body) && body[i] == 't' && (body[i+1] == 'i' || body[i+1] == 'o') {
+			// %{VARNAME}^ti and ^to: a request or response trailer,
+			// read and ignored.
+			i += 2
+			flush()
+			f.items = append(f.items, item{field: fIgnore, pos: start})
+			continue
+		}
 		fl, tl, err := apacheDirective(d, arg, hasArg)
 		if err != nil {
 			return nil, &FormatError{Format: src, Pos: start, Msg: err.Error()}
@@ -767,7 +775,7 @@ func apacheField(d byte, arg string, hasArg bool) (field, error) {
 		return fIgnore, nil
 	case 'l':
 		return fIdent, nil
-	case 'p', 'P', 'k', 'L', 'X', 'f', 'R', 'I', 'S', 'e', 'n', 'C', 'x', 'c', 'M':
+	case 'A', 'p', 'P', 'k', 'L', 'X', 'f', 'R', 'I', 'S', 'e', 'n', 'C', 'x', 'c', 'M':
 		return fIgnore, nil
 	case '^':
 		return 0, errors.New("%^ti/%^to trailer fields are not supported")

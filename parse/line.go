@@ -2,12 +2,13 @@ package parse
 
 import (
 	"bytes"
-	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"math"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // span is a field's position in a line: line[s:e].

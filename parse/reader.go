@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"io"
 	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // Limits of the reader.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"io"
 	"net/netip"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // parseOne runs one line through a format and returns the record (for a

@@ -351,3 +351,38 @@ func TestCaddyOtherEntries(t *testing.T) {
 		t.Errorf("records %+v %+v", recs[0], recs[1])
 	}
 }
+
+// TestServerLinesAllocateNothing: a line that is no claimed hit is checked
+// without allocating, in every server's format (a decoded User-Agent goes
+// to a reused buffer).
+func TestServerLinesAllocateNothing(t *testing.T) {
+	for _, file := range []string{"haproxy_httplog.log", "traefik_clf.log", "envoy.log", "istio.log", "alb.log", "cloudfront.log", "caddy.log", "nginx_timed.log", "apache_vhost_D.log", "nginx_upstream_kv.log"} {
+		data := readServerLog(t, file)
+		s := readSample(data)
+		f, err := detectFormat(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.fields != "" {
+			f, _ = compileW3C(s.fields, w3cSep(s.lines))
+		}
+		lp := newLineParser(f, testClaims, nil, "s", false)
+		lp.loc = time.UTC
+		var line []byte
+		for _, l := range s.lines {
+			if !bytes.Contains(l, []byte("LohiSoftBot")) {
+				line = l
+				break
+			}
+		}
+		var rec Record
+		allocs := testing.AllocsPerRun(100, func() {
+			if keep, reason := lp.parse(line, &rec); keep || reason != "" {
+				t.Fatalf("%s: kept %v, %q", file, keep, reason)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s (%s): %.1f allocations per line", file, f.Name(), allocs)
+		}
+	}
+}

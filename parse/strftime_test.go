@@ -183,3 +183,24 @@ func FuzzStrftime(f *testing.F) {
 		}
 	})
 }
+
+// TestNetneaExtendedFormat: the "extended" Apache format of netnea's
+// tutorials (a strftime time with microseconds, %A, mod_ssl's %{…}x,
+// ratios and ModSecurity's variables) reads, and so do trailers.
+func TestNetneaExtendedFormat(t *testing.T) {
+	f, err := CompileApache(`%h %{GEOIP_COUNTRY_CODE}e %u [%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t] "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %v %A %p %R %{BALANCER_WORKER_ROUTE}e %X "%{cookie}n" %{UNIQUE_ID}e %{SSL_PROTOCOL}x %{SSL_CIPHER}x %I %O %{ratio}n%% %D %{ModSecTimeIn}e %{ApplicationTime}e %{ModSecTimeOut}e %{ModSecAnomalyScoreIn}e %{ModSecAnomalyScoreOut}e %{grpc-status}^to`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zurich, _ := time.LoadLocation("Europe/Zurich")
+	line := `203.0.113.10 CH - [2026-07-01 12:53:11.139981] "GET /index.html HTTP/1.1" 200 7362 "-" "LohiSoftBot/1.0" www.example.org 192.0.2.16 443 proxy-server - + "-" YmFzZTY0aWQ TLSv1.3 TLS_AES_128_GCM_SHA256 963 11973 -% 935006 1542 930596 2156 0 0 -`
+	lp := newLineParser(f, testClaims, nil, "s", false)
+	lp.loc = zurich
+	var rec Record
+	if keep, reason := lp.parse([]byte(line), &rec); !keep || reason != "" {
+		t.Fatalf("%q", reason)
+	}
+	if got := rec.Time.UTC().Format(time.RFC3339Nano); got != "2026-07-01T10:53:11.139981Z" || rec.Host != "www.example.org" || !rec.HasDuration || rec.Duration != 935006*time.Microsecond {
+		t.Errorf("time %s, site %q, duration %v", got, rec.Host, rec.Duration)
+	}
+}

@@ -1,10 +1,10 @@
 package render
 
 import (
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"io"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 )
 
 // PageOf returns the HTML page of an audit's report: its facts as they

@@ -3,10 +3,11 @@ package render
 import (
 	"bytes"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 )
 
 // TestHTMLOfReport: the html renderer writes the sample report's facts,

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"image"
 	"image/color"
 	"image/png"
@@ -27,6 +26,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
 // findChromium returns Debian's chromium, or skips the test when it is

@@ -6,7 +6,6 @@ import (
 	"container/heap"
 	"embed"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"html/template"
 	"io"
 	"maps"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 

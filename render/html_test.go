@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
-	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"golang.org/x/net/html"
 )
 

@@ -20,10 +20,11 @@
 package render
 
 import (
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"iter"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 )
 
 // Page is everything the HTML report shows. The zero value is an empty

@@ -1,11 +1,11 @@
 package render
 
 import (
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"io"
 	"slices"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 )
 
 // Options say where output goes and how much of it people see.

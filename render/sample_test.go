@@ -1,12 +1,13 @@
 package render
 
 import (
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 )
 
 // utc parses an RFC 3339 time or fails the test run.

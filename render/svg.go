@@ -1,12 +1,13 @@
 package render
 
 import (
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
-	"github.com/lohisoft/lohibot-audit/conduct"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/conduct"
 )
 
 // Geometry of a timeline drawing, in SVG user units (the drawing scales to

@@ -20,14 +20,22 @@ const (
 	// maxAddRound is how many addresses one round of adds hands the
 	// block set at once (the Adder puts them in few transactions).
 	maxAddRound = 4096
+	// linger is how long a round waits for more once its first spoofer
+	// has come, when the last round ended less than busy before: at a
+	// botnet's rate it gathers tens of spoofers, each round's plan and
+	// transaction costing about as much as one, at the price of this much
+	// more time to the block set; a spoofer now and then waits for nothing.
+	linger = 2 * time.Millisecond
+	busy   = 10 * linger
 )
 
 // A spoofer's actions are carried out off the verdict path, so that no
 // verdict waits for a block set or a command: OnVerdictOf queues the
 // spoofer and returns; one goroutine (actLoop) asks the guard about all
-// that have come at once and queues the actions; another (addLoop) hands the addresses to the block set in
-// rounds, as many at once as have come while the last round was in the
-// kernel.
+// that have come at once and queues the actions; another (addLoop) hands
+// the addresses to the block set in rounds. Each round takes what has
+// come within linger of its first spoofer (and while the last round was
+// busy), so that one plan and one transaction serve many spoofers.
 
 // actItem is a judged spoofer waiting for its actions.
 type actItem struct {
@@ -99,11 +107,15 @@ func (w *Watcher) queueAct(crawler string, v Verdict) {
 
 // actLoop carries out the queued actions until ctx ends.
 func (w *Watcher) actLoop(ctx context.Context) {
+	var last time.Time // when the last round ended
 	for {
 		select {
 		case <-w.acts.wake:
 		case <-ctx.Done():
 			return
+		}
+		if time.Since(last) < busy && w.acts.len() < maxAddRound {
+			time.Sleep(linger)
 		}
 		items := w.acts.take(maxAddRound)
 		rs := make([]verify.Result, len(items))
@@ -117,6 +129,7 @@ func (w *Watcher) actLoop(ctx context.Context) {
 			w.act(ctx, it.crawler, it.v, as[i], whys[i])
 			w.acting.Add(-1)
 		}
+		last = time.Now()
 	}
 }
 
@@ -147,6 +160,7 @@ func (w *Watcher) addLoop(ctx context.Context) {
 	round := make([]addItem, 0, maxAddRound)
 	errs := make([]error, maxAddRound)
 	held := make([]bool, maxAddRound)
+	var last time.Time // when the last round ended
 	for {
 		select {
 		case a := <-w.adds:
@@ -154,14 +168,32 @@ func (w *Watcher) addLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		var t *time.Timer
+		var until <-chan time.Time // nil: take only what is there
+		if time.Since(last) < busy {
+			t = time.NewTimer(linger)
+			until = t.C
+		}
 	more:
 		for len(round) < maxAddRound {
+			if until == nil {
+				select {
+				case a := <-w.adds:
+					round = append(round, a)
+				default:
+					break more
+				}
+				continue
+			}
 			select {
 			case a := <-w.adds:
 				round = append(round, a)
-			default:
+			case <-until:
 				break more
 			}
+		}
+		if t != nil {
+			t.Stop()
 		}
 		w.roundMu.Lock()
 		var wg sync.WaitGroup
@@ -205,6 +237,7 @@ func (w *Watcher) addLoop(ctx context.Context) {
 		}
 		w.roundMu.Unlock()
 		w.adding.Add(-int64(len(round)))
+		last = time.Now()
 	}
 }
 

@@ -284,3 +284,48 @@ func TestConductQueueOverflowIsSaid(t *testing.T) {
 	release()
 	wait("198.51.100.1")
 }
+
+// The first genuine address of a network moves its neighbours that wait
+// behind spoofers ahead of them.
+func TestJudgePromotesNeighbours(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	z.crawler("192.0.2.11", "crawler-2.bot.lohisoft.com")
+	release := z.holdAddr("198.51.100.1")
+	defer release()
+	srv := z.serve(t)
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, nil), Concurrency: 1, OnVerdict: got.on})
+
+	j.Seen(netip.MustParseAddr("198.51.100.1"), Hit{})
+	for deadline := time.Now().Add(hang); z.count("198.51.100.1") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held address was never asked for (hang)")
+		}
+	}
+	// No network is genuine yet: all wait in the second queue.
+	var want []string
+	add := func(a string) {
+		j.Seen(netip.MustParseAddr(a), Hit{})
+		want = append(want, a)
+	}
+	for i := range 10 {
+		add(fmt.Sprintf("203.0.113.%d", i+1))
+	}
+	add("192.0.2.10")
+	for i := range 40 {
+		add(fmt.Sprintf("203.0.113.%d", i+11))
+	}
+	add("192.0.2.11")
+	release()
+	if v := got.next(t); v.Addr.String() != "198.51.100.1" {
+		t.Fatalf("first after the release: %s", v.Addr)
+	}
+	// 192.0.2.11 moves up once 192.0.2.10 is genuine.
+	want = append(append(append([]string(nil), want[:11]...), "192.0.2.11"), want[11:51]...)
+	for i, w := range want {
+		if v := got.next(t); v.Addr.String() != w {
+			t.Fatalf("verdict %d: %s, want %s", i, v.Addr, w)
+		}
+	}
+}

@@ -14,6 +14,7 @@ package watch
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -106,18 +107,20 @@ type entry struct {
 // holds any: so that a botnet's thousands of new addresses a second never
 // hold up the verdicts of the genuine crawler, the first queue has the
 // addresses likely to be genuine — judged genuine before (judged again
-// after the TTL), in the /24 (IPv4) or /48 (IPv6) of an address judged
+// after the TTL), in the /16 (IPv4) or /32 (IPv6) of an address judged
 // genuine now (a crawler's addresses come from few networks, a botnet's
-// from everywhere), or preferred by JudgeOptions.Prefer. Every other
+// from everywhere: a million spoofers put about 15 addresses in a /16), or preferred by JudgeOptions.Prefer. Every other
 // address waits in the second queue, first come first judged.
 type Judge struct {
 	o  JudgeOptions
 	mu sync.Mutex
 	m  map[netip.Addr]*entry
 	// genuine are the addresses judged genuine now, for the guard;
-	// genuineNets counts them by network.
+	// genuineNets counts them by network; sorted is genuine in order,
+	// made again when it is nil.
 	genuine     map[netip.Addr]struct{}
 	genuineNets map[netip.Prefix]int
+	sorted      []netip.Addr
 	first       []netip.Addr // likely genuine: judged first
 	queue       []netip.Addr // every other address
 	wake        chan struct{}
@@ -194,7 +197,17 @@ func (j *Judge) Stale() {
 	}
 }
 
-// Result returns the verdict that stands for a, if any.
+// slim is what the judge keeps of a result for its TTL: the address, the
+// verdict, how and why it was reached, the DNS failure. The names and
+// answers it rests on go with its event, and a botnet's million addresses
+// do not keep them in memory.
+func slim(r verify.Result) verify.Result {
+	return verify.Result{Addr: r.Addr, Verdict: r.Verdict, Method: r.Method, Reason: r.Reason, InIPList: r.InIPList,
+		DNSError: r.DNSError, DNSFailure: r.DNSFailure}
+}
+
+// Result returns the verdict that stands for a, if any: the address, the
+// verdict, its method, reason and DNS failure (see slim).
 func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -205,12 +218,13 @@ func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	return e.res, true
 }
 
-// netOf is the network a crawler's neighbouring addresses share: the /24
-// of an IPv4 address, the /48 of an IPv6 one.
+// netOf is the network a crawler's neighbouring addresses share: the /16
+// of an IPv4 address (Googlebot's 66.249.64.0/19, Applebot's 17.0.0.0/8),
+// the /32 of an IPv6 one (an operator's allocation).
 func netOf(a netip.Addr) netip.Prefix {
-	bits := 48
+	bits := 32
 	if a.Is4() {
-		bits = 24
+		bits = 16
 	}
 	p, _ := a.Prefix(bits)
 	return p
@@ -228,20 +242,43 @@ func (j *Judge) likely(a netip.Addr, e *entry) bool {
 	return j.o.Prefer != nil && j.o.Prefer(a)
 }
 
-// setGenuine notes whether a is judged genuine now; j.mu is held.
+// setGenuine notes whether a is judged genuine now; j.mu is held. The
+// first genuine address of a network moves the addresses of that network
+// that wait in the second queue to the first.
 func (j *Judge) setGenuine(a netip.Addr, genuine bool) {
 	_, was := j.genuine[a]
 	switch {
 	case genuine && !was:
 		j.genuine[a] = struct{}{}
-		j.genuineNets[netOf(a)]++
+		j.sorted = nil
+		n := netOf(a)
+		if j.genuineNets[n]++; j.genuineNets[n] == 1 {
+			j.promote(n)
+		}
 	case !genuine && was:
 		delete(j.genuine, a)
+		j.sorted = nil
 		n := netOf(a)
 		if j.genuineNets[n]--; j.genuineNets[n] <= 0 {
 			delete(j.genuineNets, n)
 		}
 	}
+}
+
+// promote moves the addresses of network n from the second queue to the
+// first, in their order; j.mu is held.
+func (j *Judge) promote(n netip.Prefix) {
+	k := 0
+	for _, a := range j.queue {
+		if n.Contains(a) {
+			j.first = append(j.first, a)
+			continue
+		}
+		j.queue[k] = a
+		k++
+	}
+	clear(j.queue[k:])
+	j.queue = j.queue[:k]
 }
 
 // enqueue queues a for a worker; j.mu is held.
@@ -369,7 +406,7 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	if e.judged {
 		v.Previous = e.res.Verdict
 	}
-	e.res, e.judged, e.busy, e.at = r, true, false, now
+	e.res, e.judged, e.busy, e.at = slim(r), true, false, now
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	j.checks++
 	if retryable(r) {
@@ -431,15 +468,21 @@ func (j *Judge) Stats() JudgeStats {
 	return s
 }
 
-// Genuine returns the addresses judged genuine now: the guard spares them.
+// Genuine returns the addresses judged genuine now, sorted: the guard
+// spares them. The slice is shared: the caller must not change it. It is
+// made again only when the genuine addresses change, so that the guard,
+// asked about every spoofer, sorts nothing.
 func (j *Judge) Genuine() []netip.Addr {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]netip.Addr, 0, len(j.genuine))
-	for a := range j.genuine {
-		out = append(out, a)
+	if j.sorted == nil {
+		j.sorted = make([]netip.Addr, 0, len(j.genuine))
+		for a := range j.genuine {
+			j.sorted = append(j.sorted, a)
+		}
+		slices.SortFunc(j.sorted, netip.Addr.Compare)
 	}
-	return out
+	return j.sorted
 }
 
 // Restore sets the verdict r of r.Addr as reached at `at` (a state file's,

@@ -109,6 +109,9 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		subjects[i] = Subject{Name: name, Tokens: p.Tokens, Judge: judge, Tracker: conduct.NewTracker(cfg)}
 	}
 	guard := NewGuard(nil, c.NeverBlock, func() []netip.Addr {
+		if len(subjects) == 1 {
+			return subjects[0].Judge.Genuine()
+		}
 		var out []netip.Addr
 		for _, sub := range subjects {
 			out = append(out, sub.Judge.Genuine()...)

@@ -7,11 +7,12 @@ package timeline
 
 import (
 	"cmp"
-	"github.com/lohisoft/lohibot-audit/conduct"
 	"slices"
 	"sort"
 	"time"
 	"unsafe"
+
+	"github.com/lohisoft/lohibot-audit/conduct"
 )
 
 // Class is what a request's client address turned out to be.
