@@ -101,11 +101,21 @@ end watch at start (exit 2). No verdict waits for blocking. Nothing
 genuine, listed, private, reserved, in --never-block or unverified is ever
 acted on: the rules of 'emit' decide.
 
+Its state (the verdicts that still stand, what it blocked where, the
+addresses unblocked) is kept in --state-dir (default $STATE_DIRECTORY, else
+/var/lib/lohibot-audit; --no-state keeps none) and read at start: nothing is
+judged again before its verdict expires, and what the nftables sets lost is
+added again for the time it had left; a state file that cannot be read is
+said and set aside. 'watch status' asks the running watch (or reads its
+state); 'unblock ADDRESS...' takes an address out of its blocks and holds it
+out. --metrics HOST:PORT serves Prometheus metrics at /metrics.
+
 SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
 list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
 outage, a missing or unreadable log and a full disk for events are said
 once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
+  lohibot-audit watch --nftables --metrics 127.0.0.1:9571 /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
   lohibot-audit watch --crowdsec /var/log/nginx/access.log
   tail -F access.log | lohibot-audit watch -`,

@@ -11,6 +11,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/metrics"
@@ -18,8 +21,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/lohisoft/lohibot-audit/watchstate"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // defaultStateDir is the state directory when neither --state-dir nor
@@ -35,7 +36,7 @@ type stateFlags struct {
 }
 
 func addStateDirFlag(f *pflag.FlagSet, o *stateFlags) {
-	f.StringVar(&o.StateDir, "state-dir", "", "`DIR` where watch keeps its verdicts, blocks and unblocked addresses, and its control socket (default $STATE_DIRECTORY, else "+watchstate.DefaultDir+")")
+	f.StringVar(&o.StateDir, "state-dir", "", "watch's state directory `DIR`: its verdicts, blocks, unblocked addresses and control socket (default $STATE_DIRECTORY, else "+watchstate.DefaultDir+")")
 }
 
 // stateDirOf is the state directory of o and whether it was asked for

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/watchstate"
-	"github.com/miekg/dns"
 )
 
 // runWatchIn runs watch with args in the background; the returned func

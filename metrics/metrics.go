@@ -45,10 +45,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/watchstate"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // Path is where the metrics are served.
