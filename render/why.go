@@ -65,6 +65,8 @@ func unverifiedText(reason, dnsFailure string) string {
 		return "not checked in this run"
 	case verify.ReasonNotAnAddress:
 		return "a host name, not an address"
+	case verify.ReasonProxy:
+		return "a CDN edge or proxy"
 	}
 	return cut(reason, 60)
 }
@@ -83,6 +85,7 @@ var reasonText = map[string]string{
 	verify.ReasonNoIPList:        "the crawler has no IP list and DNS was not asked (offline, or the crawler has no PTR names to check)",
 	verify.ReasonNotChecked:      "not checked in this run",
 	verify.ReasonNotAnAddress:    "the log has a host name, not an address",
+	verify.ReasonProxy:           "a CDN's edge or a proxy, which forwards others' requests: never judged, never blocked",
 }
 
 // addressReasonText explains an address's verdict in words: its reason

@@ -119,7 +119,11 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		return out
 	})
 	guard.SetLists(id.Lists, c.NeverBlock)
+	guard.SetProxies(id.Proxies)
 	o := c.Options
+	if o.Trust == nil {
+		o.Trust = id.Proxies
+	}
 	o.Subjects, o.Guard, o.DNS = subjects, guard, dns
 	w = New(o)
 	w.setup = s
@@ -150,6 +154,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	s.robots = robotsFor
 	s.mu.Unlock()
 	w.o.Guard.SetLists(id.Lists, never)
+	w.o.Guard.SetProxies(id.Proxies)
 	for i, ch := range s.checkers {
 		ch.SetNew(verifierFactory(id.Verifiers[i], s.dns.Observe))
 		w.crawlers[i].Judge.Stale()
@@ -164,6 +169,6 @@ func verifierFactory(base *verify.Verifier, onQuery func(verify.DNSQuery)) func(
 	return func() *verify.Verifier {
 		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile,
-			OnQuery: onQuery}
+			Proxies: base.Proxies, OnQuery: onQuery}
 	}
 }
