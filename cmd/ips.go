@@ -74,7 +74,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				for _, w := range warnings {
 					warnf(env, "%s", w)
 				}
-				if err := format.WriteDocument(env.Stdout, ipsShowCDN(edges, env.Now()), outputOptions(env)); err != nil {
+				if err := format.WriteDocument(env.Stdout, render.NewCDNLists(edges, env.Now()), outputOptions(env)); err != nil {
 					return writeFailed("the lists", err)
 				}
 				return nil

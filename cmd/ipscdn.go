@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/proxy"
-	"github.com/lohisoft/lohibot-audit/render"
 )
 
 // cdnLoader is the loader of the CDN edge lists, caching in dir.
@@ -102,91 +100,4 @@ func cdnFailures(failed []*proxy.EdgeList) error {
 		msg += " (" + cause(failed[0]) + ")"
 	}
 	return fmt.Errorf("%s; in force instead: %s", msg, strings.Join(parts, "; "))
-}
-
-// ipsCDNList is one CDN edge list as `ips show --cdn --format json`
-// prints it.
-type ipsCDNList struct {
-	CDN    string `json:"cdn" yaml:"cdn"`
-	Source string `json:"source" yaml:"source"`
-	// Snapshot says the built-in snapshot is in force, dated AsOf;
-	// otherwise the copy fetched at Fetched.
-	Snapshot   bool       `json:"snapshot" yaml:"snapshot"`
-	AsOf       *time.Time `json:"as_of,omitempty" yaml:"as_of,omitempty"`
-	Fetched    *time.Time `json:"fetched,omitempty" yaml:"fetched,omitempty"`
-	AgeSeconds int64      `json:"age_seconds" yaml:"age_seconds"`
-	Prefixes   []string   `json:"prefixes" yaml:"prefixes"`
-}
-
-// ipsCDNDoc is what `ips show --cdn` prints.
-type ipsCDNDoc struct {
-	lists []ipsCDNList
-	now   time.Time
-}
-
-// ipsShowCDN describes the CDN edge lists in force.
-func ipsShowCDN(edges *proxy.Edges, now time.Time) *ipsCDNDoc {
-	d := &ipsCDNDoc{now: now}
-	for _, l := range edges.Lists {
-		out := ipsCDNList{CDN: l.CDN.Name, Source: l.Source.URL, Snapshot: l.Snapshot, Prefixes: []string{}}
-		since := l.Since().UTC()
-		if l.Snapshot {
-			out.AsOf = &since
-		} else {
-			out.Fetched = &since
-		}
-		if now.After(since) {
-			out.AgeSeconds = int64(now.Sub(since) / time.Second)
-		}
-		for _, p := range l.Prefixes {
-			out.Prefixes = append(out.Prefixes, p.String())
-		}
-		d.lists = append(d.lists, out)
-	}
-	return d
-}
-
-func (d *ipsCDNDoc) Data() any { return d.lists }
-
-func (d *ipsCDNDoc) WriteCSV(w io.Writer) error {
-	return render.WriteCSV(w, []string{"cdn", "prefix"}, func(yield func([]string) bool) {
-		for _, l := range d.lists {
-			for _, p := range l.Prefixes {
-				if !yield([]string{l.CDN, p}) {
-					return
-				}
-			}
-		}
-	})
-}
-
-func (d *ipsCDNDoc) WriteText(t *render.Text) error {
-	for i, l := range d.lists {
-		if i > 0 {
-			t.Printf("\n")
-		}
-		t.Printf("cdn:      %s\n", l.CDN)
-		t.Printf("source:   %s\n", sanitize(l.Source))
-		age := render.Age(time.Duration(l.AgeSeconds) * time.Second)
-		switch {
-		case l.Snapshot && proxy.LookupCDN(l.CDN) != nil && !cdnFetched(l):
-			t.Printf("in force: the ranges documented as of %s (%s ago)\n", l.AsOf.Format(time.DateOnly), age)
-		case l.Snapshot:
-			t.Printf("in force: the built-in snapshot of %s (%s ago; 'lohibot-audit ips update' fetches the list)\n", l.AsOf.Format(time.DateOnly), age)
-		default:
-			t.Printf("in force: fetched %s (%s ago)\n", l.Fetched.Format(time.RFC3339), age)
-		}
-		t.Printf("prefixes: %d\n", len(l.Prefixes))
-	}
-	return nil
-}
-
-// cdnFetched says whether l's list is published to fetch.
-func cdnFetched(l ipsCDNList) bool {
-	for _, s := range proxy.LookupCDN(l.CDN).Sources {
-		if s.URL == l.Source {
-			return s.Fetch
-		}
-	}
-	return false
 }

@@ -59,8 +59,10 @@ type auditOptions struct {
 	given func(name string) bool
 }
 
-// DefaultIPListURL is where the crawler's operator publishes its addresses.
-const DefaultIPListURL = "https://lohisoft.com/bot/ips.json"
+// DefaultIPListURL is where the default crawler's operator publishes its
+// addresses (its profile's first list): --ip-list at this value stands for
+// each crawler's own lists.
+var DefaultIPListURL = crawler.DefaultProfile().IPLists[0]
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Config, "config", "", "YAML config file whose keys mirror the flags (default $XDG_CONFIG_HOME/lohibot-audit/config.yaml, then /etc/lohibot-audit/config.yaml)")

@@ -165,6 +165,15 @@ func (r *ranges) contains(a netip.Addr) bool {
 }
 
 func (r *ranges) contains4(x uint32) bool {
+	if len(r.v4) <= 16 {
+		// A CDN's few ranges: a scan beats the search's setup.
+		for _, g := range r.v4 {
+			if g.lo <= x && x <= g.hi {
+				return true
+			}
+		}
+		return false
+	}
 	i, _ := slices.BinarySearchFunc(r.v4, x, func(g range4, x uint32) int {
 		if g.lo <= x {
 			return -1

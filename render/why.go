@@ -101,3 +101,11 @@ func addressReasonText(a Address) string {
 	}
 	return reasonText[a.Method]
 }
+
+// withProxy names the proxy after the reason proxy: "proxy: cloudflare".
+func withProxy(why, reason, proxy string) string {
+	if reason == verify.ReasonProxy && proxy != "" {
+		return why + ": " + proxy
+	}
+	return why
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,10 +22,11 @@ const (
 	// block set at once (the Adder puts them in few transactions).
 	maxAddRound = 4096
 	// linger is how long a round waits for more once its first spoofer
-	// has come, when the last round ended less than busy before: at a
-	// botnet's rate it gathers tens of spoofers, each round's plan and
-	// transaction costing about as much as one, at the price of this much
-	// more time to the block set; a spoofer now and then waits for nothing.
+	// has come, when the last round had more than one and ended less than
+	// busy before: at a botnet's rate it gathers tens of spoofers, each
+	// round's plan and transaction costing about as much as one, at the
+	// price of this much more time to the block set; spoofers that come
+	// one by one wait for nothing.
 	linger = 2 * time.Millisecond
 	busy   = 10 * linger
 )
@@ -34,8 +36,9 @@ const (
 // spoofer and returns; one goroutine (actLoop) asks the guard about all
 // that have come at once and queues the actions; another (addLoop) hands
 // the addresses to the block set in rounds. Each round takes what has
-// come within linger of its first spoofer (and while the last round was
-// busy), so that one plan and one transaction serve many spoofers.
+// come within linger of its first spoofer when spoofers come in numbers
+// (and what came while the last round was busy), so that one plan and
+// one transaction serve many spoofers.
 
 // actItem is a judged spoofer waiting for its actions.
 type actItem struct {
@@ -108,13 +111,14 @@ func (w *Watcher) queueAct(crawler string, v Verdict) {
 // actLoop carries out the queued actions until ctx ends.
 func (w *Watcher) actLoop(ctx context.Context) {
 	var last time.Time // when the last round ended
+	lastN := 0         // and how many it had
 	for {
 		select {
 		case <-w.acts.wake:
 		case <-ctx.Done():
 			return
 		}
-		if time.Since(last) < busy && w.acts.len() < maxAddRound {
+		if lastN > 1 && time.Since(last) < busy && w.acts.len() < maxAddRound {
 			time.Sleep(linger)
 		}
 		items := w.acts.take(maxAddRound)
@@ -129,7 +133,8 @@ func (w *Watcher) actLoop(ctx context.Context) {
 			w.act(ctx, it.crawler, it.v, as[i], whys[i])
 			w.acting.Add(-1)
 		}
-		last = time.Now()
+		w.handAdds(ctx)
+		last, lastN = time.Now(), len(items)
 	}
 }
 
@@ -142,59 +147,61 @@ type addItem struct {
 	ttl time.Duration
 }
 
-// block hands a to the add loop, waiting while a full round waits already.
-func (w *Watcher) block(ctx context.Context, a netip.Addr, crawler string, ttl time.Duration) {
+// block queues a for the add loop, which gets the round's addresses
+// together once actLoop has acted on the round; only actLoop calls it
+// (through act).
+func (w *Watcher) block(ctx context.Context, a netip.Addr, crawler string) {
 	w.adding.Add(1)
+	w.toAdd = append(w.toAdd, addItem{addr: a, crawler: crawler})
+}
+
+// handAdds hands the round's addresses to the add loop, waiting while it
+// has rounds enough to do.
+func (w *Watcher) handAdds(ctx context.Context) {
+	if len(w.toAdd) == 0 {
+		return
+	}
+	w.handRound(ctx, w.toAdd)
+	w.toAdd = nil
+}
+
+// handRound hands a round of addresses (counted in w.adding already) to
+// the add loop.
+func (w *Watcher) handRound(ctx context.Context, round []addItem) {
 	select {
-	case w.adds <- addItem{a, crawler, ttl}:
+	case w.adds <- round:
 	case <-ctx.Done():
-		w.adding.Add(-1)
+		w.adding.Add(-int64(len(round)))
 	}
 }
 
-// addLoop adds the addresses block hands it to the Adder until ctx ends:
-// each round takes what has come (up to maxAddRound) and adds it at once.
-// An address an operator unblocked meanwhile is left out: Unblock waits
-// for the round in flight (roundMu) before it takes addresses out.
+// addLoop adds the addresses actLoop hands it to the Adder until ctx
+// ends: each round takes what has come (up to maxAddRound addresses, or
+// one round of actLoop's) and adds it at once. An address an operator
+// unblocked meanwhile is left out: Unblock waits for the round in flight
+// (roundMu) before it takes addresses out.
 func (w *Watcher) addLoop(ctx context.Context) {
-	round := make([]addItem, 0, maxAddRound)
-	errs := make([]error, maxAddRound)
-	held := make([]bool, maxAddRound)
-	var last time.Time // when the last round ended
+	var round []addItem
+	var errs []error
+	var held []bool
 	for {
 		select {
-		case a := <-w.adds:
-			round = append(round[:0], a)
+		case r := <-w.adds:
+			round = append(round[:0], r...)
 		case <-ctx.Done():
 			return
 		}
-		var t *time.Timer
-		var until <-chan time.Time // nil: take only what is there
-		if time.Since(last) < busy {
-			t = time.NewTimer(linger)
-			until = t.C
-		}
 	more:
 		for len(round) < maxAddRound {
-			if until == nil {
-				select {
-				case a := <-w.adds:
-					round = append(round, a)
-				default:
-					break more
-				}
-				continue
-			}
 			select {
-			case a := <-w.adds:
-				round = append(round, a)
-			case <-until:
+			case r := <-w.adds:
+				round = append(round, r...)
+			default:
 				break more
 			}
 		}
-		if t != nil {
-			t.Stop()
-		}
+		errs = slices.Grow(errs[:0], len(round))[:len(round)]
+		held = slices.Grow(held[:0], len(round))[:len(round)]
 		w.roundMu.Lock()
 		var wg sync.WaitGroup
 		for i, it := range round {
@@ -203,15 +210,14 @@ func (w *Watcher) addLoop(ctx context.Context) {
 			}
 			wg.Go(func() {
 				actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
+				defer cancel()
 				if it.ttl > 0 {
 					if af, ok := w.o.Adder.(adderFor); ok {
 						errs[i] = af.AddFor(actx, it.addr, it.ttl)
-						cancel()
 						return
 					}
 				}
 				errs[i] = w.o.Adder.Add(actx, it.addr)
-				cancel()
 			})
 		}
 		wg.Wait()
@@ -233,11 +239,10 @@ func (w *Watcher) addLoop(ctx context.Context) {
 				w.blockFailed.Add(1)
 				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", it.addr, err))
 			}
-			errs[i] = nil
 		}
+		clear(errs)
 		w.roundMu.Unlock()
 		w.adding.Add(-int64(len(round)))
-		last = time.Now()
 	}
 }
 

@@ -313,8 +313,15 @@ func (w *Watcher) reblock(ctx context.Context) {
 		return
 	}
 	w.o.Say(fmt.Sprintf("nftables: the sets lost %s that the state holds blocked: adding them again for the time each has left", nouns.Count(len(missing), "address", "addresses")))
-	for _, m := range missing {
-		w.block(ctx, m.a, m.crawler, m.left)
+	for len(missing) > 0 {
+		n := min(len(missing), maxAddRound)
+		round := make([]addItem, n)
+		for i, m := range missing[:n] {
+			round[i] = addItem{addr: m.a, crawler: m.crawler, ttl: m.left}
+		}
+		missing = missing[n:]
+		w.adding.Add(int64(n))
+		w.handRound(ctx, round)
 	}
 }
 

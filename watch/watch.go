@@ -151,7 +151,8 @@ type Watcher struct {
 	// waiting for the block set; acting and adding count both, the ones
 	// in hand included.
 	acts           *actQueue
-	adds           chan addItem
+	adds           chan []addItem
+	toAdd          []addItem // actLoop's round
 	acting, adding atomic.Int64
 	dnsDown        atomic.Bool // an outage was said
 	started        time.Time
@@ -246,7 +247,7 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{}),
-		acts: newActQueue(), adds: make(chan addItem, maxAddRound), files: map[string]*fileStat{}, dns: o.DNS,
+		acts: newActQueue(), adds: make(chan []addItem, 64), files: map[string]*fileStat{}, dns: o.DNS,
 		saveNow: make(chan struct{}, 1)}
 	w.book.blocks = map[netip.Addr]*blockRec{}
 	w.book.holds = map[netip.Addr]watchstate.Hold{}
@@ -332,7 +333,7 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict, a netip.Ad
 	if w.o.Adder != nil {
 		// Adding again starts the element's timeout anew: a spoofer judged
 		// again after the verdict TTL stays blocked.
-		w.block(ctx, a, crawler, 0)
+		w.block(ctx, a, crawler)
 	}
 	if w.o.Exec != nil && v.New() {
 		if err := w.o.Exec.Queue(a, crawler, v.Reason); err != nil {
