@@ -14,6 +14,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/internal/hitstore"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -59,6 +60,10 @@ type Audit struct {
 	// Crawler, when set, names the crawler audited in the report's
 	// addresses, sites and violations (an audit of several crawlers).
 	Crawler string
+	// Proxies names the proxies of hits a trusted proxy forwarded
+	// without a usable real client (parse.Record.Proxy); nil: the
+	// built-in CDN edges only.
+	Proxies *proxy.Set
 
 	summary Summary
 
@@ -77,6 +82,9 @@ type Audit struct {
 	examples   []Malformed
 	formats    []string
 	warnings   []string
+	// proxied are the claimed hits of proxies, as the last Report found
+	// them.
+	proxied proxyTally
 }
 
 // clients is what an audit knows of the clients that claimed to be the
@@ -94,6 +102,10 @@ const (
 	clientRaw = iota // not an address (a host name), or an address with a zone
 	clientV4
 	clientV6
+	// clientProxy is a trusted proxy's address, of hits it forwarded
+	// without a usable real client: never judged (its name is in raws,
+	// its address in ip).
+	clientProxy
 )
 
 // addrKey is an address without a zone, as a key without pointers.
@@ -109,7 +121,7 @@ type addrEntry struct {
 	firstNsec, lastNsec int32
 	ua                  uint32 // id of its first user agent; 0 before any
 	settled             uint32 // 1 + index into Audit.settled; 0 when DNS decides
-	raw                 uint32 // clientRaw: index into Audit.raws
+	raw                 uint32 // clientRaw, clientProxy: index into Audit.raws
 	ip                  [16]byte
 	kind                uint8
 	timed               bool // a hit of the address had a time
@@ -194,6 +206,20 @@ func (a *Audit) Add(rec *parse.Record) bool {
 // entry returns the index of the record's client, adding it when new.
 func (a *Audit) entry(rec *parse.Record) uint32 {
 	c := rec.Client
+	if rec.Proxy && c.IsValid() {
+		c = c.Unmap().WithZone("")
+		key := "proxy " + c.String()
+		if i, ok := a.byRaw[key]; ok {
+			return i
+		}
+		if a.byRaw == nil {
+			a.byRaw = map[string]uint32{}
+		}
+		a.raws = append(a.raws, c.String())
+		i := uint32(a.addrs.push(addrEntry{kind: clientProxy, raw: uint32(len(a.raws) - 1), ip: c.As16()}))
+		a.byRaw[key] = i
+		return i
+	}
 	if c.IsValid() && c.Zone() == "" {
 		k := addrKey{ip: c.As16(), v4: c.Is4()}
 		if i, _, ok := a.byAddr.lookup(k, &a.addrs); ok {
@@ -294,15 +320,20 @@ func (a *clients) addrOf(e *addrEntry) (netip.Addr, bool) {
 		return netip.AddrFrom4([4]byte(e.ip[12:])), true
 	case clientV6:
 		return netip.AddrFrom16(e.ip), true
+	case clientProxy:
+		return netip.Addr{}, false
 	}
 	addr, err := netip.ParseAddr(a.raws[e.raw])
 	return addr, err == nil
 }
 
+// proxyAddr returns the address of a clientProxy entry.
+func (e *addrEntry) proxyAddr() netip.Addr { return netip.AddrFrom16(e.ip).Unmap() }
+
 // name is how the report names an entry's client: the address, or what
 // was logged when it is not one.
 func (a *clients) name(e *addrEntry) string {
-	if e.kind == clientRaw {
+	if e.kind == clientRaw || e.kind == clientProxy {
 		return a.raws[e.raw]
 	}
 	addr, _ := a.addrOf(e)
@@ -425,8 +456,16 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 
 	n := a.addrs.len()
 	genuine := make([]bool, n)
+	view := ipView{c: a.clients, proxies: a.Proxies}
+	a.proxied = nil
 	for i := 0; i < n; i++ {
 		e := a.addrs.at(i)
+		if e.kind == clientProxy {
+			a.proxied.add(view.proxyName(e.proxyAddr()), e.proxyAddr(), e.hits, true)
+		} else if res, ok := a.result(e, results); ok && res.Reason == verify.ReasonProxy {
+			addr, _ := a.addrOf(e)
+			a.proxied.add(res.Proxy, addr, e.hits, a.Proxies.Trusts(addr))
+		}
 		switch a.verdictOf(e, results) {
 		case verify.Genuine:
 			genuine[i] = true
@@ -439,7 +478,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	}
 	// The view keeps the clients, not the audit: once the caller lets go
 	// of the audit, its hits are garbage while the report is written.
-	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder(), crawler: a.Crawler}
+	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder(), crawler: a.Crawler, proxies: a.Proxies}
 
 	cfg = a.coverage().Apply(cfg)
 	// r.Sites in the order of their names as the report shows them; pos
@@ -640,14 +679,18 @@ func (a *clients) ipOrder() []uint32 {
 	}
 	key := func(i uint32) (netip.Addr, bool) {
 		e := a.addrs.at(int(i))
-		if e.kind != clientRaw {
-			return a.addrOf(e)
+		switch e.kind {
+		case clientProxy:
+			return e.proxyAddr(), true
+		case clientRaw:
+			addr, ok := zoned[i]
+			return addr, ok
 		}
-		addr, ok := zoned[i]
-		return addr, ok
+		return a.addrOf(e)
 	}
+	plain := func(e *addrEntry) bool { return e.kind == clientV4 || e.kind == clientV6 }
 	slices.SortFunc(order, func(x, y uint32) int {
-		if ex, ey := a.addrs.at(int(x)), a.addrs.at(int(y)); ex.kind != clientRaw && ey.kind != clientRaw {
+		if ex, ey := a.addrs.at(int(x)), a.addrs.at(int(y)); plain(ex) && plain(ey) {
 			// netip.Addr.Compare without building the addresses: IPv4
 			// first, then the 16 bytes.
 			if ex.kind != ey.kind {
@@ -659,7 +702,11 @@ func (a *clients) ipOrder() []uint32 {
 		ay, oky := key(y)
 		switch {
 		case okx && oky:
-			return ax.Compare(ay)
+			if c := ax.Compare(ay); c != 0 {
+				return c
+			}
+			// An address as a client, then as a proxy.
+			return cmp.Compare(a.addrs.at(int(x)).kind, a.addrs.at(int(y)).kind)
 		case okx:
 			return -1
 		case oky:
@@ -676,6 +723,7 @@ type ipView struct {
 	results map[netip.Addr]verify.Result
 	order   []uint32
 	crawler string
+	proxies *proxy.Set
 }
 
 // all yields the addresses in report order.
@@ -718,6 +766,9 @@ func (v *ipView) report(i uint32) IPReport {
 	_, isAddr := a.addrOf(e)
 	res, ok := a.result(e, v.results)
 	switch {
+	case e.kind == clientProxy:
+		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonProxy
+		ip.Proxy = v.proxyName(e.proxyAddr())
 	case !isAddr:
 		ip.Verdict, ip.Method, ip.Reason = verify.Unverified, "", verify.ReasonNotAnAddress
 	case !ok:
@@ -733,9 +784,19 @@ func (v *ipView) report(i uint32) IPReport {
 		}
 		ip.Warnings = res.Warnings
 		ip.DNSFailure = res.DNSFailure
+		ip.Proxy = res.Proxy
 		ip.DNS = dnsEvidence(res.DNS)
 	}
 	return ip
+}
+
+// proxyName names the trusted proxy a forwarded hits without a usable
+// real client: the --trusted-proxy value that holds it, or --trust-xff.
+func (v *ipView) proxyName(a netip.Addr) string {
+	if name, ok := v.proxies.Proxy(a); ok {
+		return name
+	}
+	return "--trust-xff"
 }
 
 // eachHit calls f with every kept hit, in the order they were added, and

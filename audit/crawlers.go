@@ -50,6 +50,9 @@ func newAuditSet(o *Options) *auditSet {
 		if s.named {
 			au.Crawler = c.name()
 		}
+		if au.Proxies == nil {
+			au.Proxies = o.Trust
+		}
 		s.audits = append(s.audits, au)
 		var listed []netip.Prefix
 		if c.List != nil {
@@ -131,16 +134,29 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 		reps[i] = s.audits[i].Report(results[i], cfg)
 		names[i] = c.name()
 	}
-	if !s.named {
-		return reps[0]
-	}
-	r := Merge(names, reps)
-	for i, c := range s.subjects {
-		if c.Profile != nil && i < len(r.Summary.Crawlers) {
-			r.Summary.Crawlers[i].Category = c.Profile.Category
+	rep := reps[0]
+	if s.named {
+		rep = Merge(names, reps)
+		for i, c := range s.subjects {
+			if c.Profile != nil && i < len(rep.Summary.Crawlers) {
+				rep.Summary.Crawlers[i].Category = c.Profile.Category
+			}
 		}
 	}
-	return r
+	var proxied proxyTally
+	for _, a := range s.audits {
+		proxied.merge(a.proxied)
+	}
+	rep.Warnings = append(rep.Warnings, proxied.warnings(o.Trust, o.now())...)
+	return rep
+}
+
+// now is the run's clock.
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 // listSource is the report's ip_list_source: the list's source, or when

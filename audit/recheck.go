@@ -66,7 +66,7 @@ type RecheckStats struct {
 // recheckSkip are the reasons of unverified addresses that asking again
 // cannot change: a client that is no address, a CDN's or a trusted
 // proxy's address.
-var recheckSkip = []string{verify.ReasonNotAnAddress, "proxy"}
+var recheckSkip = []string{verify.ReasonNotAnAddress, verify.ReasonProxy}
 
 // Run rechecks rep, in place: rep must hold its addresses in IPs (a
 // report decoded from JSON). It returns what it did; the report gains its

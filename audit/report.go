@@ -163,6 +163,10 @@ type IPReport struct {
 	// DNSFailure says why DNS could not answer (a DNSFailure constant),
 	// when it could not: why an address stayed unverified.
 	DNSFailure string `json:"dns_failure,omitempty" yaml:"dns_failure,omitempty"`
+	// Proxy names the proxy the address is, when Reason is proxy: a CDN
+	// ("cloudflare"), a --trusted-proxy value ("private",
+	// "203.0.113.0/24"), or "--trust-xff" (SPEC §13).
+	Proxy string `json:"proxy,omitempty" yaml:"proxy,omitempty"`
 	// DNS are the lookups the verdict rests on, each with its answer, TTL,
 	// resolver and the time asked (SPEC §15 evidence): the PTR lookup,
 	// then the forward ones. Empty when DNS was not asked.
@@ -278,6 +282,14 @@ type InputReport struct {
 	Site       string `json:"-" yaml:"-"`
 	HostLogged bool   `json:"-" yaml:"-"`
 	Error      string `json:"error,omitempty" yaml:"error,omitempty"`
+	// ClientField says which field gave the clients of the claimed hits
+	// (SPEC §13): "address" (the connecting address as logged), a
+	// real-client header read behind a trusted proxy ("x-forwarded-for",
+	// "cf-connecting-ip", "true-client-ip", "x-real-ip"), or several,
+	// comma-separated. RealClientHits counts the claimed hits whose client
+	// came from a header.
+	ClientField    string `json:"client_field,omitempty" yaml:"client_field,omitempty"`
+	RealClientHits int64  `json:"real_client_hits,omitempty" yaml:"real_client_hits,omitempty"`
 }
 
 // IPReportOf returns r as a report entry (SPEC §5) with no hits.
@@ -293,6 +305,7 @@ func IPReportOf(r verify.Result) IPReport {
 		UserAgents: []string{},
 		Warnings:   slices.Clone(r.Warnings),
 		DNSFailure: r.DNSFailure,
+		Proxy:      r.Proxy,
 		DNS:        dnsEvidence(r.DNS),
 	}
 	if rep.PTR == nil {

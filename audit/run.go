@@ -16,6 +16,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -84,8 +85,17 @@ type Options struct {
 	Inputs []Input
 	// Format is the log format of every input; nil detects each one's.
 	Format *parse.Format
-	// TrustXFF takes the client from X-Forwarded-For.
+	// TrustXFF trusts every connecting address as a proxy of the
+	// operator's: the client is read from the real-client header the
+	// format logs (parse.Options.TrustXFF).
 	TrustXFF bool
+	// Trust are the CDN edges in force and the proxies --trusted-proxy
+	// names (parse.Options.Trust); the audits name proxies by it, and it
+	// dates the CDN lists in the warnings. nil: the built-in CDN edges,
+	// nothing trusted.
+	Trust *proxy.Set
+	// Now is the clock (the age of the CDN lists); nil: time.Now.
+	Now func() time.Time
 	// Location is the zone of logged times without a UTC offset (nil:
 	// the machine's), and ZoneName names it in the report.
 	Location *time.Location
@@ -337,7 +347,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		return failed(fmt.Sprintf("cannot read %s: %v", in.Name, err))
 	}
 	defer src.Close()
-	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Listed: au.listed, Claims: au.claims,
+	r := parse.NewReader(src, parse.Options{Name: in.Name, Format: o.Format, Site: in.Site, TrustXFF: o.TrustXFF, Trust: o.Trust, Listed: au.listed, Claims: au.claims,
 		Location: o.Location, MaxDict: o.MaxDict})
 	// Stop, unlike a check between records, ends a read that finds
 	// nothing to keep, or waits on a pipe, as soon as the run is cancelled.
@@ -351,10 +361,13 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	// even when the reader is slow to notice Stop; it is then left behind
 	// and nothing here touches the audit again.
 	scanned := make(chan struct{})
+	var from clientFields
 	go func() {
 		defer close(scanned)
 		for r.Scan() {
-			au.Add(r.Record())
+			rec := r.Record()
+			from.count(rec)
+			au.Add(rec)
 		}
 	}()
 	select {
@@ -375,6 +388,7 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 	if st.MalformedClaims > 0 {
 		au.Warn(fmt.Sprintf("%s: %d malformed lines carry %s: those claims could not be checked (see malformed_examples; is --log-format right?)", in.Name, st.MalformedClaims, au.tokenWords()))
 	}
+	rep.ClientField, rep.RealClientHits = from.String(), from.real
 	rep.Comments = st.Comments
 	if rf := r.Format(); rf != nil {
 		rep.LogFormat = rf.Name()
@@ -390,6 +404,9 @@ func readInput(ctx context.Context, o *Options, in Input, au *auditSet) bool {
 		}
 		if note := rf.Note(); note != "" {
 			au.Warn(fmt.Sprintf("%s: %s", in.Name, note))
+		}
+		if (o.TrustXFF || o.Trust.Reads()) && len(rf.RealClientFields()) == 0 {
+			au.Warn(fmt.Sprintf("%s: the log format %s records no real-client header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP), so --trusted-proxy and --trust-xff cannot read the client behind a proxy: the connecting address is the client, and a trusted proxy's claims stay unverified (proxy); log $http_x_forwarded_for (nginx) or %%{X-Forwarded-For}i (Apache)", in.Name, rf.Name()))
 		}
 		if !rf.HasUserAgent() {
 			who, whose := au.crawlerWords()
@@ -505,4 +522,39 @@ func reportSites(rep *Report) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// clientFields counts which fields gave the clients of an input's claimed
+// hits.
+type clientFields struct {
+	used [8]bool // by parse.ClientSource
+	real int64   // claimed hits whose client came from a header
+}
+
+func (c *clientFields) count(rec *parse.Record) {
+	if !rec.Claimed {
+		return
+	}
+	if int(rec.ClientFrom) < len(c.used) && !rec.Proxy {
+		c.used[rec.ClientFrom] = true
+	}
+	if rec.ClientFrom != parse.FromAddress && !rec.Proxy {
+		c.real++
+	}
+}
+
+// String names the fields that gave clients: "address" (the connecting
+// address as logged), a header ("x-forwarded-for"), or both
+// ("x-forwarded-for, address"), headers first.
+func (c *clientFields) String() string {
+	var names []string
+	for i := 1; i < len(c.used); i++ {
+		if c.used[i] {
+			names = append(names, parse.ClientSource(i).String())
+		}
+	}
+	if c.used[parse.FromAddress] || len(names) == 0 {
+		names = append(names, parse.FromAddress.String())
+	}
+	return strings.Join(names, ", ")
 }

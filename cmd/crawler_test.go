@@ -223,8 +223,9 @@ func TestIPsCrawler(t *testing.T) {
 	profile := testutil.TempFile(t, "listbot.yaml", "name: listbot\ntokens: [ListBot]\nip_lists: ["+srv.URL+"/bot/ranges.json]\n")
 	cache := t.TempDir()
 	env.Now = func() time.Time { return fixedNow }
+	env.cdnURL, _ = cdnListServer(t)
 	code, stdout, stderr := identityRun(t, env, "ips", "update", "--crawler", profile, "--cache-dir", cache)
-	if code != 0 || stdout != "listbot: 200: "+srv.URL+"/bot/ranges.json, 2 prefixes; cached\n" {
+	if code != 0 || !strings.HasPrefix(stdout, "listbot: 200: "+srv.URL+"/bot/ranges.json, 2 prefixes; cached\ncdn cloudflare: 200: ") {
 		t.Fatalf("update: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "iplist-*.json")); len(files) != 1 {

@@ -239,6 +239,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		in.Sources = emitLogSources(files)
 		in.IPListSource = rep.Summary.IPListSource
 		if id != nil {
+			in.Proxies = id.Proxies
 			in.Crawlers = emit.CrawlersOf(crawlerNames(id.Profiles), id.Profiles, id.Lists)
 			in.Named = len(o.Crawlers) > 0
 		}
@@ -415,6 +416,15 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	}
 	in.Sources = []string{"report " + name}
 	env.phase(phaseIPList)
+	dir, _ := identityCacheDir(env, &o.auditOptions)
+	proxies, pw, err := identityProxies(&o.auditOptions, dir)
+	if err != nil {
+		return err
+	}
+	for _, w := range pw {
+		warnf(env, "%s", w)
+	}
+	in.Proxies = proxies
 	if err := emitReportLists(ctx, env, o, rep, name, in); err != nil {
 		return err
 	}
@@ -554,12 +564,14 @@ func emitWarnPlan(env *Env, p *emit.Plan) {
 			warnf(env, "not blocked, though reported as spoofing: %s (%s: the report contradicts itself or the IP list changed)", list, r)
 		case r == emit.SkipTooWide:
 			warnf(env, "left out, wider than the target accepts: %s", list)
+		case r == emit.SkipProxy:
+			warnf(env, "not blocked, though reported as spoofing: %s (proxy: a CDN's edge or a trusted proxy forwards every visitor's requests, so the report judged the proxy; see --trusted-proxy)", list)
 		default:
 			special = append(special, fmt.Sprintf("%s (%s)", list, r))
 		}
 	}
 	if len(special) > 0 {
-		warnf(env, "left out, as no rule ever matches such addresses: %s; if the server is behind a proxy, its log shows the proxy's address (see --trust-xff)", strings.Join(special, ", "))
+		warnf(env, "left out, as no rule ever matches such addresses: %s; if the server is behind a proxy, its log shows the proxy's address (see --trusted-proxy)", strings.Join(special, ", "))
 	}
 	for _, n := range p.Notes {
 		warnf(env, "%s", n)

@@ -14,6 +14,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -42,6 +43,10 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		return nil, err
 	}
 	dir, warn := identityCacheDir(env, o)
+	proxies, pw, err := identityProxies(o, dir)
+	if err != nil {
+		return nil, err
+	}
 	cfg := verify.IdentityConfig{
 		Profiles:     profiles,
 		Loader:       identityLoader(env, o, dir, verify.ListAuto),
@@ -51,12 +56,14 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		Retries:      o.DNSRetries,
 		Concurrency:  o.DNSConcurrency,
 		Offline:      o.Offline,
+		Proxies:      proxies,
 		CacheDir:     dir,
 		Now:          env.Now,
 	}
 	if warn != "" {
 		cfg.Warnings = []string{warn}
 	}
+	cfg.Warnings = append(cfg.Warnings, pw...)
 	vid, repeated, err := verify.LoadIdentity(ctx, cfg)
 	if err != nil {
 		return nil, listFileError(err)
@@ -71,6 +78,19 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		vid.Watch = progress.Verification(env.Stderr, progressOptions(env))
 	}
 	return vid, nil
+}
+
+// identityProxies is the proxies of a run: the CDN edge lists as `ips
+// update` cached them in dir (else the built-in snapshot), and what
+// --trusted-proxy and --trust-xff trust. A --trusted-proxy value that
+// names nothing is a usage error.
+func identityProxies(o *auditOptions, dir string) (*proxy.Set, []string, error) {
+	edges, warnings := (&proxy.Loader{CacheDir: dir}).Load()
+	s, err := proxy.NewSet(edges, o.TrustedProxies, o.TrustXFF)
+	if err != nil {
+		return nil, nil, usageError("%v", err)
+	}
+	return s, warnings, nil
 }
 
 // identityListOverride is the --ip-list value that replaces the profiles'

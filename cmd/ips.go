@@ -46,6 +46,7 @@ func addIPsFlags(f *pflag.FlagSet, o *auditOptions) {
 func newIPsShowCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	var crawlers []string
+	var cdn bool
 	c := &cobra.Command{
 		Use:   "show",
 		Short: "Print the IP list in force, its source and age",
@@ -60,6 +61,23 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			format, err := o.documentFormat(env)
 			if err != nil {
 				return err
+			}
+			if cdn {
+				if len(crawlers) > 0 {
+					return usageError("--cdn shows the CDN edge lists, not a crawler's: it takes no --crawler")
+				}
+				dir, warn := identityCacheDir(env, o)
+				if warn != "" {
+					warnf(env, "%s", warn)
+				}
+				edges, warnings := cdnLoader(env, dir).Load()
+				for _, w := range warnings {
+					warnf(env, "%s", w)
+				}
+				if err := format.WriteDocument(env.Stdout, render.NewCDNLists(edges, env.Now()), outputOptions(env)); err != nil {
+					return writeFailed("the lists", err)
+				}
+				return nil
 			}
 			profiles, override, err := ipsProfiles(o, crawlers)
 			if err != nil {
@@ -98,6 +116,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
+	c.Flags().BoolVar(&cdn, "cdn", false, "show the CDN edge lists in force instead (see --trusted-proxy): where each came from and its age")
 	return c
 }
 
@@ -133,7 +152,11 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 		Long: `update fetches the list named by --ip-list (default
 https://lohisoft.com/bot/ips.json) now, revalidating the cached copy, and
 says what happened: 200 (a new list, cached), 304 (the cached list is
-current) or rejected (the cached or built-in list stays in force; exit 3).`,
+current) or rejected (the cached or built-in list stays in force; exit 3).
+It fetches the CDNs' edge lists too (Cloudflare, Fastly, CloudFront,
+Bunny; see --trusted-proxy), which runs then read from the cache: a list
+that cannot be had leaves its cached copy, else the built-in snapshot, in
+force (exit 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := identityCheckFlags(o); err != nil {
@@ -162,6 +185,13 @@ current) or rejected (the cached or built-in list stays in force; exit 3).`,
 				}
 				if err := ipsUpdateReport(env, p, len(crawlers) > 0, ll, dir); err != nil && failed == nil {
 					failed = err
+				}
+			}
+			if err := ipsUpdateCDN(c.Context(), env, dir); err != nil {
+				if failed == nil {
+					failed = err
+				} else {
+					warnf(env, "%v", err)
 				}
 			}
 			return failed

@@ -80,8 +80,9 @@ func TestIPsUpdateAndShow(t *testing.T) {
 	url := srv.URL + "/bot/ips.json"
 	cache := t.TempDir()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	cdn, _ := cdnListServer(t)
 	env := func() *Env {
-		return &Env{HTTPClient: srv.Client(), Now: func() time.Time { return now }}
+		return &Env{HTTPClient: srv.Client(), Now: func() time.Time { return now }, cdnURL: cdn}
 	}
 	common := []string{"--ip-list", url, "--cache-dir", cache}
 
@@ -96,11 +97,16 @@ func TestIPsUpdateAndShow(t *testing.T) {
 	}{
 		{name: "show before any fetch", args: []string{"ips", "show"},
 			stdout: []string{"source:   built-in (no cached copy of " + url, "prefixes: 2", "  79.139.58.98\n", "created:  2026-08-23T00:00:00Z"}},
-		{name: "update fetches", args: []string{"ips", "update"}, stdout: []string{"200: " + url + ", 3 prefixes; cached"}},
+		{name: "update fetches", args: []string{"ips", "update"}, stdout: []string{"200: " + url + ", 3 prefixes; cached",
+			"cdn cloudflare: 200: https://www.cloudflare.com/ips-v4, 15 prefixes; cached\n", "cdn cloudfront: 200: https://ip-ranges.amazonaws.com/ip-ranges.json, 277 prefixes; cached\n"}},
 		{name: "show the cached list", args: []string{"ips", "show"}, advance: 90 * time.Minute,
 			stdout: []string{"source:   " + url + " (cached)", "fetched:  2026-09-01T12:00:00Z (1h ago)", "created:  2026-08-30T00:00:00Z", "prefixes: 3", "  198.51.100.0/24\n"}},
 		{name: "bare ips shows too", args: []string{"ips"}, stdout: []string{"prefixes: 3"}},
-		{name: "update revalidates", args: []string{"ips", "update"}, stdout: []string{"304 not modified: " + url + ", 3 prefixes, is current; cached"}},
+		{name: "update revalidates", args: []string{"ips", "update"}, stdout: []string{"304 not modified: " + url + ", 3 prefixes, is current; cached",
+			"cdn bunny: 304 not modified: https://bunnycdn.com/api/system/edgeserverlist/ipv6, 320 prefixes, is current; cached\n"}},
+		{name: "show the cdn lists", args: []string{"ips", "show", "--cdn"},
+			stdout: []string{"cdn:      cloudflare\nsource:   https://www.cloudflare.com/ips-v4\nin force: fetched 2026-09-01T13:30:00Z (0s ago)\nprefixes: 15\n",
+				"cdn:      google-lb\nsource:   https://cloud.google.com/load-balancing/docs/firewall-rules\nin force: the ranges documented as of"}},
 		{name: "show after 304", args: []string{"ips", "show"}, stdout: []string{"fetched:  2026-09-01T13:30:00Z (0s ago)"}},
 		{name: "invalid list rejected", args: []string{"ips", "update"}, setBody: `{"prefixes": [`, wantCode: 3,
 			stderr: []string{"error: rejected: ip list " + url + ": ip list is not valid", "the cached list stays in force"}},

@@ -204,6 +204,8 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		Inputs:     inputs,
 		Format:     logFormat,
 		TrustXFF:   o.TrustXFF,
+		Trust:      id.Proxies,
+		Now:        env.Now,
 		Location:   read.Location,
 		ZoneName:   read.ZoneName,
 		MaxDict:    read.MaxDict,

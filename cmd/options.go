@@ -13,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,11 +41,13 @@ type auditOptions struct {
 	CacheDir      string
 	NoCache       bool
 	TrustXFF      bool
-	FailOn        string
-	Config        string
-	NoProgress    bool
-	Top           topFlag // logs: addresses listed in table and markdown
-	readOptions           // --timezone, --max-dict (cmd/format.go)
+	// TrustedProxies are the --trusted-proxy values.
+	TrustedProxies []string
+	FailOn         string
+	Config         string
+	NoProgress     bool
+	Top            topFlag // logs: addresses listed in table and markdown
+	readOptions            // --timezone, --max-dict (cmd/format.go)
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -57,8 +60,10 @@ type auditOptions struct {
 	given func(name string) bool
 }
 
-// DefaultIPListURL is where the crawler's operator publishes its addresses.
-const DefaultIPListURL = "https://lohisoft.com/bot/ips.json"
+// DefaultIPListURL is where the default crawler's operator publishes its
+// addresses (its profile's first list): --ip-list at this value stands for
+// each crawler's own lists.
+var DefaultIPListURL = crawler.DefaultProfile().IPLists[0]
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.Config, "config", "", "YAML config file whose keys mirror the flags (default $XDG_CONFIG_HOME/lohibot-audit/config.yaml, then /etc/lohibot-audit/config.yaml)")
@@ -76,6 +81,11 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")
 }
 
+// addTrustedProxyFlag adds --trusted-proxy.
+func addTrustedProxyFlag(f *pflag.FlagSet, o *auditOptions) {
+	f.StringArrayVar(&o.TrustedProxies, "trusted-proxy", nil, "a proxy in front of the server whose requests carry the real client in a logged header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP): `NAME|CIDR`, a CDN ("+strings.Join(proxy.Names()[:len(proxy.Names())-1], ", ")+"), private (RFC 1918, fc00::/7) or an address range (repeatable)")
+}
+
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
@@ -83,7 +93,8 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	addCheckFlags(f, o)
 	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
-	f.BoolVar(&o.TrustXFF, "trust-xff", false, "take the client from X-Forwarded-For (only behind a proxy you run: the header is set by the client)")
+	f.BoolVar(&o.TrustXFF, "trust-xff", false, "every connecting address is a proxy you run: take the client from the logged X-Forwarded-For (the header is the client's word unless your proxy sets it)")
+	addTrustedProxyFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 	addReadFlags(f, &o.readOptions)

@@ -58,6 +58,9 @@ type Env struct {
 	// onPhase, when set, is called as a run enters each phase (the phase*
 	// names): tests use it to interrupt a run at a known point.
 	onPhase func(phase string)
+	// cdnURL, when set, rewrites the URL of a CDN edge list before
+	// `ips update` fetches it: tests serve the lists themselves.
+	cdnURL func(string) string
 	// repeated are warnings already said on stderr within their period
 	// (verify.Lists.Repeated): reports carry them, warnf leaves them out.
 	// Set while the run is set up, read after.

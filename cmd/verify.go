@@ -148,6 +148,7 @@ crawlers to recheck (a profile file for one not built in).`,
 	}
 	f := c.Flags()
 	addIdentityFlags(f, o)
+	addTrustedProxyFlag(f, o)
 	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")

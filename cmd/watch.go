@@ -231,6 +231,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
+		Trust:    id.Proxies,
 		Location: read.Location,
 		Events:   events,
 		Say:      say,

@@ -185,7 +185,7 @@ func newPlan(in Input, lim planLimits) (*Plan, error) {
 		if named {
 			who = c.Name
 		}
-		cp.Block, cp.Exempt, cp.Allow = shares[i].plan(mode, c.Spoofed, all, never, lim, func(q netip.Prefix, r SkipReason) {
+		cp.Block, cp.Exempt, cp.Allow = shares[i].plan(mode, c.Spoofed, all, never, in.Proxies, lim, func(q netip.Prefix, r SkipReason) {
 			skipped = append(skipped, Skipped{Prefix: q, Reason: r, Crawler: who})
 		})
 		block = append(block, cp.Block...)

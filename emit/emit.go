@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // Mode is what the rules do.
@@ -97,6 +98,10 @@ type Input struct {
 	// NeverBlock are prefixes no block rule may touch (--never-block): the
 	// site's own networks, its proxies and CDNs.
 	NeverBlock []netip.Prefix
+	// Proxies are the CDN edges and trusted proxies (SPEC §13): no block
+	// set ever holds an address of theirs, whatever the verdicts say. nil
+	// means the built-in CDN edges.
+	Proxies *proxy.Set
 	// Sources name the inputs (log files or a report) for the header.
 	Sources []string
 	// IPListSource says where the crawlers' lists came from, for the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // Plan is what a set of rules does, after the safety rules: every emitter
@@ -61,6 +62,7 @@ const (
 	SkipGenuine     SkipReason = "genuine"     // verified to be the crawler
 	SkipListed      SkipReason = "listed"      // in the crawler's IP list
 	SkipNeverBlock  SkipReason = "never-block" // in --never-block
+	SkipProxy       SkipReason = "proxy"       // a CDN's edge or a trusted proxy (SPEC §13)
 	SkipUnspecified SkipReason = "unspecified" // 0.0.0.0/8, ::
 	SkipLoopback    SkipReason = "loopback"    // 127.0.0.0/8, ::1
 	SkipPrivate     SkipReason = "private"     // RFC 1918, fc00::/7
@@ -76,7 +78,7 @@ const (
 // listed and never-block, which depend on the input).
 func (r SkipReason) Special() bool {
 	switch r {
-	case SkipGenuine, SkipListed, SkipNeverBlock, SkipTooWide:
+	case SkipGenuine, SkipListed, SkipNeverBlock, SkipTooWide, SkipProxy:
 		return false
 	}
 	return true
@@ -259,8 +261,9 @@ func newShare(genuineAddrs []netip.Addr, listedPrefixes []netip.Prefix) share {
 // plan applies the safety rules to one crawler's share in mode: spoofed
 // are its spoofing addresses, protect the addresses no block set may hold
 // (its own share, or with several crawlers every crawler's), never the
-// --never-block prefixes. skip is told of every address kept out.
-func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
+// --never-block prefixes, nor proxies' (CDN edges and trusted proxies; nil:
+// the built-in CDN edges). skip is told of every address kept out.
+func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []netip.Prefix, proxies *proxy.Set, lim planLimits, skip func(netip.Prefix, SkipReason)) (block, exempt, allow []netip.Prefix) {
 	listed, genuine, neverSet := addrset.New(protect.listed), addrset.New(protect.genuine), addrset.New(never)
 	blockable := func(q netip.Prefix) bool {
 		if r := specialReason(q); r != "" {
@@ -269,6 +272,12 @@ func (s share) plan(mode Mode, spoofed []netip.Addr, protect share, never []neti
 		}
 		if lim.tooWide(q) {
 			skip(q, SkipTooWide)
+			return false
+		}
+		if proxies.Overlaps(q) {
+			// An edge forwards everyone: blocking it blocks every
+			// visitor coming through it.
+			skip(q, SkipProxy)
 			return false
 		}
 		if neverSet.Overlaps(q) {
@@ -475,6 +484,8 @@ func (s Skipped) String() string {
 		return fmt.Sprintf("%s is not blocked: it overlaps the crawler's IP list", ipfmt.Prefix(s.Prefix))
 	case SkipNeverBlock:
 		return fmt.Sprintf("%s is not blocked: it overlaps --never-block", ipfmt.Prefix(s.Prefix))
+	case SkipProxy:
+		return fmt.Sprintf("%s is not blocked: it is (or overlaps) a CDN's edge or a trusted proxy, which forwards every visitor's requests", ipfmt.Prefix(s.Prefix))
 	case SkipTooWide:
 		return fmt.Sprintf("%s is left out of the rules: the range is wider than the target accepts", ipfmt.Prefix(s.Prefix))
 	}

@@ -9,12 +9,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // The safety property: whatever the input says, no rule blocks a genuine
 // or listed address (in block-spoofed mode), a loopback, private,
-// link-local, multicast, unspecified, shared or reserved address, or
-// anything in --never-block; and no rule invents an address. It is checked
+// link-local, multicast, unspecified, shared or reserved address, a CDN's
+// edge or a trusted proxy, or anything in --never-block; and no rule
+// invents an address. It is checked
 // on what the emitters actually write, read back from their output.
 
 // ruleSets is what an output says it blocks, spares and allows.
@@ -159,6 +162,10 @@ func checkSafety(t testing.TB, what string, in Input, rs ruleSets) {
 		if overlapsAny(q, never) {
 			t.Errorf("%s: blocks %s, which overlaps --never-block %v", what, q, never)
 		}
+		if in.Proxies.Overlaps(q) || proxy.BuiltinEdges().CDN(q.Addr()) != nil {
+			name, _ := in.Proxies.Proxy(q.Addr())
+			t.Errorf("%s: blocks %s, which is (or overlaps) the proxy %q", what, q, name)
+		}
 		switch mode {
 		case BlockSpoofed:
 			if overlapsAny(q, listed) {
@@ -228,6 +235,17 @@ func checkAllTargets(t testing.TB, in Input) {
 			t.Fatalf("nftables: %v", err)
 		}
 		checkSafety(t, fmt.Sprintf("nftables(set-only=%v)", o.SetOnly), in, readNFT(t, mode, b.String()))
+	}
+	if mode == BlockSpoofed {
+		ds, _, err := CrowdSecDecisions(in)
+		if err != nil {
+			t.Fatalf("crowdsec: %v", err)
+		}
+		var block []netip.Prefix
+		for _, d := range ds {
+			block = append(block, d.Prefix)
+		}
+		checkSafety(t, "crowdsec", in, ruleSets{block: block})
 	}
 	var ms bytes.Buffer
 	if _, err := ModSecurity(&ms, in, ModSecOptions{}); err == nil {
@@ -314,6 +332,27 @@ func randomInput(r *rand.Rand, mode Mode) Input {
 		return p
 	}
 	in := Input{Mode: mode}
+	var trusted []netip.Prefix
+	if r.IntN(2) == 0 {
+		specs := []string{}
+		for i := r.IntN(3); i > 0; i-- {
+			p := randPrefix(randAddr())
+			if p.Addr().Is4() && p.Bits() < 8 || p.Addr().Is6() && p.Bits() < 16 {
+				continue
+			}
+			trusted = append(trusted, p)
+			specs = append(specs, p.String())
+		}
+		if r.IntN(2) == 0 {
+			specs = append(specs, "private", proxy.CDNs()[r.IntN(len(proxy.CDNs()))].Name)
+		}
+		set, err := proxy.NewSet(nil, specs, r.IntN(4) == 0)
+		if err != nil {
+			panic(err)
+		}
+		in.Proxies = set
+	}
+	edges := proxy.BuiltinEdges().Lists
 	for i := r.IntN(4); i > 0; i-- {
 		in.one().Listed = append(in.one().Listed, randPrefix(randAddr()))
 	}
@@ -328,7 +367,14 @@ func randomInput(r *rand.Rand, mode Mode) Input {
 	}
 	for i := 1 + r.IntN(40); i > 0; i-- {
 		var a netip.Addr
-		switch r.IntN(8) {
+		switch r.IntN(10) {
+		case 8:
+			l := edges[r.IntN(len(edges))]
+			a = inside(l.Prefixes[r.IntN(len(l.Prefixes))])
+		case 9:
+			if len(trusted) > 0 {
+				a = inside(trusted[r.IntN(len(trusted))])
+			}
 		case 0:
 			a = inside(specialRanges[r.IntN(len(specialRanges))].prefix)
 		case 1:
@@ -405,6 +451,16 @@ func TestSafetyCheckerCatches(t *testing.T) {
 		checkSafety(ft, "test", in, rs)
 		if !ft.failed {
 			t.Errorf("case %d: %+v passed the safety check", i, rs)
+		}
+	}
+	// A Cloudflare edge seen spoofing, and a trusted proxy.
+	in.one().Spoofed = append(in.one().Spoofed, netip.MustParseAddr("162.158.106.126"), netip.MustParseAddr("203.0.113.9"))
+	in.Proxies, _ = proxy.NewSet(nil, []string{"203.0.113.0/24"}, false)
+	for _, q := range []string{"162.158.106.126/32", "203.0.113.9/32"} {
+		ft := &fakeT{}
+		checkSafety(ft, "test", in, ruleSets{block: prefixes(q)})
+		if !ft.failed {
+			t.Errorf("blocking %s passed the safety check", q)
 		}
 	}
 }

@@ -3,8 +3,11 @@ package parse
 import (
 	"bytes"
 	"io"
+	"net/netip"
 	"os"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // BenchmarkReader reads a generated combined log (BENCH_LOG, or a small
@@ -98,4 +101,33 @@ func benchData(b *testing.B) []byte {
 	}
 	line := `203.0.113.10 - - [01/Dec/2026:06:25:01 +0100] "GET /blog/2026/11/some-post HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"` + "\n"
 	return bytes.Repeat([]byte(line), 100000)
+}
+
+// BenchmarkLineBehindProxy parses one line of nginx's main format that
+// came through a Cloudflare edge and is not a claimed hit, with the
+// crawler's listed addresses to look for: without --trusted-proxy (the
+// edge is looked up) and with --trusted-proxy cloudflare (the client in
+// X-Forwarded-For is).
+func BenchmarkLineBehindProxy(b *testing.B) {
+	line := []byte(`162.158.106.126 - - [01/Dec/2026:06:25:01 +0100] "GET /blog/2026/11/some-post HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36" "198.51.100.7, 203.0.113.10"`)
+	listed := addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")})
+	for _, bc := range []struct {
+		name  string
+		specs []string
+	}{{"untrusted", nil}, {"trusted", []string{"cloudflare"}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			lp := newLineParser(NginxMain, testClaims, listed, "s", false)
+			if bc.specs != nil {
+				lp.trust = mustSet(b, false, bc.specs...)
+			}
+			var rec Record
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, reason := lp.parse(line, &rec); reason != "" {
+					b.Fatal(reason)
+				}
+			}
+		})
+	}
 }

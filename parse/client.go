@@ -1,6 +1,200 @@
 package parse
 
-import "strconv"
+import (
+	"net/netip"
+	"strconv"
+
+	"github.com/lohisoft/lohibot-audit/proxy"
+)
+
+// ClientSource says which field of a log line gave a record's client.
+type ClientSource uint8
+
+// The fields a client is read from. The real-client headers are read
+// only when the connecting address is a proxy the reader trusts, and in
+// this order: the first one the format logs and the request carries
+// decides (X-Forwarded-For first: walked from the right, it cannot be
+// forged past a trusted proxy that appends to it).
+const (
+	FromAddress        ClientSource = iota // the connecting address ($remote_addr, %h, %a)
+	FromXForwardedFor                      // X-Forwarded-For, walked from the right past trusted proxies
+	FromCFConnectingIP                     // CF-Connecting-IP
+	FromTrueClientIP                       // True-Client-IP
+	FromXRealIP                            // X-Real-IP
+	numClientSources
+)
+
+var clientSourceNames = [numClientSources]string{"address", "x-forwarded-for", "cf-connecting-ip", "true-client-ip", "x-real-ip"}
+
+// String names the field as reports do: "address", "x-forwarded-for",
+// "cf-connecting-ip", "true-client-ip", "x-real-ip".
+func (c ClientSource) String() string {
+	if c < numClientSources {
+		return clientSourceNames[c]
+	}
+	return "unknown"
+}
+
+// clientSourceOf is the source a field gives, or FromAddress for a field
+// that is no real-client header.
+func clientSourceOf(f field) ClientSource {
+	switch f {
+	case fXFF, fXFFClient:
+		return FromXForwardedFor
+	case fCFConnectingIP:
+		return FromCFConnectingIP
+	case fTrueClientIP:
+		return FromTrueClientIP
+	case fXRealIP:
+		return FromXRealIP
+	}
+	return FromAddress
+}
+
+// RealClientFields returns the real-client headers the format logs, in
+// the order they are read.
+func (f *Format) RealClientFields() []ClientSource {
+	var out []ClientSource
+	for c, fl := range [...]field{fXFF, fCFConnectingIP, fTrueClientIP, fXRealIP} {
+		if f.json || f.has[fl] || fl == fXFF && f.has[fXFFClient] {
+			out = append(out, ClientSource(c+1))
+		}
+	}
+	return out
+}
+
+// headerClient walks a real-client header's value as nginx's realip
+// module does with real_ip_recursive on: from the right, past the
+// addresses trust names as proxies; the first one that is not is the
+// client. A single-valued header (CF-Connecting-IP) is a list of one. An
+// element that is no address (a forged "unknown", an escape, a host name)
+// ends the walk without a client, and so does a list of trusted proxies
+// only: the request is then a proxy's, never judged. An element may carry
+// a port ("192.0.2.7:51234", "[2001:db8::7]:443"), as some proxies write
+// it.
+func headerClient[T string | []byte](trust *proxy.Set, v T) (netip.Addr, bool) {
+	end := len(v)
+	for end > 0 {
+		start := end - 1
+		for start >= 0 && v[start] != ',' {
+			start--
+		}
+		a, ok := headerAddr(v[start+1 : end])
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if !trust.InTrusted(a) {
+			return a, true
+		}
+		end = start
+	}
+	return netip.Addr{}, false
+}
+
+// headerAddr reads one element of a real-client header: an address, with
+// spaces around it and an optional port; IPv4-mapped addresses unmapped.
+func headerAddr[T string | []byte](e T) (netip.Addr, bool) {
+	i, j := 0, len(e)
+	for i < j && (e[i] == ' ' || e[i] == '\t') {
+		i++
+	}
+	for j > i && (e[j-1] == ' ' || e[j-1] == '\t') {
+		j--
+	}
+	e = e[i:j]
+	if len(e) == 0 {
+		return netip.Addr{}, false
+	}
+	if e[0] == '[' {
+		// [v6] or [v6]:port
+		k := 1
+		for k < len(e) && e[k] != ']' {
+			k++
+		}
+		if k == len(e) || k+1 < len(e) && (e[k+1] != ':' || !allDigitsT(e[k+2:])) {
+			return netip.Addr{}, false
+		}
+		e = e[1:k]
+	} else if n := countByte(e, ':'); n == 1 {
+		// v4:port
+		k := 0
+		for e[k] != ':' {
+			k++
+		}
+		if !allDigitsT(e[k+1:]) {
+			return netip.Addr{}, false
+		}
+		e = e[:k]
+	}
+	var a netip.Addr
+	if b, ok := any(e).([]byte); ok {
+		if x, ok := parseIPv4(b); ok {
+			return x, true
+		}
+		if countByte(b, ':') < 2 {
+			return netip.Addr{}, false
+		}
+		var err error
+		if a, err = netip.ParseAddr(string(b)); err != nil {
+			return netip.Addr{}, false
+		}
+	} else {
+		var err error
+		if a, err = netip.ParseAddr(string(e)); err != nil {
+			return netip.Addr{}, false
+		}
+	}
+	if a.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+func countByte[T string | []byte](e T, c byte) int {
+	n := 0
+	for i := 0; i < len(e); i++ {
+		if e[i] == c {
+			n++
+		}
+	}
+	return n
+}
+
+func allDigitsT[T string | []byte](e T) bool {
+	if len(e) == 0 || len(e) > 5 {
+		return false
+	}
+	for i := 0; i < len(e); i++ {
+		if e[i] < '0' || e[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// realClient applies the trust walk to a record whose connecting address
+// (rec.Client) is a trusted proxy: the first real-client header the
+// format logs and the request carries gives the client (Peer keeps the
+// proxy); when none gives one, the record is a proxy's (Proxy).
+func (p *lineParser) realClient(rec *Record) {
+	peer := rec.Client
+	for c, v := range [...]string{rec.XFF, rec.CFConnectingIP, rec.TrueClientIP, rec.XRealIP} {
+		if v == "" {
+			continue
+		}
+		rec.ClientFrom = ClientSource(c + 1)
+		if a, ok := headerClient(p.trust, v); ok {
+			rec.Client, rec.ClientRaw, rec.Peer = a, a.String(), peer
+			return
+		}
+		rec.Proxy = true
+		return
+	}
+	rec.Proxy = true
+	if fs := p.f.RealClientFields(); len(fs) > 0 {
+		rec.ClientFrom = fs[0]
+	}
+}
 
 // What a client field holds.
 type clientKind uint8

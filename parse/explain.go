@@ -337,6 +337,9 @@ func recordFields(r *Record) []FieldValue {
 	}
 	add("retry-after", r.RetryAfter)
 	add("x-forwarded-for", r.XFF)
+	add("cf-connecting-ip", r.CFConnectingIP)
+	add("true-client-ip", r.TrueClientIP)
+	add("x-real-ip", r.XRealIP)
 	return out
 }
 

@@ -10,43 +10,46 @@ import (
 type field uint8
 
 const (
-	fIgnore      field = iota // any text, not used
-	fAddr                     // client address
-	fUser                     // remote user
-	fTimeCLF                  // 02/Jan/2006:15:04:05 -0700
-	fTimeISO                  // 2006-01-02T15:04:05-07:00
-	fTimeSec                  // seconds since the epoch
-	fTimeMsec                 // seconds.milliseconds since the epoch (nginx $msec)
-	fTimeMsecInt              // milliseconds since the epoch (Apache %{msec}t)
-	fTimeUsecInt              // microseconds since the epoch (Apache %{usec}t)
-	fRequest                  // request line
-	fMethod                   // request method
-	fURI                      // path with query
-	fPath                     // path without query
-	fQuery                    // query, with or without the leading '?'
-	fProto                    // protocol
-	fStatus                   // status code
-	fBytes                    // bytes sent
-	fReferer                  // Referer header
-	fUA                       // User-Agent header
-	fHost                     // virtual host (best)
-	fHostHeader               // Host header (used when no virtual host field)
-	fDurSec                   // duration in seconds, fractions allowed (nginx $request_time, Apache %T)
-	fDurMsec                  // duration in milliseconds (Apache %{ms}T)
-	fDurUsec                  // duration in microseconds (Apache %D, %{us}T)
-	fRetryAfter               // Retry-After response header
-	fXFF                      // X-Forwarded-For request header
-	fTimeAny                  // JSON only: a time in any of the layouts above
-	fIdent                    // Apache %l: the identd answer, almost always "-"
-	fTimeStrf                 // a time in a strftime layout (item.tl): Apache %{FORMAT}t, HAProxy, W3C
-	fFracMsec                 // Apache %{msec_frac}t: the milliseconds of the time
-	fFracUsec                 // Apache %{usec_frac}t: the microseconds of the time
-	fAddrPort                 // the client address and its port: 192.0.2.1:51234 (HAProxy, AWS ALB)
-	fXFFClient                // X-Forwarded-For whose last address is the client (Envoy's default format logs no other)
-	fCaptures                 // HAProxy's captured headers: "{…} " groups, none to two
-	fDurTimer                 // HAProxy's total time in milliseconds: digits, "+" and digits, or -1
-	fDurAuto                  // W3C time-taken: milliseconds (IIS), or seconds with a fraction (CloudFront)
-	fStatusOpt                // a status, or -1, 0 or "-" for none (HAProxy, Envoy, AWS ALB)
+	fIgnore         field = iota // any text, not used
+	fAddr                        // client address
+	fUser                        // remote user
+	fTimeCLF                     // 02/Jan/2006:15:04:05 -0700
+	fTimeISO                     // 2006-01-02T15:04:05-07:00
+	fTimeSec                     // seconds since the epoch
+	fTimeMsec                    // seconds.milliseconds since the epoch (nginx $msec)
+	fTimeMsecInt                 // milliseconds since the epoch (Apache %{msec}t)
+	fTimeUsecInt                 // microseconds since the epoch (Apache %{usec}t)
+	fRequest                     // request line
+	fMethod                      // request method
+	fURI                         // path with query
+	fPath                        // path without query
+	fQuery                       // query, with or without the leading '?'
+	fProto                       // protocol
+	fStatus                      // status code
+	fBytes                       // bytes sent
+	fReferer                     // Referer header
+	fUA                          // User-Agent header
+	fHost                        // virtual host (best)
+	fHostHeader                  // Host header (used when no virtual host field)
+	fDurSec                      // duration in seconds, fractions allowed (nginx $request_time, Apache %T)
+	fDurMsec                     // duration in milliseconds (Apache %{ms}T)
+	fDurUsec                     // duration in microseconds (Apache %D, %{us}T)
+	fRetryAfter                  // Retry-After response header
+	fXFF                         // X-Forwarded-For request header
+	fTimeAny                     // JSON only: a time in any of the layouts above
+	fIdent                       // Apache %l: the identd answer, almost always "-"
+	fTimeStrf                    // a time in a strftime layout (item.tl): Apache %{FORMAT}t, HAProxy, W3C
+	fFracMsec                    // Apache %{msec_frac}t: the milliseconds of the time
+	fFracUsec                    // Apache %{usec_frac}t: the microseconds of the time
+	fAddrPort                    // the client address and its port: 192.0.2.1:51234 (HAProxy, AWS ALB)
+	fXFFClient                   // X-Forwarded-For whose last address is the client (Envoy's default format logs no other)
+	fCaptures                    // HAProxy's captured headers: "{…} " groups, none to two
+	fDurTimer                    // HAProxy's total time in milliseconds: digits, "+" and digits, or -1
+	fDurAuto                     // W3C time-taken: milliseconds (IIS), or seconds with a fraction (CloudFront)
+	fStatusOpt                   // a status, or -1, 0 or "-" for none (HAProxy, Envoy, AWS ALB)
+	fCFConnectingIP              // CF-Connecting-IP request header (Cloudflare)
+	fTrueClientIP                // True-Client-IP request header (Akamai, Cloudflare Enterprise)
+	fXRealIP                     // X-Real-IP request header (set by many reverse proxies)
 	numFields
 )
 
@@ -60,6 +63,7 @@ var fieldNames = [numFields]string{
 	fIdent: "remote logname", fTimeStrf: "time", fFracMsec: "milliseconds", fFracUsec: "microseconds",
 	fAddrPort: "client address:port", fXFFClient: "x-forwarded-for", fCaptures: "captured headers",
 	fDurTimer: "request time", fDurAuto: "request time", fStatusOpt: "status",
+	fCFConnectingIP: "cf-connecting-ip", fTrueClientIP: "true-client-ip", fXRealIP: "x-real-ip",
 }
 
 func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f == fTimeAny }
@@ -69,7 +73,7 @@ func (f field) isTime() bool { return f >= fTimeCLF && f <= fTimeUsecInt || f ==
 func (f field) isText() bool {
 	switch f {
 	case fAddr, fUser, fRequest, fMethod, fURI, fPath, fQuery, fProto, fReferer, fUA, fHost, fHostHeader, fRetryAfter, fXFF, fIgnore, fIdent,
-		fAddrPort, fXFFClient, fCaptures:
+		fAddrPort, fXFFClient, fCaptures, fCFConnectingIP, fTrueClientIP, fXRealIP:
 		return true
 	}
 	return false
@@ -151,8 +155,10 @@ type Format struct {
 	timeIsEnd bool
 	has       [numFields]bool
 	// uaItem and addrItem are the plan positions of the User-Agent and
-	// client address fields, or -1.
+	// client address fields, or -1; realItems those of the real-client
+	// header fields, by ClientSource (-1: not logged).
 	uaItem, addrItem int
+	realItems        [numClientSources]int
 	// uaSpecial says the User-Agent item needs uaText: HAProxy's captured
 	// headers, or an encoding other than the servers' escapes.
 	uaSpecial bool
@@ -412,6 +418,9 @@ var nginxVars = map[string]field{
 	"request_time":          fDurSec,
 	"sent_http_retry_after": fRetryAfter,
 	"http_x_forwarded_for":  fXFF,
+	"http_cf_connecting_ip": fCFConnectingIP,
+	"http_true_client_ip":   fTrueClientIP,
+	"http_x_real_ip":        fXRealIP,
 }
 
 // CompileNginx compiles an nginx log_format string. The string may be
@@ -763,6 +772,12 @@ func apacheField(d byte, arg string, hasArg bool) (field, error) {
 			return fHostHeader, nil
 		case "x-forwarded-for":
 			return fXFF, nil
+		case "cf-connecting-ip":
+			return fCFConnectingIP, nil
+		case "true-client-ip":
+			return fTrueClientIP, nil
+		case "x-real-ip":
+			return fXRealIP, nil
 		}
 		return fIgnore, nil
 	case 'o':
@@ -879,6 +894,9 @@ func (f *Format) finish(src string) error {
 	f.hasDur = f.has[fDurSec] || f.has[fDurMsec] || f.has[fDurUsec] || f.has[fDurTimer] || f.has[fDurAuto]
 	f.post = f.hasDur || f.splitTime
 	f.uaItem, f.addrItem = -1, -1
+	for i := range f.realItems {
+		f.realItems[i] = -1
+	}
 	for i, it := range f.items {
 		switch {
 		case it.isLit:
@@ -886,6 +904,9 @@ func (f *Format) finish(src string) error {
 			f.uaItem = i
 		case it.field == fAddr, it.field == fAddrPort, it.field == fXFFClient && f.addrItem < 0:
 			f.addrItem = i
+		}
+		if c := clientSourceOf(it.field); !it.isLit && c != FromAddress && f.realItems[c] < 0 {
+			f.realItems[c] = i
 		}
 	}
 	if f.uaItem >= 0 {

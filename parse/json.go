@@ -57,8 +57,14 @@ func jsonKeyField(k []byte) field {
 		return fDurSec
 	case "sent_http_retry_after", "retry_after":
 		return fRetryAfter
-	case "http_x_forwarded_for":
+	case "http_x_forwarded_for", "x_forwarded_for":
 		return fXFF
+	case "http_cf_connecting_ip", "cf_connecting_ip":
+		return fCFConnectingIP
+	case "http_true_client_ip", "true_client_ip":
+		return fTrueClientIP
+	case "http_x_real_ip", "x_real_ip":
+		return fXRealIP
 	// Traefik's JSON access log (its request headers only when
 	// accessLog.fields.headers keeps them).
 	case "ClientHost":
@@ -179,6 +185,7 @@ func jsonNumber(b []byte) bool {
 func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason string) {
 	var vals [numFields]jval
 	var js jsonState
+	p.jsonReal = false
 	i := skipJSONSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false, "not a JSON object"
@@ -269,11 +276,17 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	}
 	claimed := claims != 0
 	listed := false
-	if p.listed != nil {
+	if p.listed != nil && !claimed {
+		var addr []byte
 		if v := vals[fAddr]; v.set {
-			listed = listedText(p.listed, line[v.s:v.e])
+			addr = line[v.s:v.e]
 		} else if v := vals[fAddrPort]; v.set {
-			listed = listedText(p.listed, clientText(fAddrPort, line[v.s:v.e]))
+			addr = clientText(fAddrPort, line[v.s:v.e])
+		}
+		if p.reads() && p.jsonReal && p.trustsText(addr) {
+			listed = p.listedBehindJSON(line, &vals)
+		} else {
+			listed = listedText(p.listed, addr)
 		}
 	}
 	if !claimed && !listed && !p.keepAll {
@@ -314,10 +327,24 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 	}
 	p.finishRecord(rec, path, query, hostHeader, timeRes)
 	rec.Claims, rec.Claimed = claims, claimed
-	if !claimed && p.trustXFF && !p.keepAll && !p.listed.Contains(rec.Client) {
-		return false, ""
-	}
 	return true, ""
+}
+
+// listedBehindJSON is listedBehind for a JSON line.
+func (p *lineParser) listedBehindJSON(line []byte, vals *[numFields]jval) bool {
+	for _, f := range [...]field{fXFF, fCFConnectingIP, fTrueClientIP, fXRealIP} {
+		v := vals[f]
+		if !v.set {
+			continue
+		}
+		b := line[v.s:v.e]
+		if len(b) == 0 || len(b) == 1 && b[0] == '-' {
+			continue
+		}
+		a, ok := headerClient(p.trust, b)
+		return ok && p.listed.Contains(a)
+	}
+	return false
 }
 
 // checkJSONSpan makes sure that the start of a request with a logged
@@ -544,11 +571,20 @@ func (p *lineParser) jsonObject(line []byte, i int, ctx int, vals *[numFields]jv
 				f = fReferer
 			case equalFoldASCII(key, "x-forwarded-for"):
 				f = fXFF
+			case equalFoldASCII(key, "cf-connecting-ip"):
+				f = fCFConnectingIP
+			case equalFoldASCII(key, "true-client-ip"):
+				f = fTrueClientIP
+			case equalFoldASCII(key, "x-real-ip"):
+				f = fXRealIP
 			}
 		case ctxRespHeaders:
 			if equalFoldASCII(key, "retry-after") {
 				f = fRetryAfter
 			}
+		}
+		if clientSourceOf(f) != FromAddress {
+			p.jsonReal = true
 		}
 		if sub >= 0 && vs < len(line) && line[vs] == '{' {
 			var r string

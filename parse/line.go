@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // span is a field's position in a line: line[s:e].
@@ -17,11 +18,17 @@ type span struct{ s, e int32 }
 // lineParser matches lines against one format. It keeps per-goroutine
 // caches and must not be shared between goroutines.
 type lineParser struct {
-	f        *Format
-	claims   *TokenSet // the crawlers' tokens
-	listed   *addrset.Set
-	site     string
+	f      *Format
+	claims *TokenSet // the crawlers' tokens
+	listed *addrset.Set
+	site   string
+	// trust are the proxies whose requests carry the real client in a
+	// logged header; trustXFF trusts every connecting address
+	// (--trust-xff).
+	trust    *proxy.Set
 	trustXFF bool
+	// jsonReal says the JSON line being read has a real-client key.
+	jsonReal bool
 	keepAll  bool // build a record for every valid line (tests, small inputs)
 	// ipOnly refuses host names as clients: auto-detection and the lines
 	// read in a detected format take IP address literals only.
@@ -198,22 +205,58 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 		claims = p.claims.Match(line[spans[i].s:spans[i].e])
 	}
 	claimed := claims != 0
-	if i := p.f.addrItem; i >= 0 && p.listed != nil {
-		listed = listedText(p.listed, clientText(p.f.items[i].field, line[spans[i].s:spans[i].e]))
+	if i := p.f.addrItem; i >= 0 && p.listed != nil && !claimed {
+		addr := clientText(p.f.items[i].field, line[spans[i].s:spans[i].e])
+		if p.reads() && p.trustsText(addr) {
+			// Behind a trusted proxy the client is in a header: it is
+			// the one to look up.
+			listed = p.listedBehind(line, spans)
+		} else {
+			listed = listedText(p.listed, addr)
+		}
 	}
 	if !claimed && !listed && !p.keepAll {
 		return false, ""
 	}
 	p.fillText(line, spans, rec)
 	rec.Claims, rec.Claimed = claims, claimed
-	if !claimed && p.trustXFF && !p.keepAll {
-		// The client came from X-Forwarded-For: only keep it when that
-		// address is listed.
-		if !p.listed.Contains(rec.Client) {
-			return false, ""
-		}
-	}
 	return true, ""
+}
+
+// reads reports whether a real client may be read from a header: some
+// proxy is trusted and the format logs a real-client header.
+func (p *lineParser) reads() bool {
+	return (p.trustXFF || p.trust.Reads()) && (p.f.json || p.f.realItems != noRealItems)
+}
+
+// noRealItems is the realItems of a format that logs no real-client
+// header.
+var noRealItems = [numClientSources]int{-1, -1, -1, -1, -1}
+
+// trusts reports whether connecting address a is a trusted proxy.
+func (p *lineParser) trusts(a netip.Addr) bool { return p.trustXFF || p.trust.Trusts(a) }
+
+// trustsText is trusts for the address written in b, without allocating
+// for IPv4.
+func (p *lineParser) trustsText(b []byte) bool { return p.trustXFF || p.trust.TrustsText(b) }
+
+// listedBehind reports whether the real client of a line from a trusted
+// proxy, read from the first real-client header the line carries, is a
+// listed address. It allocates nothing for IPv4 clients.
+func (p *lineParser) listedBehind(line []byte, spans *[maxItems]span) bool {
+	for c := FromXForwardedFor; c < numClientSources; c++ {
+		i := p.f.realItems[c]
+		if i < 0 {
+			continue
+		}
+		v := line[spans[i].s:spans[i].e]
+		if len(v) == 0 || len(v) == 1 && v[0] == '-' {
+			continue
+		}
+		a, ok := headerClient(p.trust, v)
+		return ok && p.listed.Contains(a)
+	}
+	return false
 }
 
 // checkText validates the text of one field of a text format, and
@@ -965,6 +1008,18 @@ func (p *lineParser) setField(rec *Record, f field, b []byte, enc int, path, que
 		if !dash {
 			rec.XFF = text()
 		}
+	case fCFConnectingIP:
+		if !dash {
+			rec.CFConnectingIP = text()
+		}
+	case fTrueClientIP:
+		if !dash {
+			rec.TrueClientIP = text()
+		}
+	case fXRealIP:
+		if !dash {
+			rec.XRealIP = text()
+		}
 	}
 }
 
@@ -992,16 +1047,8 @@ func (p *lineParser) finishRecord(rec *Record, path, query, hostHeader string, t
 	if rec.Host == "" {
 		rec.Host = p.site
 	}
-	if p.trustXFF && rec.XFF != "" {
-		// Behind a proxy the operator runs, the last address is the one
-		// that proxy saw; the ones before it are whatever the client sent.
-		parts := strings.Split(rec.XFF, ",")
-		for i := len(parts) - 1; i >= 0; i-- {
-			if a, err := netip.ParseAddr(strings.TrimSpace(parts[i])); err == nil {
-				rec.Client, rec.ClientRaw = a.Unmap(), strings.TrimSpace(parts[i])
-				break
-			}
-		}
+	if p.reads() && (!p.f.json || p.jsonReal) && rec.Client.IsValid() && p.trusts(rec.Client) {
+		p.realClient(rec)
 	}
 	rec.Resolution = timeRes
 	rec.Start, rec.End = rec.Time, rec.Time

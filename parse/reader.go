@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
+	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
 // Limits of the reader.
@@ -105,8 +106,15 @@ type Options struct {
 	Format *Format
 	// Site is the site of requests whose line records no virtual host.
 	Site string
-	// TrustXFF takes the client from X-Forwarded-For.
+	// TrustXFF trusts every connecting address as a proxy of the
+	// operator's (--trust-xff): the client is read from the real-client
+	// header the format logs, as for Trust's proxies.
 	TrustXFF bool
+	// Trust are the proxies (--trusted-proxy) whose requests carry the
+	// real client in a logged header: X-Forwarded-For (walked from the
+	// right past trusted addresses), CF-Connecting-IP, True-Client-IP or
+	// X-Real-IP (see Record.ClientFrom). nil trusts none.
+	Trust *proxy.Set
 	// Claims are the crawlers' User-Agent tokens, one group per crawler:
 	// a line whose User-Agent carries one is a claimed hit, kept, and its
 	// Record.Claims says which groups it names. nil claims nothing: only
@@ -711,7 +719,8 @@ func (r *Reader) work(jobs <-chan job, pool chan []byte) {
 			f = r.format.Load()
 		}
 		if f != nil && (lp == nil || lpFormat != f) {
-			lp = newLineParser(f, r.opts.Claims, r.opts.Listed, r.opts.Site, r.opts.TrustXFF)
+			lp = newLineParser(f, r.opts.Claims, r.opts.Listed, r.opts.Site, r.opts.TrustXFF || r.opts.Trust.All())
+			lp.trust = r.opts.Trust
 			lp.loc = r.opts.Location
 			lp.keepAll = r.opts.KeepAll
 			lp.ipOnly = r.opts.Format == nil

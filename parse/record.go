@@ -23,15 +23,29 @@ type Record struct {
 	File string
 	Line int64
 
-	// Client is the client address the server logged (or, when the
-	// reader trusts X-Forwarded-For, its last address: the one the
-	// operator's proxy added; the ones before it are the client's word):
-	// exactly what net/netip reads from the field, IPv4-mapped addresses
-	// unmapped. It is the zero Addr only when the field held a host name
+	// Client is the client address the server logged: exactly what
+	// net/netip reads from the field, IPv4-mapped addresses unmapped. When
+	// the connecting address is a proxy the reader trusts
+	// (Options.Trust), Client is the real client read from the logged
+	// header instead (ClientFrom says which), and Peer the connecting
+	// address. It is the zero Addr only when the field held a host name
 	// (Apache's HostnameLookups On), which a reader accepts with a given
 	// format only; ClientRaw then keeps the name as logged.
 	Client    netip.Addr
 	ClientRaw string
+	// Peer is the connecting address as logged when Client came from a
+	// real-client header; the zero Addr otherwise.
+	Peer netip.Addr
+	// ClientFrom says which field gave Client: FromAddress (the
+	// connecting address), or the real-client header read behind a
+	// trusted proxy.
+	ClientFrom ClientSource
+	// Proxy is true when the connecting address is a trusted proxy but
+	// the logged header gave no usable client (absent, not an address, or
+	// trusted itself): Client is then the proxy's address, which says
+	// nothing of the claimant; such a hit is never judged (verdict
+	// unverified, reason proxy). ClientFrom names the header consulted.
+	Proxy bool
 
 	// Time is the timestamp as logged. Start and End are when the request
 	// began and ended, as far as the log tells: Apache's %t is the start,
@@ -60,7 +74,11 @@ type Record struct {
 	UserAgent  string
 	Host       string // the site: virtual host in lower case, port removed
 	RetryAfter string // the Retry-After response header, when logged
-	XFF        string // X-Forwarded-For, when logged
+	// The real-client request headers, when logged ("" for "-").
+	XFF            string // X-Forwarded-For
+	CFConnectingIP string // CF-Connecting-IP
+	TrueClientIP   string // True-Client-IP
+	XRealIP        string // X-Real-IP
 
 	// Claims says which crawlers the User-Agent claims to be: bit i is
 	// set when it carries a token of group i of the reader's

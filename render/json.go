@@ -280,6 +280,9 @@ func appendIPReportJSON(b []byte, ip *audit.IPReport) ([]byte, error) {
 	if ip.DNSFailure != "" {
 		str(`"dns_failure": `, ip.DNSFailure)
 	}
+	if ip.Proxy != "" {
+		str(`"proxy": `, ip.Proxy)
+	}
 	if len(ip.DNS) > 0 && err == nil {
 		// A few answers, each a small object: the encoder writes them.
 		var text []byte

@@ -238,7 +238,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
 			TitleColumns: 2}
 		for _, ip := range ips {
-			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(Why(ip.Method, ip.Reason, ip.DNSFailure, ip.Warnings), 60),
+			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(withProxy(Why(ip.Method, ip.Reason, ip.DNSFailure, ip.Warnings), ip.Reason, ip.Proxy), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
 		}
 		if named {

@@ -129,7 +129,7 @@ func (d *Verdicts) WriteText(t *Text) error {
 // verdictWhy is the method and reason for people, with the warnings and
 // the DNS error, if any.
 func verdictWhy(r verify.Result) string {
-	why := Why(r.Method, r.Reason, r.DNSFailure, r.Warnings)
+	why := withProxy(Why(r.Method, r.Reason, r.DNSFailure, r.Warnings), r.Reason, r.Proxy)
 	if r.DNSError != "" && (r.Reason == verify.ReasonDNSError || r.Method == verify.MethodIPList) {
 		why += " [" + r.DNSError + "]"
 	}

@@ -65,6 +65,8 @@ func unverifiedText(reason, dnsFailure string) string {
 		return "not checked in this run"
 	case verify.ReasonNotAnAddress:
 		return "a host name, not an address"
+	case verify.ReasonProxy:
+		return "a CDN edge or proxy"
 	}
 	return cut(reason, 60)
 }
@@ -83,6 +85,7 @@ var reasonText = map[string]string{
 	verify.ReasonNoIPList:        "the crawler has no IP list and DNS was not asked (offline, or the crawler has no PTR names to check)",
 	verify.ReasonNotChecked:      "not checked in this run",
 	verify.ReasonNotAnAddress:    "the log has a host name, not an address",
+	verify.ReasonProxy:           "a CDN's edge or a proxy, which forwards others' requests: never judged, never blocked",
 }
 
 // addressReasonText explains an address's verdict in words: its reason
@@ -97,4 +100,12 @@ func addressReasonText(a Address) string {
 		return "in the crawler's published IP list (" + dnsFailureText(a.DNSFailure) + ")"
 	}
 	return reasonText[a.Method]
+}
+
+// withProxy names the proxy after the reason proxy: "proxy: cloudflare".
+func withProxy(why, reason, proxy string) string {
+	if reason == verify.ReasonProxy && proxy != "" {
+		return why + ": " + proxy
+	}
+	return why
 }

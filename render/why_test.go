@@ -141,3 +141,14 @@ func TestUnverifiedCardNamesTheReasons(t *testing.T) {
 		t.Errorf("compact groups %q, want %q", labels, want)
 	}
 }
+
+// TestWithProxy: a proxy's row names the proxy; other rows are as they
+// were.
+func TestWithProxy(t *testing.T) {
+	if got := withProxy("proxy", verify.ReasonProxy, "cloudflare"); got != "proxy: cloudflare" {
+		t.Errorf("got %q", got)
+	}
+	if got := withProxy("no PTR record", verify.ReasonNoPTR, "cloudflare"); got != "no PTR record" {
+		t.Errorf("got %q", got)
+	}
+}

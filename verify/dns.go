@@ -37,8 +37,9 @@ var (
 	ErrDNSBadAnswer = errors.New("dns answer does not match the question")
 	// ErrDNSBrokenResolver means the resolver gave a negative answer
 	// (NXDOMAIN, or no data) and could not answer the root zone's NS
-	// records with data either: it says "no" to everything, so none of
-	// its negative answers is trusted.
+	// records with data either: it says "no" to what it does not know, so
+	// none of its negative answers is trusted. Its positive answers still
+	// are: they are evidence, whatever it denies.
 	ErrDNSBrokenResolver = errors.New("dns resolver broken")
 )
 
@@ -57,9 +58,10 @@ const (
 	// DNSFailureUnreachable: the resolver could not be reached (connection
 	// refused, no route), or was found unreachable during the run.
 	DNSFailureUnreachable = "unreachable"
-	// DNSFailureBrokenResolver: the resolver answered NXDOMAIN or no data
-	// even for the root zone's NS records: its negative answers (no PTR,
-	// no address) are not trusted, and it is asked no more in the run.
+	// DNSFailureBrokenResolver: the resolver denied a name (NXDOMAIN or no
+	// data) and answers so even for the root zone's NS records: its
+	// negative answers (no PTR, no address) are not trusted. It is still
+	// asked, and what it does answer (a PTR name, an address) counts.
 	DNSFailureBrokenResolver = "broken-resolver"
 	// DNSFailureNoResolver: no resolver was configured.
 	DNSFailureNoResolver = "no-resolver"
@@ -140,9 +142,6 @@ type dnsServer struct {
 	// that it failed.
 	probed, probeFailed bool
 	down                atomic.Bool
-	// broken says s was marked down for failing the sanity check (see
-	// trust), not for being unreachable.
-	broken atomic.Bool
 	// sanity is what the check of s's negative answers found (see
 	// trust); check is the check in flight, nil when none is.
 	sanity dnsSanity
@@ -212,16 +211,8 @@ func (r *dnsResolver) allDown() bool {
 	return true
 }
 
-// downErr is why no server is left to ask: ErrDNSBrokenResolver when
-// every server failed the sanity check, else ErrDNSUnreachable.
-func (r *dnsResolver) downErr() error {
-	for _, s := range r.servers {
-		if !s.broken.Load() {
-			return ErrDNSUnreachable
-		}
-	}
-	return ErrDNSBrokenResolver
-}
+// downErr is why no server is left to ask.
+func (r *dnsResolver) downErr() error { return ErrDNSUnreachable }
 
 // exchange asks the servers, in turn, the question (name, qtype) and
 // returns the first NOERROR or NXDOMAIN answer. A server that answers with
@@ -275,7 +266,9 @@ func (r *dnsResolver) exchangeServer(ctx context.Context, name string, qtype uin
 					return resp, s, nil
 				}
 				// A negative answer makes an address spoofed: it counts
-				// only from a resolver that answers the root zone.
+				// only from a resolver that answers the root zone. A
+				// positive one (above) counts from any resolver: the
+				// sanity check never holds it up nor takes it back.
 				if err := r.trust(ctx, s); err != nil {
 					if ctx.Err() != nil {
 						return nil, nil, ctx.Err()
@@ -311,7 +304,7 @@ func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.M
 	switch {
 	case err == nil:
 		s.answered()
-	case ctx.Err() != nil, errors.Is(err, ErrDNSUnreachable), errors.Is(err, ErrDNSBrokenResolver):
+	case ctx.Err() != nil, errors.Is(err, ErrDNSUnreachable):
 	case errors.Is(err, ErrDNSTimeout), errors.Is(err, ErrDNSBadAnswer) && !dnsIsTCPMismatch(err), dnsIsNetFailure(err):
 		r.failed(ctx, s, seq, err)
 	}
@@ -423,14 +416,8 @@ func dnsAnswers(q, resp *dns.Msg) bool {
 	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && strings.EqualFold(a.Name, b.Name)
 }
 
-// downErr is why s, marked down, is not asked: ErrDNSBrokenResolver or
-// ErrDNSUnreachable.
-func (s *dnsServer) downErr() error {
-	if s.broken.Load() {
-		return ErrDNSBrokenResolver
-	}
-	return ErrDNSUnreachable
-}
+// downErr is why s, marked down, is not asked.
+func (s *dnsServer) downErr() error { return ErrDNSUnreachable }
 
 // sent returns the number of answers s has sent so far, to be given back
 // to failed when the query sent now fails.
@@ -535,11 +522,14 @@ func dnsNegative(resp *dns.Msg) bool {
 // first negative answer of the run, s is asked once for the root zone's
 // NS records, which every working resolver has at hand; a resolver that
 // cannot answer them with data (NXDOMAIN, no data, an error code) is
-// broken, marked down and said once, and trust then returns
-// ErrDNSBrokenResolver. The outcome is kept for the run; a check that got
-// no answer at all decides nothing (its error is returned, and the next
-// negative answer checks again), and counts towards finding s
-// unreachable. Concurrent callers share one check.
+// broken, said once, and trust then returns ErrDNSBrokenResolver for each
+// of its negative answers. A broken resolver is not marked down: it is
+// still asked, and its positive answers are used as they come, so that a
+// verdict never depends on whether a lookup ran before or after another
+// address's negative answer found it broken. The outcome is kept for the
+// run; a check that got no answer at all decides nothing (its error is
+// returned, and the next negative answer checks again), and counts
+// towards finding s unreachable. Concurrent callers share one check.
 func (r *dnsResolver) trust(ctx context.Context, s *dnsServer) error {
 	s.mu.Lock()
 	switch s.sanity {
@@ -573,13 +563,8 @@ func (r *dnsResolver) trust(ctx context.Context, s *dnsServer) error {
 	case dnsSanityBroken:
 		s.sanity = dnsSanityBroken
 		err = fmt.Errorf("%s: %w", s.addr, ErrDNSBrokenResolver)
-		if !s.down.Load() {
-			if r.warn != nil {
-				r.warn(fmt.Sprintf("dns: resolver %s answers %s even for the root zone: its negative answers are not trusted; addresses the ip list does not cover stay unverified (broken-resolver); give a working resolver with --resolver HOST:PORT", s.addr, rcode))
-			}
-			s.broken.Store(true)
-			s.down.Store(true)
-			s.markedDown()
+		if r.warn != nil {
+			r.warn(fmt.Sprintf("dns: resolver %s answers %s even for the root zone: its negative answers are not trusted, so addresses it denies stay unverified (broken-resolver) unless the ip list covers them; what it does answer still counts; give a working resolver with --resolver HOST:PORT", s.addr, rcode))
 		}
 	}
 	c.err = err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
 )
 
@@ -64,6 +65,10 @@ type Result struct {
 	// DNS answered.
 	DNSError   string
 	DNSFailure string
+	// Proxy names the proxy the address is when Reason is ReasonProxy:
+	// a CDN ("cloudflare"), or the --trusted-proxy value that holds it
+	// ("private", "203.0.113.0/24").
+	Proxy string
 	// DNS are the lookups the verdict rests on, with the resolver, the
 	// time asked and the TTL of each (see DNSAnswer): the PTR lookup
 	// first, then the forward ones; nil when DNS was not asked. The
@@ -103,6 +108,10 @@ type Verifier struct {
 	// List is the IP list in force; nil means the profile's built-in list
 	// ([BuiltinList]).
 	List *IPList
+	// Proxies are the CDN edges and trusted proxies: an address among
+	// them is unverified with reason proxy, and never looked up. nil
+	// means the built-in CDN edges only (see proxy.Set).
+	Proxies *proxy.Set
 	// Now tells when a question is asked, for the evidence; nil means the
 	// DNS cache's clock, else time.Now.
 	Now func() time.Time
@@ -193,7 +202,7 @@ func (v *Verifier) For(p *crawler.Profile, list *IPList) *Verifier {
 	w := &Verifier{
 		Servers: root.Servers, Timeout: root.Timeout, Retries: root.Retries,
 		Concurrency: root.Concurrency, RetryTimeout: root.RetryTimeout,
-		Cache: root.Cache, Offline: root.Offline, Now: root.Now,
+		Cache: root.Cache, Offline: root.Offline, Proxies: root.Proxies, Now: root.Now,
 		Profile: p, List: list, share: root,
 	}
 	root.init()
@@ -329,7 +338,9 @@ func (v *Verifier) retryable(todo []netip.Addr) []netip.Addr {
 			continue
 		}
 		switch r.DNSFailure {
-		case DNSFailureNoResolver, DNSFailureTooManyNames, DNSFailureCanceled:
+		case DNSFailureNoResolver, DNSFailureTooManyNames, DNSFailureCanceled, DNSFailureBrokenResolver:
+			// Asking again gives the same: a broken resolver's
+			// negative answers stay distrusted for the run.
 			continue
 		}
 		again = append(again, a)
@@ -378,18 +389,24 @@ const (
 	fcrdnsNoAnswer                      // DNS could not answer
 )
 
-// Settled returns the verdict of a valid address when it needs no DNS: an
-// IPv6 address the IP list does not cover when the crawler makes no IPv6
-// requests, any address with Offline set, and any address of a crawler
-// that has no FCrDNS suffixes (its IP lists alone decide). ok is false
-// when FCrDNS has to decide.
+// Settled returns the verdict of a valid address when it needs no DNS: a
+// CDN edge or trusted proxy (unverified, reason proxy), an IPv6 address
+// the IP list does not cover when the crawler makes no IPv6 requests, any
+// address with Offline set, and any address of a crawler that has no
+// FCrDNS suffixes (its IP lists alone decide). ok is false when FCrDNS has
+// to decide.
 func (v *Verifier) Settled(a netip.Addr) (r Result, ok bool) {
 	v.init()
 	r = Result{Addr: a, PTR: []string{}, Forward: []string{}, InIPList: v.inList(a)}
 	listOnly := v.Offline || len(v.suffixes) == 0
+	name, isProxy := v.Proxies.Proxy(a)
 	switch {
 	case !a.IsValid():
 		return r, false
+	case isProxy:
+		// Before the IP list: an edge forwards everyone's requests,
+		// the crawler's and its impostors' alike.
+		r.Verdict, r.Reason, r.Proxy = Unverified, ReasonProxy, name
 	case a.Unmap().Is6() && !r.InIPList && !v.ipv6():
 		r.Verdict, r.Method, r.Reason = Spoofed, MethodIPList, ReasonIPv6
 	case listOnly && r.InIPList:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
 )
 
@@ -33,6 +34,9 @@ type Identity struct {
 	// Cache is the DNS cache, saved after each Classify; nil keeps
 	// nothing.
 	Cache *DNSCache
+	// Proxies are the CDN edges and trusted proxies of the run (base's):
+	// their addresses are unverified with reason proxy.
+	Proxies *proxy.Set
 	// Watch, when set, is called as each Classify starts, with the
 	// source of its progress; the function it returns is called when it
 	// ends (for a progress line on a terminal).
@@ -46,12 +50,12 @@ type Identity struct {
 // NewIdentity builds an Identity for profiles (at least one) with lists,
 // the IP list in force for each (nil: its built-in list). base holds the
 // DNS settings (Servers, Timeout, Retries, Concurrency, RetryTimeout,
-// Cache, Offline); its Profile and List are ignored.
+// Cache, Offline) and the Proxies; its Profile and List are ignored.
 func NewIdentity(base *Verifier, profiles []*crawler.Profile, lists []*IPList) *Identity {
-	id := &Identity{Profiles: profiles, Cache: base.Cache, quiet: map[string]bool{}}
+	id := &Identity{Profiles: profiles, Cache: base.Cache, Proxies: base.Proxies, quiet: map[string]bool{}}
 	root := &Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 		Concurrency: base.Concurrency, RetryTimeout: base.RetryTimeout, Cache: base.Cache,
-		Offline: base.Offline, Now: base.Now, after: base.after}
+		Offline: base.Offline, Proxies: base.Proxies, Now: base.Now, after: base.after}
 	for i, p := range profiles {
 		var l *IPList
 		if i < len(lists) {
@@ -234,11 +238,13 @@ type IdentityConfig struct {
 	// IP lists decide, with a warning.
 	Servers    []string
 	ResolvConf string
-	// Timeout, Retries, Concurrency and Offline are the Verifier's.
+	// Timeout, Retries, Concurrency, Offline and Proxies are the
+	// Verifier's.
 	Timeout     time.Duration
 	Retries     int
 	Concurrency int
 	Offline     bool
+	Proxies     *proxy.Set
 	// CacheDir, when set, keeps DNS answers between runs.
 	CacheDir string
 	// Now is the clock of the DNS cache and of the evidence (when each
@@ -267,7 +273,7 @@ func LoadIdentity(ctx context.Context, c IdentityConfig) (id *Identity, repeated
 		warnings = append(warnings, ll.Warnings...)
 		repeated = append(repeated, ll.Repeated...)
 	}
-	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Now: c.Now}
+	base := &Verifier{Timeout: c.Timeout, Retries: c.Retries, Concurrency: c.Concurrency, Offline: c.Offline, Proxies: c.Proxies, Now: c.Now}
 	var quiet []string
 	if !c.Offline {
 		base.Servers = c.Servers

@@ -33,6 +33,12 @@ const (
 	// host name, with Apache's HostnameLookups On); such a client is never
 	// looked up and never blocked.
 	ReasonNotAnAddress = "not-an-address"
+	// ReasonProxy: the address is a CDN's edge or a proxy the operator
+	// trusts (SPEC §13): the request was forwarded, so the address says
+	// nothing of who claimed to be the crawler. Result.Proxy names the
+	// proxy. Such an address is never looked up, never spoofed and never
+	// blocked.
+	ReasonProxy = "proxy"
 
 	// WarningFCrDNSFailed marks a listed address that failed FCrDNS
 	// definitively; it stays genuine.

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -12,12 +13,14 @@ import (
 // safety rules of SPEC §6 through emit.NewPlan, the code the rule files
 // are made with, so that live blocking and `emit` never disagree: an
 // address is blocked only when its verdict is spoofed and the plan for it
-// alone, with the crawler's IP list, the genuine addresses known now and
-// the never-block prefixes, blocks it. It is safe for concurrent use.
+// alone, with the crawler's IP list, the genuine addresses known now, the
+// never-block prefixes and the proxies (CDN edges and trusted proxies,
+// never blocked), blocks it. It is safe for concurrent use.
 type Guard struct {
-	mu    sync.Mutex
-	list  []netip.Prefix
-	never []netip.Prefix
+	mu      sync.Mutex
+	list    []netip.Prefix
+	never   []netip.Prefix
+	proxies *proxy.Set
 	// Genuine returns the addresses judged genuine now; nil means none.
 	genuine func() []netip.Addr
 }
@@ -47,6 +50,13 @@ func (g *Guard) SetLists(lists []*verify.IPList, never []netip.Prefix) {
 		}
 	}
 	g.never = append([]netip.Prefix(nil), never...)
+}
+
+// SetProxies replaces the proxies (nil: the built-in CDN edges).
+func (g *Guard) SetProxies(s *proxy.Set) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.proxies = s
 }
 
 // Blockable returns the address to block for r and true, or why r is not
@@ -121,9 +131,10 @@ func (g *Guard) input(spoofed ...netip.Addr) emit.Input {
 	// Every crawler's addresses as one: none may be blocked.
 	c := emit.CrawlerInput{Spoofed: spoofed, Listed: g.list}
 	never := g.never
+	proxies := g.proxies
 	g.mu.Unlock()
 	if g.genuine != nil {
 		c.Genuine = g.genuine()
 	}
-	return emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never}
+	return emit.Input{Mode: emit.BlockSpoofed, Crawlers: []emit.CrawlerInput{c}, NeverBlock: never, Proxies: proxies}
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -96,6 +97,62 @@ func TestGuardProperty(t *testing.T) {
 	g.SetList(&verify.IPList{Prefixes: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}}, nil)
 	if got, why := g.Blockable(verify.Result{Addr: a, Verdict: verify.Spoofed}); got.IsValid() || why != "listed" {
 		t.Fatalf("after the list changed: %v %q, want not blocked, listed", got, why)
+	}
+}
+
+// TestGuardNeverBlocksProxies: no CDN edge and no trusted proxy is acted
+// on (watch --nftables, --exec and CrowdSec all ask the guard), even
+// judged spoofed, and with no proxies given the built-in CDN edges are
+// still spared.
+func TestGuardNeverBlocksProxies(t *testing.T) {
+	trust, err := proxy.NewSet(nil, []string{"203.0.113.0/24", "private"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edges []netip.Prefix
+	for _, l := range proxy.BuiltinEdges().Lists {
+		edges = append(edges, l.Prefixes...)
+	}
+	near := append([]netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, edges...)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, set := range []*proxy.Set{nil, trust} {
+		g := NewGuard(&verify.IPList{}, nil, nil)
+		g.SetProxies(set)
+		blocked := 0
+		for range 5000 {
+			a := randomAddr(rng, near)
+			got, why := g.Blockable(verify.Result{Addr: a, Verdict: verify.Spoofed})
+			_, isProxy := set.Proxy(a)
+			if got.IsValid() {
+				blocked++
+				if isProxy {
+					t.Fatalf("%s, a proxy, would be blocked", a)
+				}
+			} else if isProxy && why != "proxy" && why != "private" {
+				t.Errorf("%s: not blocked for %q, want proxy (or private)", a, why)
+			}
+		}
+		if blocked == 0 {
+			t.Error("nothing was blocked at all")
+		}
+	}
+	g := NewGuard(&verify.IPList{}, nil, nil)
+	if a, why := g.Blockable(verify.Result{Addr: netip.MustParseAddr("162.158.106.126"), Verdict: verify.Spoofed}); a.IsValid() || why != "proxy" {
+		t.Errorf("the Cloudflare edge of a real bingbot request: %v %q", a, why)
+	}
+}
+
+// TestVerifierFactoryKeepsProxies: the fresh verifiers watch judges with
+// know the run's trusted proxies, not the built-in edges only.
+func TestVerifierFactoryKeepsProxies(t *testing.T) {
+	trust, err := proxy.NewSet(nil, []string{"203.0.113.0/24"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verifierFactory(&verify.Verifier{Proxies: trust, Offline: true})()
+	r, ok := v.Settled(netip.MustParseAddr("203.0.113.9"))
+	if !ok || r.Verdict != verify.Unverified || r.Reason != verify.ReasonProxy || r.Proxy != "203.0.113.0/24" {
+		t.Errorf("a trusted proxy: %v %+v", ok, r)
 	}
 }
 

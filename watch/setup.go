@@ -105,7 +105,11 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		return out
 	})
 	guard.SetLists(id.Lists, c.NeverBlock)
+	guard.SetProxies(id.Proxies)
 	o := c.Options
+	if o.Trust == nil {
+		o.Trust = id.Proxies
+	}
 	o.Subjects, o.Guard = subjects, guard
 	w = New(o)
 	w.setup = s
@@ -136,6 +140,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	s.robots = robotsFor
 	s.mu.Unlock()
 	w.o.Guard.SetLists(id.Lists, never)
+	w.o.Guard.SetProxies(id.Proxies)
 	for i, ch := range s.checkers {
 		ch.SetNew(verifierFactory(id.Verifiers[i]))
 		w.crawlers[i].Judge.Stale()
@@ -149,6 +154,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 func verifierFactory(base *verify.Verifier) func() *verify.Verifier {
 	return func() *verify.Verifier {
 		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
-			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile}
+			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile,
+			Proxies: base.Proxies}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -67,6 +68,9 @@ type Options struct {
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
 	TrustXFF bool
+	// Trust are the proxies whose requests carry the real client in a
+	// logged header (--trusted-proxy); see parse.Options.Trust.
+	Trust *proxy.Set
 	// Location is the zone of logged times without a UTC offset (nil:
 	// the machine's).
 	Location *time.Location
@@ -493,7 +497,7 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		w.formats[name] = f
 	}
 	r := parse.NewReader(bytes.NewReader(b.data), parse.Options{
-		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Claims: w.claims,
+		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Trust: w.o.Trust, Claims: w.claims,
 		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1, Location: w.o.Location,
 	})
 	for r.Scan() {
@@ -517,9 +521,10 @@ func (w *Watcher) record(rec *parse.Record) {
 			w.lastLogTime.Store(t)
 		}
 	}
-	if !rec.Client.IsValid() {
-		// A host name where the address should be: never judged, never
-		// blocked (SPEC §2).
+	if !rec.Client.IsValid() || rec.Proxy {
+		// A host name where the address should be (SPEC §2), or a
+		// trusted proxy's request that logged no usable real client
+		// (SPEC §13): never judged, never blocked.
 		return
 	}
 	for m := rec.Claims; m != 0; m &= m - 1 {

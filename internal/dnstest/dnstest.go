@@ -66,8 +66,12 @@ type Zone struct {
 	noSOA   bool
 	silent  bool
 	lie     bool
-	queries map[string]int // "TYPE name."
-	tcp     int
+	// denyRoot answers NXDOMAIN for the root's NS records while
+	// answering the zone's own names; tcpOnly truncates every UDP answer.
+	denyRoot bool
+	tcpOnly  bool
+	queries  map[string]int // "TYPE name."
+	tcp      int
 }
 
 // behaviour is how the zone misbehaves for one name.
@@ -173,6 +177,24 @@ func (z *Zone) Lie(on bool) {
 	z.mu.Unlock()
 }
 
+// DenyRoot makes the zone answer NXDOMAIN for the root zone's NS records
+// (on) while it keeps answering its own names, records and NXDOMAIN alike:
+// a sandbox's or a split-horizon resolver that knows a few names and
+// denies the rest, the root included.
+func (z *Zone) DenyRoot(on bool) {
+	z.mu.Lock()
+	z.denyRoot = on
+	z.mu.Unlock()
+}
+
+// TCPOnly makes the zone answer every UDP query with an empty truncated
+// answer (on), so that every answer a resolver uses comes over TCP.
+func (z *Zone) TCPOnly(on bool) {
+	z.mu.Lock()
+	z.tcpOnly = on
+	z.mu.Unlock()
+}
+
 // Count returns how many queries of qtype about name came.
 func (z *Zone) Count(qtype uint16, name string) int {
 	z.mu.Lock()
@@ -231,8 +253,11 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if z.lie {
 		b, drop = behaviour{}, false
 	}
+	if z.tcpOnly {
+		b.truncate = true
+	}
 	switch {
-	case z.lie:
+	case z.lie, z.denyRoot && q.Qtype == dns.TypeNS && name == "." && !(b.truncate && !isTCP):
 		m.Rcode = dns.RcodeNameError
 	case !drop && !b.servfail && !b.refused && !(b.truncate && !isTCP):
 		z.answer(m, q, name, b)
