@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/snapfile"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
 
@@ -44,10 +45,16 @@ type MergeOptions struct {
 	// Overrides and MaxViolations are the conduct flags given.
 	Overrides     conduct.Overrides
 	MaxViolations int
-	// Robots, Timelines and OnPhase are as in [Options].
+	// Robots, Timelines, OnPhase and Now are as in [Options].
 	Robots    RobotsSet
 	Timelines *timeline.Set
 	OnPhase   func(Phase)
+	Now       func() time.Time
+	// Proxies, when set, gives the proxies in force from the snapshots'
+	// --trusted-proxy values (all of them, in order) and --trust-xff (any
+	// of them): the report names the proxies of the hits they forwarded
+	// by them. nil: the built-in CDN edges, trusting none.
+	Proxies func(trusted []string, trustXFF bool) (*proxy.Set, error)
 }
 
 // Why a snapshot is refused.
@@ -169,6 +176,21 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 		Robots:     mo.Robots,
 		Timelines:  mo.Timelines,
 		OnPhase:    mo.OnPhase,
+		Now:        mo.Now,
+	}
+	if mo.Proxies != nil && len(kept) > 0 {
+		var trusted []string
+		xff := false
+		for _, r := range kept {
+			trusted = appendNew(trusted, r.header.TrustedProxies...)
+			xff = xff || r.header.TrustXFF
+		}
+		set, err := mo.Proxies(trusted, xff)
+		if err != nil {
+			return nil, &SnapshotError{Name: kept[0].file.Name, Err: err,
+				Why: fmt.Sprintf("its --trusted-proxy values (%s) are not known here: %v", strings.Join(trusted, ", "), err)}
+		}
+		o.Trust, o.TrustXFF = set, xff
 	}
 	for i, p := range profiles {
 		s := Subject{Profile: p, List: lists[i], Audit: &Audit{Settled: table.settledFunc(i)}}
@@ -820,7 +842,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, err
 // recordOf fills rec with a snapshot's hit, as the log reader gave it.
 func recordOf(rec *parse.Record, h *snapfile.Hit, file string) {
 	*rec = parse.Record{
-		File: file, Line: h.Line, Client: h.Client, ClientRaw: h.Raw,
+		File: file, Line: h.Line, Client: h.Client, ClientRaw: h.Raw, Proxy: h.Proxy,
 		Duration: h.Duration, HasDuration: h.HasDuration,
 		RemoteUser: h.RemoteUser, Target: h.Target, Status: h.Status, UserAgent: h.UserAgent,
 		Host: h.Site, RetryAfter: h.RetryAfter, Claims: h.Mask, Claimed: true,

@@ -58,6 +58,11 @@ type SnapshotWriter struct {
 	// Now gives the time the snapshot and its verdicts are made (nil:
 	// time.Now).
 	Now func() time.Time
+	// TrustedProxies and TrustXFF are the run's --trusted-proxy values
+	// and --trust-xff: a merge names the proxies of the hits they
+	// forwarded by them.
+	TrustedProxies []string
+	TrustXFF       bool
 
 	w          *snapfile.Writer
 	inInput    bool
@@ -94,6 +99,10 @@ type snapHeader struct {
 	Since       time.Time     `json:"since,omitzero"`
 	Until       time.Time     `json:"until,omitzero"`
 	Named       bool          `json:"named,omitempty"`
+	// TrustedProxies and TrustXFF are the run's --trusted-proxy values
+	// and --trust-xff.
+	TrustedProxies []string `json:"trusted_proxies,omitempty"`
+	TrustXFF       bool     `json:"trust_xff,omitempty"`
 	Crawlers    []snapCrawler `json:"crawlers"`
 	Fingerprint string        `json:"fingerprint"`
 }
@@ -182,7 +191,8 @@ func (s *SnapshotWriter) begin(set *auditSet) {
 	s.subjects = len(set.audits)
 	s.filtered = make([]int64, s.subjects)
 	s.unclaimed = make([]int64, s.subjects)
-	h := snapHeader{Tool: "lohibot-audit", Version: s.ToolVersion, Server: s.Server, Created: s.created, Named: set.named}
+	h := snapHeader{Tool: "lohibot-audit", Version: s.ToolVersion, Server: s.Server, Created: s.created, Named: set.named,
+		TrustedProxies: s.TrustedProxies, TrustXFF: s.TrustXFF}
 	profiles := make([]*crawler.Profile, len(set.subjects))
 	for i, c := range set.subjects {
 		h.Crawlers = append(h.Crawlers, snapCrawler{Profile: c.Profile, List: c.List})
@@ -201,7 +211,7 @@ func (s *SnapshotWriter) hit(rec *parse.Record, mask uint64) {
 		s.startInput(rec.File)
 	}
 	h := snapfile.Hit{
-		Mask: mask, Client: rec.Client, Site: rec.Host, UserAgent: cutText(rec.UserAgent, maxClientText),
+		Mask: mask, Client: rec.Client, Proxy: rec.Proxy, Site: rec.Host, UserAgent: cutText(rec.UserAgent, maxClientText),
 		RemoteUser: rec.RemoteUser, RetryAfter: rec.RetryAfter, Target: rec.Target, Line: rec.Line,
 		HasDuration: rec.HasDuration, Duration: rec.Duration, StartLogged: rec.HasDuration && rec.Start.Equal(rec.Time),
 		Status: rec.Status,

@@ -69,7 +69,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if format.Name() == "html" {
 		ro.Timelines = &timeline.Set{}
 	}
-	snap, err := startSnapshot(env, &o.snapshotOptions)
+	snap, err := startSnapshot(env, o)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/cobra"
 )
@@ -48,6 +49,7 @@ those the servers made (where they differ, the one made last).`,
 	addCheckFlags(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	addCrawlerFlag(f, &o.Crawlers)
+	addCacheFlags(f, o)
 	addConfigFlag(f, o)
 	return c
 }
@@ -118,6 +120,14 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, files []string) er
 		Robots:        robotsSetWarnings{robots},
 		Timelines:     ro.Timelines,
 		OnPhase:       func(p audit.Phase) { env.phase(string(p)) },
+		Now:           env.Now,
+		Proxies: func(trusted []string, trustXFF bool) (*proxy.Set, error) {
+			// The CDN edges as `ips update` cached them here; the
+			// snapshots' --trusted-proxy values and --trust-xff.
+			dir, _ := identityCacheDir(env, o)
+			edges, _ := (&proxy.Loader{CacheDir: dir}).Load()
+			return proxy.NewSet(edges, trusted, trustXFF)
+		},
 	})
 	if ctx.Err() != nil {
 		return errInterrupted

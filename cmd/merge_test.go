@@ -16,7 +16,7 @@ import (
 
 // fleetFormat is the nginx log format of the fleet tests: the virtual
 // host, the duration and Retry-After logged.
-const fleetFormat = `nginx:$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $host $request_time "$sent_http_retry_after"`
+const fleetFormat = `nginx:$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $host $request_time "$sent_http_retry_after" "$http_x_forwarded_for"`
 
 // fleetLine is one request of a fleet's logs.
 type fleetLine struct {
@@ -40,6 +40,7 @@ func fleetLogs(rng *rand.Rand, servers, days int) [][][]fleetLine {
 	genuine := []string{"79.139.58.98", "79.139.58.121"}
 	spoofers := []string{"203.0.113.7", "198.51.100.1", "2001:db8::5", "192.0.2.44"}
 	uas := []string{"LohiSoftBot/1.0 (+https://lohisoft.com/bot)", "Mozilla/5.0 (compatible; LohiSoftBot/1.1)"}
+	xff := "-"
 	add := func(s, d int, start time.Time, dur time.Duration, client, path string, status int, ua, user, retry string) {
 		end := start.Add(dur)
 		if user == "" {
@@ -50,7 +51,7 @@ func fleetLogs(rng *rand.Rand, servers, days int) [][][]fleetLine {
 		}
 		text := client + " - " + user + " [" + end.Format("02/Jan/2006:15:04:05 -0700") + `] "GET ` + path + ` HTTP/1.1" ` +
 			fmt.Sprint(status) + ` 100 "-" "` + ua + `" ` + sites[rng.IntN(len(sites))] + " " +
-			fmt.Sprintf("%.3f", dur.Seconds()) + ` "` + retry + "\"\n"
+			fmt.Sprintf("%.3f", dur.Seconds()) + ` "` + retry + `" "` + xff + "\"\n"
 		out[s][d] = append(out[s][d], fleetLine{end, text})
 	}
 	for d := range days {
@@ -87,6 +88,11 @@ func fleetLogs(rng *rand.Rand, servers, days int) [][][]fleetLine {
 				add(s, d, t, 10*time.Millisecond, spoofers[rng.IntN(len(spoofers))], "/", 200, "Googlebot/2.1 (+http://www.google.com/bot.html)", "", "")
 			case 3:
 				add(s, d, t, 10*time.Millisecond, genuine[rng.IntN(2)], "/feed", 200, "curl/8.0", "", "")
+				// Through a proxy of the operator's (10.0.0.0/8): with
+				// the client in X-Forwarded-For, or without one.
+				xff = []string{"-", spoofers[0], "not-an-address"}[rng.IntN(3)]
+				add(s, d, t, 10*time.Millisecond, "10.0.0.5", "/", 200, uas[0], "", "")
+				xff = "-"
 			default:
 				add(s, d, t, 10*time.Millisecond, "192.0.2.9", "/", 200, "Mozilla/5.0", "", "")
 			}
@@ -151,6 +157,9 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		}
 		if n%4 == 2 {
 			logFlags = append(logFlags, "--since", "2026-12-01T12:00:00Z")
+		}
+		if n%2 == 0 {
+			logFlags = append(logFlags, "--trusted-proxy", "private")
 		}
 		// The files by server and day, as each server writes them.
 		var files [][]string // by server

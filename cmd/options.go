@@ -77,13 +77,18 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.IntVar(&o.DNSConcurrency, "dns-concurrency", verify.DefaultDNSConcurrency, "addresses verified at once (each needs a PTR and then a forward lookup)")
 	f.StringVar(&o.IPList, "ip-list", DefaultIPListURL, "the crawler's IP list: an https URL or a file")
 	f.BoolVar(&o.Offline, "offline", false, "no network at all: the cached or built-in IP list decides")
-	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")
-	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")
+	addCacheFlags(f, o)
 }
 
 // addTrustedProxyFlag adds --trusted-proxy.
 func addTrustedProxyFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringArrayVar(&o.TrustedProxies, "trusted-proxy", nil, "a proxy in front of the server whose requests carry the real client in a logged header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP): `NAME|CIDR`, a CDN ("+strings.Join(proxy.Names()[:len(proxy.Names())-1], ", ")+"), private (RFC 1918, fc00::/7) or an address range (repeatable)")
+}
+
+// addCacheFlags adds --cache-dir and --no-cache.
+func addCacheFlags(f *pflag.FlagSet, o *auditOptions) {
+	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")
 }
 
 // addLogFlags adds the flags that say how to read logs and what to check.

@@ -37,7 +37,8 @@ type pendingSnapshot struct {
 
 // startSnapshot begins the snapshot of --snapshot, before anything is
 // read: a target that cannot be written stops the run at once (exit 3).
-func startSnapshot(env *Env, o *snapshotOptions) (*pendingSnapshot, error) {
+func startSnapshot(env *Env, ao *auditOptions) (*pendingSnapshot, error) {
+	o := &ao.snapshotOptions
 	if o.Snapshot == "" {
 		if o.ServerName != "" {
 			return nil, usageError("--server-name names the server in a --snapshot: give --snapshot FILE too")
@@ -61,6 +62,7 @@ func startSnapshot(env *Env, o *snapshotOptions) (*pendingSnapshot, error) {
 	}
 	w := audit.NewSnapshotWriter(f)
 	w.Server, w.ToolVersion, w.Now = server, Version, env.Now
+	w.TrustedProxies, w.TrustXFF = ao.TrustedProxies, ao.TrustXFF
 	o.snapshot = w
 	path := o.Snapshot
 	return &pendingSnapshot{path: path, file: f, writer: w,

@@ -91,9 +91,12 @@ type Hit struct {
 	// for: bit i for the i-th.
 	Mask uint64
 	// Client is the client address (a zone kept); when it is not valid,
-	// Raw is the client field as logged.
+	// Raw is the client field as logged. Proxy says Client is a trusted
+	// proxy's address that forwarded the request without a usable real
+	// client (parse.Record.Proxy).
 	Client netip.Addr
 	Raw    string
+	Proxy  bool
 	Site   string
 	// UserAgent, RemoteUser and RetryAfter are as logged ("" for none).
 	UserAgent, RemoteUser, RetryAfter string
@@ -122,6 +125,7 @@ const (
 	fRetry
 	fMask
 	// bits 8 and 9: the client's kind
+	fProxy = 1 << 10
 )
 
 // Client kinds.
@@ -300,6 +304,9 @@ func (w *Writer) encode(b []byte, h *Hit, site, ua, user, retry uint32) []byte {
 	}
 	if h.Mask != 1 {
 		fl |= fMask
+	}
+	if h.Proxy {
+		fl |= fProxy
 	}
 	b = append(b, tagHit)
 	b = binary.AppendUvarint(b, fl)
@@ -598,16 +605,16 @@ func (d *HitDecoder) decodeHit(b []byte, h *Hit, st *delta) (int, bool) {
 		return d.strs[id], true
 	}
 	fl, ok := uv()
-	if !ok || fl>>10 != 0 {
+	if !ok || fl>>11 != 0 {
 		return 0, false
 	}
-	*h = Hit{Mask: 1, Timed: fl&fTimed != 0, HasDuration: fl&fDur != 0, StartLogged: fl&fStartLogged != 0}
+	*h = Hit{Mask: 1, Timed: fl&fTimed != 0, HasDuration: fl&fDur != 0, StartLogged: fl&fStartLogged != 0, Proxy: fl&fProxy != 0}
 	if fl&fMask != 0 {
 		if h.Mask, ok = uv(); !ok {
 			return 0, false
 		}
 	}
-	switch fl >> 8 {
+	switch fl >> 8 & 3 {
 	case cV4:
 		if len(b)-i < 4 {
 			return 0, false

@@ -35,6 +35,8 @@ func randomHit(rng *rand.Rand) Hit {
 	}
 	if !h.Client.IsValid() {
 		h.Raw = []string{"crawl-1.example.net", "", "-"}[rng.IntN(3)]
+	} else {
+		h.Proxy = rng.IntN(5) == 0
 	}
 	if rng.IntN(300) == 0 {
 		h.Target = strings.Repeat("x", 70_000) // longer than a block
