@@ -785,15 +785,17 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, err
 			}
 			skip, name = r.dupOf[j] != "", r.names[j]
 		case snapfile.KindHits:
-			if skip || j < 0 {
-				continue
-			}
+			// The hits of an input read once already are decoded all the
+			// same: the strings they define are named by later blocks.
+			keep := !skip && j >= 0
 			err := d.Decode(p, func(h *snapfile.Hit) error {
 				if n++; n&0xffff == 0 && ctx.Err() != nil {
 					return ctx.Err()
 				}
-				recordOf(&rec, h, name)
-				set.Add(&rec)
+				if keep {
+					recordOf(&rec, h, name)
+					set.Add(&rec)
+				}
 				return nil
 			})
 			if err != nil {

@@ -295,8 +295,12 @@ func (c *refCheck) checkBudget() {
 			}
 			k++
 		}
-		c.add(KindBudget, p[j], fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
-			k-i, fmtDur(window), limit, limit+1, fmtTime(p[i].sNom), refTo(p[i], p[j])))
+		counts := map[string]int{}
+		for _, x := range p[i:k] {
+			counts[x.File]++
+		}
+		c.add(KindBudget, p[j], fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)%s",
+			k-i, fmtDur(window), limit, limit+1, fmtTime(p[i].sNom), refTo(p[i], p[j]), byLog(counts)))
 		i, j = k, k-1
 		minQ, maxQ = minQ[:0], maxQ[:0]
 	}
