@@ -45,6 +45,11 @@ type MergeOptions struct {
 	// Overrides and MaxViolations are the conduct flags given.
 	Overrides     conduct.Overrides
 	MaxViolations int
+	// ClockSkew is how far apart the clocks of two servers may be
+	// (--clock-skew, conduct.Config.ClockSkew): the logs of snapshots of
+	// one server name share a clock, those of two are compared with it.
+	// Zero: the report is exactly the one of a single run over all logs.
+	ClockSkew time.Duration
 	// Robots, Timelines, OnPhase and Now are as in [Options].
 	Robots    RobotsSet
 	Timelines *timeline.Set
@@ -192,11 +197,20 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 		}
 		o.Trust, o.TrustXFF = set, xff
 	}
+	// Each file's clock is its server's.
+	servers := map[string]string{}
+	for _, r := range kept {
+		for _, name := range r.names {
+			servers[name] = r.header.Server
+		}
+	}
+	clock := func(file string) string { return servers[file] }
 	for i, p := range profiles {
 		s := Subject{Profile: p, List: lists[i], Audit: &Audit{Settled: table.settledFunc(i)}}
 		if p != nil {
 			s.Conduct = conduct.ConfigOf(p, mo.Overrides)
 			s.Conduct.MaxViolations = mo.MaxViolations
+			s.Conduct.Clock, s.Conduct.ClockSkew = clock, mo.ClockSkew
 		}
 		o.Subjects = append(o.Subjects, s)
 	}

@@ -92,19 +92,19 @@ func (s *SnapshotWriter) now() time.Time {
 
 // snapHeader is a snapshot's header.
 type snapHeader struct {
-	Tool        string        `json:"tool"`
-	Version     string        `json:"version"`
-	Server      string        `json:"server"`
-	Created     time.Time     `json:"created"`
-	Since       time.Time     `json:"since,omitzero"`
-	Until       time.Time     `json:"until,omitzero"`
-	Named       bool          `json:"named,omitempty"`
+	Tool    string    `json:"tool"`
+	Version string    `json:"version"`
+	Server  string    `json:"server"`
+	Created time.Time `json:"created"`
+	Since   time.Time `json:"since,omitzero"`
+	Until   time.Time `json:"until,omitzero"`
+	Named   bool      `json:"named,omitempty"`
 	// TrustedProxies and TrustXFF are the run's --trusted-proxy values
 	// and --trust-xff.
-	TrustedProxies []string `json:"trusted_proxies,omitempty"`
-	TrustXFF       bool     `json:"trust_xff,omitempty"`
-	Crawlers    []snapCrawler `json:"crawlers"`
-	Fingerprint string        `json:"fingerprint"`
+	TrustedProxies []string      `json:"trusted_proxies,omitempty"`
+	TrustXFF       bool          `json:"trust_xff,omitempty"`
+	Crawlers       []snapCrawler `json:"crawlers"`
+	Fingerprint    string        `json:"fingerprint"`
 }
 
 // snapCrawler is one crawler of a snapshot: its profile (nil for a run

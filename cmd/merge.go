@@ -18,6 +18,7 @@ import (
 
 func newMergeCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
+	var skew time.Duration
 	c := &cobra.Command{
 		Use:   "merge SNAPSHOT...",
 		Short: "Merge the snapshots of several servers into the report one run over all their logs would give",
@@ -33,14 +34,20 @@ format version or another crawler set is refused (exit 2); a damaged one
 is left out and said (exit 3, the others are reported); one given twice,
 or a log two snapshots hold alike, is said and counted once. The conduct
 flags, --robots and --crawler are the merge's, as for 'logs'; verdicts are
-those the servers made (where they differ, the one made last).`,
+those the servers made (where they differ, the one made last).
+
+Servers' clocks differ: between two requests that different servers
+logged (snapshots of different --server-name), a timing violation must
+hold however far apart their clocks may be, --clock-skew (default 1s).
+With --clock-skew 0, or snapshots of one server, the merged report is
+exactly the one a single 'logs' run over all the logs prints.`,
 		Example: `  lohibot-audit merge /srv/snapshots/*.snap --robots robots.txt
   lohibot-audit merge --format json web1.snap web2.snap web3.snap > fleet.json
   lohibot-audit emit nftables --report fleet.json -o /etc/nftables.d/lohibot.nft`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
-			return runMerge(c.Context(), env, o, files)
+			return runMerge(c.Context(), env, o, skew, files)
 		},
 	}
 	f := c.Flags()
@@ -48,13 +55,14 @@ those the servers made (where they differ, the one made last).`,
 	addTopFlag(f, o)
 	addCheckFlags(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
+	f.DurationVar(&skew, "clock-skew", time.Second, "how far apart two servers' clocks may be: a timing violation between requests of different servers must hold however they differ (0: compare logged times as they are)")
 	addCrawlerFlag(f, &o.Crawlers)
 	addCacheFlags(f, o)
 	addConfigFlag(f, o)
 	return c
 }
 
-func runMerge(ctx context.Context, env *Env, o *auditOptions, files []string) error {
+func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration, files []string) error {
 	format, err := o.reportFormat(env)
 	if err != nil {
 		return err
@@ -67,6 +75,9 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, files []string) er
 	}
 	if err := checkConductFlags(o); err != nil {
 		return err
+	}
+	if skew < 0 {
+		return usageError("--clock-skew %s: give a duration of 0 or more, such as 1s", skew)
 	}
 	if len(files) == 0 {
 		return &exitError{code: ExitUsage, err: withHint(errors.New("no snapshots given"),
@@ -117,6 +128,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, files []string) er
 		Named:         len(o.Crawlers) > 0,
 		Overrides:     conductOverrides(o),
 		MaxViolations: o.MaxViolations,
+		ClockSkew:     skew,
 		Robots:        robotsSetWarnings{robots},
 		Timelines:     ro.Timelines,
 		OnPhase:       func(p audit.Phase) { env.phase(string(p)) },

@@ -138,7 +138,8 @@ func reportWithoutTime(t *testing.T, out string) string {
 // TestMergeEqualsOneRun is the property of SPEC §14: the same logs, split
 // across snapshots in any way (by server, by day, line by line at random,
 // files grouped at random), merge into the JSON report of one logs run
-// over all of them, generated_at aside.
+// over all of them, generated_at aside: with --clock-skew 0, or with
+// snapshots of one server (whose logs share a clock).
 func TestMergeEqualsOneRun(t *testing.T) {
 	fleets := 10
 	if testing.Short() {
@@ -228,16 +229,27 @@ func TestMergeEqualsOneRun(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("fleet %d %s: logs exit %d: %s", n, sp.name, code, errOut)
 			}
+			// Snapshots of as many servers, compared as logged (the skew
+			// 0), or of one server (the default skew applies to none).
+			oneServer := n%2 == 1
 			var snaps []string
 			for i, g := range sp.groups {
 				snap := filepath.Join(dir, fmt.Sprintf("%s-%d.snap", strings.ReplaceAll(sp.name, " ", "-"), i))
-				args := append(append(append([]string{"logs", "--snapshot", snap, "--server-name", fmt.Sprint("server", i)}, flags...), logFlags...), g...)
+				server := fmt.Sprint("server", i)
+				if oneServer {
+					server = "web"
+				}
+				args := append(append(append([]string{"logs", "--snapshot", snap, "--server-name", server}, flags...), logFlags...), g...)
 				if code, _, errOut := runInMemory(t, "", args...); code != 0 {
 					t.Fatalf("fleet %d %s: logs --snapshot exit %d: %s", n, sp.name, code, errOut)
 				}
 				snaps = append(snaps, snap)
 			}
-			args = append(append([]string{"merge"}, flags...), snaps...)
+			args = append([]string{"merge"}, flags...)
+			if !oneServer {
+				args = append(args, "--clock-skew", "0")
+			}
+			args = append(args, snaps...)
 			code, got, errOut := runInMemory(t, "", args...)
 			if code != 0 {
 				t.Fatalf("fleet %d %s: merge exit %d: %s", n, sp.name, code, errOut)
@@ -333,11 +345,11 @@ func violationsOf(m map[string]any) []string {
 func twoServers(t *testing.T, dir string) (web1, web2 string) {
 	web1 = handLog(t, dir, "web1.log",
 		fleetReq{end: "10:00:10", dur: 200 * time.Millisecond, path: "/a"},
-		fleetReq{end: "10:01:06", dur: 5 * time.Second, path: "/slow"},
+		fleetReq{end: "10:01:10", dur: 10 * time.Second, path: "/slow"},
 		fleetReq{end: "10:02:00", dur: 100 * time.Millisecond, path: "/d"})
 	web2 = handLog(t, dir, "web2.log",
 		fleetReq{end: "10:00:11", dur: 1500 * time.Millisecond, path: "/b"},
-		fleetReq{end: "10:01:03", dur: 100 * time.Millisecond, path: "/c"})
+		fleetReq{end: "10:01:04", dur: 100 * time.Millisecond, path: "/c"})
 	return web1, web2
 }
 
@@ -358,15 +370,31 @@ func TestMergeFindsWhatOnlyTheUnionShows(t *testing.T) {
 			}
 		}
 	}
-	m, _ := jsonReport(t, 0, "merge", "--format", "json", "--budget", "3", filepath.Join(dir, "web1.snap"), filepath.Join(dir, "web2.snap"))
-	got := strings.Join(violationsOf(m), "\n")
-	for _, want := range []string{
-		"pause /a: started 1.2s before the request on line 1 of " + web2 + " ended",
-		"concurrency /c: 2 requests at once: this one started 3.1s before the one on line 2 of " + web1,
-		"budget /c: 5 pages within 24h, more than the budget of 3: this is page 4 of the window that began at 2026-12-01T10:00:09.5Z (line 1); pages by log: " + web1 + " 3, " + web2 + " 2",
+	snaps := []string{filepath.Join(dir, "web1.snap"), filepath.Join(dir, "web2.snap")}
+	concurrency := "concurrency /c: 2 requests at once: this one started 6.1s before the one on line 2 of " + web1 + " ended"
+	budget := "budget /c: 5 pages within 24h, more than the budget of 3: this is page 4 of the window that began at 2026-12-01T10:00:09.5Z (line 1); pages by log: " + web1 + " 3, " + web2 + " 2"
+	pause := "pause /a: started 1.2s before the request on line 1 of " + web2 + " ended"
+	for _, tc := range []struct {
+		skew          string
+		want, wantNot []string
+	}{
+		// The servers' clocks taken to agree: as one run over both logs.
+		{"0", []string{pause, concurrency, budget}, nil},
+		// A second apart, at most: the pause (logged to the second) is
+		// no longer proven, the rest is.
+		{"1s", []string{concurrency, budget}, []string{"pause"}},
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("merged report lacks %q; it has:\n%s", want, got)
+		m, _ := jsonReport(t, 0, append([]string{"merge", "--format", "json", "--budget", "3", "--clock-skew", tc.skew}, snaps...)...)
+		got := strings.Join(violationsOf(m), "\n")
+		for _, want := range tc.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("--clock-skew %s: the merged report lacks %q; it has:\n%s", tc.skew, want, got)
+			}
+		}
+		for _, not := range tc.wantNot {
+			if strings.Contains(got, not) {
+				t.Errorf("--clock-skew %s: the merged report has %q:\n%s", tc.skew, not, got)
+			}
 		}
 	}
 }
@@ -498,7 +526,7 @@ func TestMergeSharedFileNames(t *testing.T) {
 	if want := []string{"web1:" + shared, "web2:" + shared}; !slices.Equal(files, want) {
 		t.Errorf("inputs %q, want %q", files, want)
 	}
-	if got := strings.Join(violationsOf(m), "\n"); !strings.Contains(got, "pause /a: started 1.2s before the request on line 1 of web2:"+shared) {
+	if got := strings.Join(violationsOf(m), "\n"); !strings.Contains(got, "concurrency /c: 2 requests at once: this one started 6.1s before the one on line 2 of web1:"+shared) {
 		t.Errorf("violations:\n%s", got)
 	}
 }

@@ -87,14 +87,14 @@ type budgetPage struct {
 	line           int64
 	file           *fileUnits
 	loNsec, hiNsec int32
-	nomOff         int32 // sNom - sLo: none, or a duration's rounding (under 2s)
+	nomOff         int64 // sNom - sLo: none, a duration's rounding, or half a clock skew
 }
 
 func pageOf(p *hit, f *fileUnits) budgetPage {
 	return budgetPage{
 		loSec: p.sLo.Unix(), loNsec: int32(p.sLo.Nanosecond()),
 		hiSec: p.sHi.Unix(), hiNsec: int32(p.sHi.Nanosecond()),
-		line: p.Line, file: f, nomOff: int32(p.sNom.Sub(p.sLo)),
+		line: p.Line, file: f, nomOff: int64(p.sNom.Sub(p.sLo)),
 	}
 }
 
