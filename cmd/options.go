@@ -37,10 +37,14 @@ type auditOptions struct {
 	// MaxViolations is --max-violations: violations listed per site and
 	// kind.
 	MaxViolations int
-	Since, Until  string
-	CacheDir      string
-	NoCache       bool
-	TrustXFF      bool
+	// OptedOut are the --opted-out values ([CRAWLER:]SITE=TIME), and
+	// OptOutGrace --opt-out-grace (cmd/optout.go).
+	OptedOut     []string
+	OptOutGrace  time.Duration
+	Since, Until string
+	CacheDir     string
+	NoCache      bool
+	TrustXFF     bool
 	// TrustedProxies are the --trusted-proxy values.
 	TrustedProxies []string
 	FailOn         string
@@ -96,6 +100,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	addCheckFlags(f, o)
+	addOptOutFlags(f, o)
 	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "every connecting address is a proxy you run: take the client from the logged X-Forwarded-For (the header is the client's word unless your proxy sets it)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,10 +21,11 @@ const (
 	// block set at once (the Adder puts them in few transactions).
 	maxAddRound = 4096
 	// linger is how long a round waits for more once its first spoofer
-	// has come, when the last round ended less than busy before: at a
-	// botnet's rate it gathers tens of spoofers, each round's plan and
-	// transaction costing about as much as one, at the price of this much
-	// more time to the block set; a spoofer now and then waits for nothing.
+	// has come, when the last round had more than one and ended less than
+	// busy before: at a botnet's rate it gathers tens of spoofers, each
+	// round's plan and transaction costing about as much as one, at the
+	// price of this much more time to the block set; spoofers that come
+	// one by one wait for nothing.
 	linger = 2 * time.Millisecond
 	busy   = 10 * linger
 )
@@ -33,8 +35,9 @@ const (
 // spoofer and returns; one goroutine (actLoop) asks the guard about all
 // that have come at once and queues the actions; another (addLoop) hands
 // the addresses to the block set in rounds. Each round takes what has
-// come within linger of its first spoofer (and while the last round was
-// busy), so that one plan and one transaction serve many spoofers.
+// come within linger of its first spoofer when spoofers come in numbers
+// (and what came while the last round was busy), so that one plan and
+// one transaction serve many spoofers.
 
 // actItem is a judged spoofer waiting for its actions.
 type actItem struct {
@@ -107,13 +110,14 @@ func (w *Watcher) queueAct(crawler string, v Verdict) {
 // actLoop carries out the queued actions until ctx ends.
 func (w *Watcher) actLoop(ctx context.Context) {
 	var last time.Time // when the last round ended
+	lastN := 0         // and how many it had
 	for {
 		select {
 		case <-w.acts.wake:
 		case <-ctx.Done():
 			return
 		}
-		if time.Since(last) < busy && w.acts.len() < maxAddRound {
+		if lastN > 1 && time.Since(last) < busy && w.acts.len() < maxAddRound {
 			time.Sleep(linger)
 		}
 		items := w.acts.take(maxAddRound)
@@ -128,60 +132,56 @@ func (w *Watcher) actLoop(ctx context.Context) {
 			w.act(ctx, it.crawler, it.v, as[i], whys[i])
 			w.acting.Add(-1)
 		}
-		last = time.Now()
+		w.handAdds(ctx)
+		last, lastN = time.Now(), len(items)
 	}
 }
 
-// block hands a to the add loop, waiting while a full round waits already.
+// block queues a for the add loop, which gets the round's addresses
+// together once actLoop has acted on the round; only actLoop calls it
+// (through act).
 func (w *Watcher) block(ctx context.Context, a netip.Addr) {
 	w.adding.Add(1)
-	select {
-	case w.adds <- a:
-	case <-ctx.Done():
-		w.adding.Add(-1)
-	}
+	w.toAdd = append(w.toAdd, a)
 }
 
-// addLoop adds the addresses block hands it to the Adder until ctx ends:
-// each round takes what has come (up to maxAddRound) and adds it at once.
+// handAdds hands the round's addresses to the add loop, waiting while it
+// has rounds enough to do.
+func (w *Watcher) handAdds(ctx context.Context) {
+	if len(w.toAdd) == 0 {
+		return
+	}
+	select {
+	case w.adds <- w.toAdd:
+	case <-ctx.Done():
+		w.adding.Add(-int64(len(w.toAdd)))
+	}
+	w.toAdd = nil
+}
+
+// addLoop adds the addresses actLoop hands it to the Adder until ctx
+// ends: each round takes what has come (up to maxAddRound addresses, or
+// one round of actLoop's) and adds it at once.
 func (w *Watcher) addLoop(ctx context.Context) {
-	round := make([]netip.Addr, 0, maxAddRound)
-	errs := make([]error, maxAddRound)
-	var last time.Time // when the last round ended
+	var round []netip.Addr
+	var errs []error
 	for {
 		select {
-		case a := <-w.adds:
-			round = append(round[:0], a)
+		case r := <-w.adds:
+			round = append(round[:0], r...)
 		case <-ctx.Done():
 			return
 		}
-		var t *time.Timer
-		var until <-chan time.Time // nil: take only what is there
-		if time.Since(last) < busy {
-			t = time.NewTimer(linger)
-			until = t.C
-		}
 	more:
 		for len(round) < maxAddRound {
-			if until == nil {
-				select {
-				case a := <-w.adds:
-					round = append(round, a)
-				default:
-					break more
-				}
-				continue
-			}
 			select {
-			case a := <-w.adds:
-				round = append(round, a)
-			case <-until:
+			case r := <-w.adds:
+				round = append(round, r...)
+			default:
 				break more
 			}
 		}
-		if t != nil {
-			t.Stop()
-		}
+		errs = slices.Grow(errs[:0], len(round))[:len(round)]
 		var wg sync.WaitGroup
 		for i, a := range round {
 			wg.Go(func() {
@@ -202,9 +202,8 @@ func (w *Watcher) addLoop(ctx context.Context) {
 				w.blockFailed.Add(1)
 				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
 			}
-			errs[i] = nil
 		}
+		clear(errs)
 		w.adding.Add(-int64(len(round)))
-		last = time.Now()
 	}
 }

@@ -130,7 +130,8 @@ type Watcher struct {
 	// waiting for the block set; acting and adding count both, the ones
 	// in hand included.
 	acts           *actQueue
-	adds           chan netip.Addr
+	adds           chan []netip.Addr
+	toAdd          []netip.Addr // actLoop's round
 	acting, adding atomic.Int64
 	dnsDown        atomic.Bool // an outage was said
 	started        time.Time
@@ -183,7 +184,7 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{}),
-		acts: newActQueue(), adds: make(chan netip.Addr, maxAddRound)}
+		acts: newActQueue(), adds: make(chan []netip.Addr, 64)}
 	w.bspace = sync.NewCond(&w.bmu)
 	groups := make([][]string, len(o.Subjects))
 	for i, c := range o.Subjects {

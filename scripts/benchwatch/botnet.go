@@ -221,6 +221,7 @@ func fmtDur(d time.Duration) string {
 
 // runBotnet runs the botnet case.
 func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) error {
+	freshTable(ns)
 	srv, stop, err := server()
 	if err != nil {
 		return err

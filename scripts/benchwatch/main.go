@@ -37,8 +37,11 @@ func main() {
 	rate := flag.Int("rate", 10000, "botnet: new spoofers a second")
 	fill := flag.Int("prefill", 1000000, "botnet: addresses each IPv4 set holds before")
 	botProfile := flag.String("botnet-cpuprofile", "", "write a pprof CPU profile of the botnet case to `FILE`")
-	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone")
+	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone (for a minute unless -botnet says)")
 	flag.Parse()
+	if *onlyBotnet && *botnet == 0 {
+		*botnet = time.Minute
+	}
 	if *botnet > 0 {
 		if err := runBotnet(*bin, *ns, *botnet, *rate, *fill, *botProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "benchwatch:", err)
@@ -61,6 +64,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchwatch:", err)
 		os.Exit(1)
 	}
+}
+
+// freshTable deletes the table an earlier case made, so that each case
+// starts without it (an address already in a set is not notified again).
+func freshTable(ns string) {
+	exec.Command("ip", "netns", "exec", ns, "nft", "delete", "table", "inet", "lohibot").Run()
 }
 
 func line(addr string, t time.Time, claimed bool) string {
@@ -165,6 +174,7 @@ func startWatch(bin, ns, srv, list, log, dir string, extra ...string) (*proc, er
 // one in a hundred a claim, nearly all from 40 addresses seen again and
 // again (judged once per verdict TTL), and 3 new claimants a minute.
 func runRealistic(bin, ns string, d time.Duration, profile string) error {
+	freshTable(ns)
 	srv, stop, err := server()
 	if err != nil {
 		return err
@@ -248,6 +258,7 @@ func runRealistic(bin, ns string, d time.Duration, profile string) error {
 }
 
 func run(bin, ns string, spoofers int, steady, long time.Duration) error {
+	freshTable(ns)
 	srv, stop, err := server()
 	if err != nil {
 		return err
@@ -274,28 +285,19 @@ func run(bin, ns string, spoofers int, steady, long time.Duration) error {
 	cmd := p.cmd
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 
-	// nft monitor reports each element the kernel adds, as it adds it:
-	// no polling, and no listing of a large set.
-	mon := exec.Command("ip", "netns", "exec", ns, "nft", "monitor", "elements")
-	mout, _ := mon.StdoutPipe()
-	if err := mon.Start(); err != nil {
-		return err
+	// The kernel's element notifications, as it commits them: no
+	// polling, and no listing of a large set.
+	mon, err := newElementMonitor("/run/netns/" + ns)
+	if err != nil {
+		return fmt.Errorf("element notifications: %w", err)
 	}
-	defer func() { mon.Process.Kill(); mon.Wait() }()
 	added := make(chan netip.Addr, 1<<16)
+	monDone := make(chan struct{})
 	go func() {
-		s := bufio.NewScanner(mout)
-		for s.Scan() {
-			l := s.Text()
-			i := strings.Index(l, "{ ")
-			if !strings.HasPrefix(l, "add element") || i < 0 {
-				continue
-			}
-			if a, err := netip.ParseAddr(strings.Fields(l[i+2:])[0]); err == nil {
-				added <- a
-			}
-		}
+		defer close(monDone)
+		mon.run(func(a netip.Addr) { added <- a })
 	}()
+	defer func() { mon.close(); <-monDone }()
 	seen := map[netip.Addr]bool{}
 	// inSet waits up to d for a to be added.
 	inSet := func(a netip.Addr, d time.Duration) bool {
