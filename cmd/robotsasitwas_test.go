@@ -100,3 +100,21 @@ func TestLogsRobotsAsItWas(t *testing.T) {
 		})
 	}
 }
+
+// The tables print the robots notes under the sites.
+func TestLogsRobotsNotesInTables(t *testing.T) {
+	dir := robotsVersionsDir(t)
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(logPath, []byte(asItWasLog("")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runInMemory(t, "", "logs", "--offline", "--format", "markdown", "--robots", dir, logPath)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nrobots.txt notes:\n", "- third.example: 1 page within 24h after /robots.txt answered 4xx", "- other.example: 1 page disallowed by version 2026-11-21T14:05:00Z.txt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -418,6 +418,7 @@ the ` + crawlerTitle + ` search crawler:
 		newWatchCmd(env),
 		newUnblockCmd(env),
 		newFormatCmd(env),
+		newMergeCmd(env),
 		newOptoutCmd(env),
 		newVersionCmd(env),
 	)

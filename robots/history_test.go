@@ -218,3 +218,37 @@ func TestSplitGit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitBatch reads any bytes as git cat-file --batch output: it never
+// panics, and what it returns is exactly the blobs a well-formed output
+// carries, each within the output.
+func FuzzSplitBatch(f *testing.F) {
+	f.Add([]byte("0123456789abcdef0123456789abcdef01234567 blob 3\nabc\n"))
+	f.Add([]byte("x blob 99999999999\n\n"))
+	f.Add([]byte("x blob 0\n\nx blob 2\nab"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		blobs, err := splitBatch(out)
+		if err != nil {
+			return
+		}
+		total := 0
+		for _, b := range blobs {
+			total += len(b)
+		}
+		if total > len(out) {
+			t.Fatalf("%d bytes of blobs from %d bytes", total, len(out))
+		}
+	})
+}
+
+func FuzzParseVersionName(f *testing.F) {
+	for _, s := range []string{"2026-11-20.txt", "2026-11-20T14:05:00Z.txt", "2026-11-20T16:05:00+02:00.txt", "x.txt"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		at, ok := ParseVersionName(name)
+		if ok && (at.Location() != time.UTC || !strings.HasSuffix(name, ".txt")) {
+			t.Fatalf("%q read as %v", name, at)
+		}
+	})
+}
