@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/watchstate"
 	"github.com/spf13/cobra"
 )
 
@@ -104,6 +105,20 @@ func ManualOf(c *cobra.Command) Manual {
 	case "lohibot-audit watch":
 		code(ExitOK, "stopped by SIGTERM or SIGINT (its normal way to stop), or standard input ended.")
 		code(ExitUsage, usage+" Bad options are found at start, before anything is followed.")
+	case "lohibot-audit watch status":
+		code(ExitOK, "the status was shown: the running watch's, or the state the last one left.")
+		code(ExitUsage, usage)
+		code(ExitIncomplete, "nothing to show: no watch runs with the state directory and none left a state there, or it cannot be read or asked; or "+unwritable)
+	case "lohibot-audit unblock":
+		code(ExitOK, "every address was taken out of the blocks and is held out of blocking for --ttl.")
+		code(ExitUsage, usage+" An argument that is not an IP address is one too.")
+		code(ExitIncomplete, "not everything could be undone (each address's errors are said), or the state directory cannot be used.")
+	case "lohibot-audit merge":
+		code(ExitOK, "the merged report was written, and --fail-on (if given) did not match.")
+		code(ExitFindings, "--fail-on matched, as for logs.")
+		code(ExitUsage, usage+" A snapshot that is not one, or of another layout, is one too.")
+		code(ExitIncomplete, unreadable)
+		code(ExitInterrupted, interrupted)
 	default:
 		code(ExitOK, "done.")
 		code(ExitUsage, usage)
@@ -131,6 +146,10 @@ func ManualOf(c *cobra.Command) Manual {
 		file(rulesFile, "the rules lohibot-rules.service writes and loads.")
 	}
 	switch c.CommandPath() {
+	case "lohibot-audit", "lohibot-audit watch", "lohibot-audit watch status", "lohibot-audit unblock":
+		file(watchstate.DefaultDir+"/", "watch's state (--state-dir; $STATE_DIRECTORY when set, as the service sets it): the verdicts that still stand, what was blocked where, the addresses unblocked, and the control socket that watch status and unblock ask.")
+	}
+	switch c.CommandPath() {
 	case "lohibot-audit", "lohibot-audit watch":
 		file(watchService, "runs watch --nftables on the logs of LOHIBOT_WATCH_LOGS in "+defaultsFile+", with CAP_NET_ADMIN only; systemctl reload sends SIGHUP.")
 	}
@@ -140,6 +159,9 @@ func ManualOf(c *cobra.Command) Manual {
 	}
 	if has("cache-dir") || root {
 		env("XDG_CACHE_HOME", "where the cache is kept unless --cache-dir says.")
+	}
+	if has("state-dir") || root {
+		env("STATE_DIRECTORY", "watch's state directory when --state-dir is not given (systemd sets it from the service's StateDirectory=).")
 	}
 	if has("config") || has("cache-dir") || root {
 		env("HOME", "the base of both when XDG_CONFIG_HOME or XDG_CACHE_HOME is not set.")
