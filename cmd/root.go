@@ -417,6 +417,7 @@ the ` + crawlerTitle + ` search crawler:
 		newIPsCmd(env),
 		newWatchCmd(env),
 		newFormatCmd(env),
+		newMergeCmd(env),
 		newOptoutCmd(env),
 		newVersionCmd(env),
 	)

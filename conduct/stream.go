@@ -217,6 +217,10 @@ type siteCheck struct {
 	timed, durs bool
 	files       []siteFile
 	lead        time.Duration
+	// wide: several clocks logged the site, so the checks with long
+	// windows take each request widened by half either way.
+	wide bool
+	half time.Duration
 	// The logs of the site surely reach back to coverHi (the log's first
 	// line, or its first crawler hit, at the latest end of its unit), and
 	// began at coverNom as logged; coverSet is false when nothing tells.
@@ -224,8 +228,13 @@ type siteCheck struct {
 	coverSet          bool
 	coverDone         bool
 
-	rb       *robots.Robots
+	rb       *robots.Robots // the latest robots.txt in force, nil for none
 	rbLooked bool
+	held     *robotsHeld // what robots.txt the crawler may hold
+	// The site's opt-out, looked up once (at each page in the tracker).
+	optAt     time.Time
+	optSet    bool
+	optLooked bool
 
 	pages, robotsFetches int64
 	prev                 *hit // the previous hit in order
@@ -255,8 +264,21 @@ func newSiteCheck(e *Checker, site string) *siteCheck {
 	c.robotsOn = c.robotsPromise()
 	if sv := e.sites[site]; sv != nil {
 		c.timed, c.durs, c.files = !sv.untimed, !sv.nodur, sv.files
+		if sv.clocks && e.cfg.ClockSkew > 0 {
+			c.wide, c.half = true, e.halfSkew()
+			c.lead += c.half
+		}
 	}
 	return c
+}
+
+// skewOf is what two requests must prove beyond their logged times: the
+// clock skew when two clocks logged them, else nothing.
+func (c *siteCheck) skewOf(a, b *hit) time.Duration {
+	if a.clock == b.clock || c.cfg.ClockSkew <= 0 {
+		return 0
+	}
+	return c.cfg.ClockSkew
 }
 
 // take checks one more hit; it reports true when the hit came too far out
@@ -273,10 +295,14 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	if h.page {
 		c.pages++
 		if c.robotsOn {
-			c.checkRobots(h)
+			c.checkRobots(h, late)
 		}
+		c.checkOptOut(h)
 	} else {
 		c.robotsFetches++
+		if c.robotsOn && !late {
+			c.noteFetch(h)
+		}
 	}
 	c.checkRemoteUser(h)
 	if late {
@@ -288,12 +314,16 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	}
 	c.overlap.step(c, h)
 	c.backoff.step(c, h)
+	w := h
+	if c.wide {
+		w = h.widened(c.half)
+	}
 	if h.page {
-		c.budget.step(c, h, c.e.fileOf(h.File))
+		c.budget.step(c, w, c.e.fileOf(h.File))
 	}
 	if c.robotsOn {
-		c.crawl.step(c, h)
-		c.stepAvail(h)
+		c.crawl.step(c, w)
+		c.stepAvail(w)
 	}
 	if h.page {
 		c.stepAuth(h)
@@ -303,8 +333,8 @@ func (c *siteCheck) take(h *hit) (late bool) {
 
 // end finishes the checks that wait for what follows a hit.
 func (c *siteCheck) end() {
-	if c.robotsOn && c.cfg.Robots != nil && !c.rbLooked {
-		c.rbLooked, c.rb = true, c.cfg.Robots(c.site)
+	if c.robotsOn {
+		c.robotsOf()
 	}
 	if c.robotsOn && c.rb == nil {
 		c.skip(kRobots)
@@ -447,7 +477,7 @@ func (c *siteCheck) add(k int, h *hit, detail string) *Violation {
 
 // report returns the site's violations, sorted, and its report.
 func (c *siteCheck) report() ([]Violation, SiteReport) {
-	rep := SiteReport{Site: c.site, Pages: c.pages, RobotsFetches: c.robotsFetches, ChecksSkipped: []string{}}
+	rep := SiteReport{Site: c.site, Pages: c.pages, RobotsFetches: c.robotsFetches, ChecksSkipped: []string{}, RobotsNotes: c.held.noteTexts()}
 	var all []listed
 	for k := range numKinds {
 		if c.skipped&(1<<k) != 0 {
