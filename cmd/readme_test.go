@@ -1,9 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,13 +15,37 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// The README is what users copy from: these tests hold it to the commands
-// as they are. Every command line it shows must name a real command with
-// flags that exist and arguments the command accepts; every flag a table
-// lists must exist on each command the table's heading names; every field
-// of the JSON report must be named in it.
+// The README and the reference in docs/ are what users copy from: these
+// tests hold them to the commands as they are. Every command line they
+// show must name a real command with flags that exist and arguments the
+// command accepts; every flag a table lists must exist on each command the
+// table's heading names; every field of the JSON report must be named in
+// them; every link between them must lead somewhere.
 
-const readmePath = "../README.md"
+// userDoc is one file of the user's documentation, as the tests read it.
+type userDoc struct {
+	name string // README.md, docs/reference.md, ...
+	text string
+}
+
+// userDocs reads README.md and every docs/*.md.
+func userDocs(t *testing.T) []userDoc {
+	t.Helper()
+	names, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = append([]string{"../README.md"}, names...)
+	var docs []userDoc
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, userDoc{name: strings.TrimPrefix(name, "../"), text: string(b)})
+	}
+	return docs
+}
 
 // readmeCommand is one example command line and where it was found.
 type readmeCommand struct {
@@ -28,31 +53,22 @@ type readmeCommand struct {
 	text  string
 }
 
-// readmeCommands returns the lohibot-audit command lines of the README's
-// code blocks and of every command's Example text.
+// readmeCommands returns the lohibot-audit command lines of the code
+// blocks of README.md and docs/*.md, and of every command's Example text.
 func readmeCommands(t *testing.T, root *cobra.Command) []readmeCommand {
 	t.Helper()
-	f, err := os.Open(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []readmeCommand
-	sc := bufio.NewScanner(f)
-	inBlock, n := false, 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inBlock = !inBlock
-			continue
+	for _, doc := range userDocs(t) {
+		inBlock := false
+		for n, line := range strings.Split(doc.text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if inBlock {
+				out = append(out, readmeCommand{where: doc.name + ":" + itoa(n+1), text: line})
+			}
 		}
-		if inBlock {
-			out = append(out, readmeCommand{where: "README.md:" + itoa(n), text: line})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -200,67 +216,62 @@ var (
 func TestReadmeFlagTablesMatchCommands(t *testing.T) {
 	env := &Env{Stdin: strings.NewReader(""), Stdout: new(strings.Builder), Stderr: new(strings.Builder), Getenv: func(string) string { return "" }}
 	root := newRootCmd(env)
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var commands []*cobra.Command
 	heading := ""
 	rows := 0
-	for i, line := range strings.Split(string(data), "\n") {
-		if headingRE.MatchString(line) {
-			heading = line
-			commands = commands[:0]
-			for _, m := range backtickRE.FindAllStringSubmatch(line, -1) {
-				c, rest, err := root.Find(strings.Fields(m[1]))
-				if err == nil && c != root && len(rest) == 0 {
-					commands = append(commands, c)
+	for _, doc := range userDocs(t) {
+		for i, line := range strings.Split(doc.text, "\n") {
+			if headingRE.MatchString(line) {
+				heading = line
+				commands = commands[:0]
+				for _, m := range backtickRE.FindAllStringSubmatch(line, -1) {
+					c, rest, err := root.Find(strings.Fields(m[1]))
+					if err == nil && c != root && len(rest) == 0 {
+						commands = append(commands, c)
+					}
 				}
+				continue
 			}
-			continue
-		}
-		if !strings.HasPrefix(line, "|") || len(commands) == 0 {
-			continue
-		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 3 {
-			continue
-		}
-		for _, name := range flagRE.FindAllString(cells[1], -1) {
-			rows++
-			for _, c := range commands {
-				if c.Flags().Lookup(name[2:]) == nil && c.InheritedFlags().Lookup(name[2:]) == nil {
-					t.Errorf("README.md:%d: %s lists %s, which `%s` does not have", i+1, strings.TrimSpace(heading), name, c.CommandPath())
+			if !strings.HasPrefix(line, "|") || len(commands) == 0 {
+				continue
+			}
+			cells := strings.Split(line, "|")
+			if len(cells) < 3 {
+				continue
+			}
+			for _, name := range flagRE.FindAllString(cells[1], -1) {
+				rows++
+				for _, c := range commands {
+					if c.Flags().Lookup(name[2:]) == nil && c.InheritedFlags().Lookup(name[2:]) == nil {
+						t.Errorf("%s:%d: %s lists %s, which `%s` does not have", doc.name, i+1, strings.TrimSpace(heading), name, c.CommandPath())
+					}
 				}
 			}
 		}
 	}
 	if rows < 10 {
-		t.Fatalf("only %d flags found in the README's tables", rows)
+		t.Fatalf("only %d flags found in the tables of README.md and docs/", rows)
 	}
 }
 
 func TestReadmeNamesEveryReportField(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(data)
 	// Names in backticks, line by line outside code blocks (where a
 	// fence's backticks would pair with the wrong ones).
 	named := map[string]bool{}
-	inBlock := false
-	for line := range strings.SplitSeq(readme, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inBlock = !inBlock
-			continue
-		}
-		if inBlock {
-			continue
-		}
-		for _, m := range backtickRE.FindAllStringSubmatch(line, -1) {
-			for _, w := range regexp.MustCompile(`[a-z_]+`).FindAllString(m[1], -1) {
-				named[w] = true
+	for _, doc := range userDocs(t) {
+		inBlock := false
+		for line := range strings.SplitSeq(doc.text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if inBlock {
+				continue
+			}
+			for _, m := range backtickRE.FindAllStringSubmatch(line, -1) {
+				for _, w := range regexp.MustCompile(`[a-z_][a-z0-9_]*`).FindAllString(m[1], -1) {
+					named[w] = true
+				}
 			}
 		}
 	}
@@ -272,8 +283,13 @@ func TestReadmeNamesEveryReportField(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("logs exited %d: %s", code, env.Stderr)
 	}
-	var report any
+	var report, every any
 	if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil {
+		t.Fatal(err)
+	}
+	// And a report with every field set, so that a field the sample does
+	// not show is named too.
+	if err := json.Unmarshal(filledReportJSON(t), &every); err != nil {
 		t.Fatal(err)
 	}
 	var missing []string
@@ -294,9 +310,89 @@ func TestReadmeNamesEveryReportField(t *testing.T) {
 		}
 	}
 	walk("", report)
+	walk("", every)
 	slices.Sort(missing)
 	missing = slices.Compact(missing)
 	if len(missing) > 0 {
-		t.Errorf("the README does not name these report fields: %s", strings.Join(missing, ", "))
+		t.Errorf("neither README.md nor docs/ names these report fields: %s", strings.Join(missing, ", "))
+	}
+}
+
+var (
+	linkRE   = regexp.MustCompile(`\]\(([^()\s]+)\)`)
+	anchorRE = regexp.MustCompile(`[^a-z0-9 _-]`)
+)
+
+// anchors returns the anchors GitHub gives the headings of a Markdown
+// text: lower case, punctuation dropped, spaces as dashes, a repeated one
+// numbered.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	inBlock := false
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock || !headingRE.MatchString(line) {
+			continue
+		}
+		a := anchorRE.ReplaceAllString(strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#"))), "")
+		a = strings.ReplaceAll(a, " ", "-")
+		name := a
+		for i := 1; out[name]; i++ {
+			name = a + "-" + itoa(i)
+		}
+		out[name] = true
+	}
+	return out
+}
+
+// Every link of README.md and docs/*.md to a file of the repository
+// leads to one that exists, and to a heading it has; none speaks of a
+// specification the user does not have.
+func TestUserDocsLinksAndWords(t *testing.T) {
+	docs := userDocs(t)
+	heads := map[string]map[string]bool{}
+	for _, d := range docs {
+		heads[d.name] = anchors(d.text)
+	}
+	links := 0
+	for _, d := range docs {
+		for i, line := range strings.Split(d.text, "\n") {
+			for _, bad := range []string{"SPEC", "§"} {
+				if strings.Contains(line, bad) {
+					t.Errorf("%s:%d: %q speaks of a text the user does not have: %s", d.name, i+1, bad, line)
+				}
+			}
+			for _, m := range linkRE.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				file, anchor, _ := strings.Cut(target, "#")
+				name := d.name
+				if file != "" {
+					name = path.Clean(path.Join(path.Dir(d.name), file))
+					if _, err := os.Stat(filepath.Join("..", name)); err != nil {
+						t.Errorf("%s:%d: the link to %s leads nowhere", d.name, i+1, target)
+						continue
+					}
+				}
+				if anchor == "" {
+					continue
+				}
+				h, ok := heads[name]
+				if !ok {
+					t.Errorf("%s:%d: the link %s names a heading of %s, which is not Markdown", d.name, i+1, target, name)
+				} else if !h[anchor] {
+					t.Errorf("%s:%d: %s has no heading #%s", d.name, i+1, name, anchor)
+				}
+			}
+		}
+	}
+	if links < 10 {
+		t.Errorf("only %d links found in README.md and docs/", links)
 	}
 }
