@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
@@ -219,13 +220,7 @@ func scrapeMetrics(t *testing.T, stderr string) string {
 // promtool fails in CI and skips elsewhere.
 func checkPromtool(t *testing.T, scrape string) {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not installed (Debian's prometheus package; run .ci/install-rule-checkers)")
-		}
-		t.Skip("promtool is not installed (CI is not set: skipping)")
-	}
+	p := testutil.NeedTool(t, ".ci/install-rule-checkers", "promtool")
 	cmd := exec.Command(p, "check", "metrics")
 	cmd.Stdin = strings.NewReader(scrape)
 	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
