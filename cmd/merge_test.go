@@ -257,8 +257,57 @@ func TestMergeEqualsOneRun(t *testing.T) {
 			if w, g := reportWithoutTime(t, want), reportWithoutTime(t, got); w != g {
 				t.Fatalf("fleet %d %s: merged report differs from one run's:\n%s", n, sp.name, lineDiff(w, g))
 			}
+			if oneServer {
+				continue
+			}
+			// With the default skew, what the servers' clocks may hide is
+			// taken away, nothing added: a request it finds sent at once
+			// with another or too soon after one (concurrency, pause) was
+			// found so with the skew 0 (a concurrency may become a pause),
+			// and the robots rules are the same. (Not so for backoff and
+			// auth: an answer whose next request another server logged
+			// within the skew of it waits for the next request surely
+			// after it, which may then be the one at fault.)
+			code, skewed, errOut := runInMemory(t, "", append(append([]string{"merge"}, flags...), snaps...)...)
+			if code != 0 {
+				t.Fatalf("fleet %d %s: merge with the default skew: exit %d: %s", n, sp.name, code, errOut)
+			}
+			exact, wide := faultsOf(t, got), faultsOf(t, skewed)
+			for at, kinds := range wide {
+				if kinds["concurrency"]+kinds["pause"] > 0 && exact[at]["concurrency"]+exact[at]["pause"] == 0 {
+					t.Errorf("fleet %d %s: with the default skew %s is at fault (%v); with the skew 0 it is not (%v)", n, sp.name, at, kinds, exact[at])
+				}
+			}
+			for at, kinds := range exact {
+				if kinds["robots"] != wide[at]["robots"] {
+					t.Errorf("fleet %d %s: %s: %d robots violations with the skew 0, %d with the default", n, sp.name, at, kinds["robots"], wide[at]["robots"])
+				}
+			}
 		}
 	}
+}
+
+// faultsOf counts a JSON report's violations by file and line, then kind.
+func faultsOf(t *testing.T, out string) map[string]map[string]int {
+	t.Helper()
+	var r struct {
+		Violations []struct {
+			Kind, File string
+			Line       int64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not a JSON report: %v", err)
+	}
+	m := map[string]map[string]int{}
+	for _, v := range r.Violations {
+		at := fmt.Sprintf("%s:%d", v.File, v.Line)
+		if m[at] == nil {
+			m[at] = map[string]int{}
+		}
+		m[at][v.Kind]++
+	}
+	return m
 }
 
 // lineDiff shows the first lines where a and b differ.
