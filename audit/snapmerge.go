@@ -45,6 +45,12 @@ type MergeOptions struct {
 	// Overrides and MaxViolations are the conduct flags given.
 	Overrides     conduct.Overrides
 	MaxViolations int
+	// OptOuts, when set, gives each crawler's opted-out sites
+	// (--opted-out), by crawler name, once the crawlers are known (the
+	// snapshots' or Profiles); its error ends the merge before anything
+	// is replayed. OptOutGrace is --opt-out-grace.
+	OptOuts     func(profiles []*crawler.Profile) (map[string]conduct.OptOuts, error)
+	OptOutGrace time.Duration
 	// ClockSkew is how far apart the clocks of two servers may be
 	// (--clock-skew, conduct.Config.ClockSkew): the logs of snapshots of
 	// one server name share a clock, those of two are compared with it.
@@ -161,6 +167,12 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var optOuts map[string]conduct.OptOuts
+	if mo.OptOuts != nil && profiles[0] != nil {
+		if optOuts, err = mo.OptOuts(profiles); err != nil {
+			return nil, err
+		}
+	}
 	notes = append(notes, markDuplicateInputs(kept)...)
 	notes = append(notes, nameInputs(kept)...)
 
@@ -211,6 +223,9 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			s.Conduct = conduct.ConfigOf(p, mo.Overrides)
 			s.Conduct.MaxViolations = mo.MaxViolations
 			s.Conduct.Clock, s.Conduct.ClockSkew = clock, mo.ClockSkew
+			if oo := optOuts[p.Name]; oo != nil {
+				s.Conduct.OptedOut, s.Conduct.OptOutGrace = oo.For, mo.OptOutGrace
+			}
 		}
 		o.Subjects = append(o.Subjects, s)
 	}
@@ -243,6 +258,9 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	// Every address is in the audits now: the verdicts given without DNS
+	// were asked for as each was first seen, and are not asked again.
+	table.release()
 	var readWs []string
 	for _, r := range kept {
 		readWs = appendNew(readWs, r.readWs...)
@@ -649,6 +667,15 @@ func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bo
 		t.results[c][a] = res
 	}
 	t.setEntry(c, a, e)
+}
+
+// release lets the addresses' entries go once the hits are replayed: the
+// audits asked Settled for each address as they first saw it (Classify's
+// results stay).
+func (t *verdictTable) release() {
+	for c := range t.entries {
+		t.entries[c], t.zoned[c] = nil, nil
+	}
 }
 
 // settledFunc is the Audit.Settled of crawler c: the verdicts the

@@ -160,6 +160,9 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		if n%4 == 2 {
 			logFlags = append(logFlags, "--since", "2026-12-01T12:00:00Z")
 		}
+		if n%5 == 3 {
+			flags = append(flags, "--opted-out", "a.example=2026-12-01T12:00:00Z", "--opt-out-grace", "1h")
+		}
 		if n%2 == 0 {
 			logFlags = append(logFlags, "--trusted-proxy", "private")
 		}
@@ -641,5 +644,27 @@ func TestMergedReportToEmit(t *testing.T) {
 	}
 	if strings.Contains(rules, "79.139.58.98") {
 		t.Errorf("rules block the genuine crawler:\n%s", rules)
+	}
+}
+
+// TestMergeOptedOut: --opted-out is a conduct flag of the merge: a value
+// that does not name its crawler is refused (exit 2) when the snapshots
+// audit several, once they are read; named, its violations are reported.
+func TestMergeOptedOut(t *testing.T) {
+	dir := t.TempDir()
+	web1 := handLog(t, dir, "web1.log", fleetReq{end: "10:00:00", path: "/a"}, fleetReq{end: "10:05:00", path: "/b"})
+	two := []string{"--crawler", "lohisoftbot", "--crawler", "googlebot"}
+	snap := snapshotOf(t, dir, "two.snap", two, web1)
+	code, out, errOut := runInMemory(t, "", "merge", "--format", "json", "--opted-out", "www.example.org=2026-12-01T10:01:00Z", snap)
+	if code != 2 || out != "" || !strings.Contains(errOut, "the run audits 2 crawlers") {
+		t.Errorf("unnamed --opted-out over two crawlers: exit %d, %q, %q", code, out, errOut)
+	}
+	code, _, errOut = runInMemory(t, "", append([]string{"merge", "--opted-out", "nosuchbot:www.example.org=2026-12-01"}, append(two, snap)...)...)
+	if code != 2 || !strings.Contains(errOut, "not audited") {
+		t.Errorf("--opted-out of a crawler not audited: exit %d, %q", code, errOut)
+	}
+	m, _ := jsonReport(t, 0, "merge", "--format", "json", "--opted-out", "lohisoftbot:www.example.org=2026-12-01T10:01:00Z", "--opt-out-grace", "1m", snap)
+	if got := strings.Join(violationsOf(m), "\n"); !strings.Contains(got, "opt-out /b") || strings.Contains(got, "opt-out /a") {
+		t.Errorf("violations:\n%s", got)
 	}
 }
