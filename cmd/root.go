@@ -416,6 +416,7 @@ the ` + crawlerTitle + ` search crawler:
 		newEmitCmd(env),
 		newIPsCmd(env),
 		newWatchCmd(env),
+		newUnblockCmd(env),
 		newFormatCmd(env),
 		newMergeCmd(env),
 		newOptoutCmd(env),
