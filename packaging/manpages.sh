@@ -12,8 +12,13 @@ set -eu
 
 cd "$(dirname "$0")/.."
 
+# goreleaser passes year 1 (a negative time) when it could not read the
+# commit, as in a clone without a remote: the commit's time from git then.
 if [ -n "${2:-}" ]; then
 	SOURCE_DATE_EPOCH=$2
+	case "$SOURCE_DATE_EPOCH" in
+	-*) SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0) ;;
+	esac
 	export SOURCE_DATE_EPOCH
 fi
 rm -rf manpages
