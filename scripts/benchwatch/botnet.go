@@ -383,6 +383,7 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 		time.Sleep(200 * time.Millisecond)
 	}
 	drained := time.Since(began)
+	u2, s2 := p.cpuSplit()
 
 	var lat []time.Duration
 	var lastBlocked time.Time
@@ -429,6 +430,14 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 	fmt.Printf("botnet: watch's CPU over the writing: user %s + system %s = %.0f%% of one core (%s drained after %s)\n",
 		(u1 - u0).Round(10*time.Millisecond), (s1 - s0).Round(10*time.Millisecond), 100*(u1-u0+s1-s0).Seconds()/el.Seconds(),
 		map[bool]string{true: "all", false: "not all"}[len(lat) == len(spoofers)], drained.Round(time.Second))
+	if n := len(jlat); n > 0 {
+		// Everything watch did from the first line of the flood until
+		// the backlog drained, over the spoofers judged: what one costs.
+		cpu := u2 - u0 + s2 - s0
+		per := cpu / time.Duration(n)
+		fmt.Printf("botnet: watch's CPU until drained: user %s + system %s over %d spoofers judged = %s a spoofer (%.0f spoofers/s per core)\n",
+			(u2 - u0).Round(10*time.Millisecond), (s2 - s0).Round(10*time.Millisecond), n, per.Round(100*time.Nanosecond), float64(time.Second)/float64(per))
+	}
 	fmt.Printf("botnet: %s\nbotnet: rss %s\n", p.summary(), p.rss())
 	for {
 		select {
