@@ -85,6 +85,9 @@ type dnsQuery struct {
 	// byte of a name of up to 256.
 	rand func(b []byte)
 	rnd  [2 + 32]byte
+	// buf holds wire: a name of up to 255 bytes, with the header,
+	// type, class and OPT record.
+	buf [12 + 255 + 4 + 11]byte
 }
 
 // newDNSQuery packs the question (name, qtype, class IN), recursion
@@ -92,11 +95,19 @@ type dnsQuery struct {
 // dns.Msg packs for SetQuestion, RecursionDesired and SetEdns0, in one
 // allocation.
 func newDNSQuery(name string, qtype uint16, random func([]byte)) (*dnsQuery, error) {
-	wire := make([]byte, 12+256+4+11)
+	q := &dnsQuery{name: name, qtype: qtype, rand: random}
+	if q.rand == nil {
+		q.rand = dnsRandom
+	}
+	wire := q.buf[:]
 	wire[2] = 0x01 // RD
 	wire[5] = 1    // one question
 	wire[11] = 1   // one additional record: OPT
 	end, err := dns.PackDomainName(dns.Fqdn(name), wire, 12, nil, false)
+	if err == nil && end-12 > 255 {
+		// PackDomainName packs longer names when the buffer allows.
+		err = dns.ErrLongDomain
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot ask about %q: %w", name, err)
 	}
@@ -109,10 +120,8 @@ func newDNSQuery(name string, qtype uint16, random func([]byte)) (*dnsQuery, err
 	opt[0] = 0
 	binary.BigEndian.PutUint16(opt[1:], dns.TypeOPT)
 	binary.BigEndian.PutUint16(opt[3:], dnsUDPSize)
-	if random == nil {
-		random = dnsRandom
-	}
-	return &dnsQuery{name: name, qtype: qtype, wire: wire, nameEnd: end, rand: random}, nil
+	q.wire, q.nameEnd = wire, end
+	return q, nil
 }
 
 // dnsRandom is crypto/rand.Read, which never fails.

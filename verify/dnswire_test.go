@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +71,39 @@ func TestDNSQueryWire(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestDNSQueryLongName checks that names up to the limit of 255 octets
+// on the wire are asked, and longer ones refused, whatever their form.
+func TestDNSQueryLongName(t *testing.T) {
+	label := strings.Repeat("a", 63)
+	for _, tc := range []struct {
+		name string
+		wire int // octets on the wire
+	}{
+		{strings.Repeat(label+".", 3) + strings.Repeat("b", 61) + ".", 255},
+		{strings.Repeat(label+".", 3) + strings.Repeat("b", 62) + ".", 256},
+		{strings.Repeat(label+".", 3) + strings.Repeat("b", 63) + ".", 257},
+		{strings.Repeat(label+".", 4) + strings.Repeat("c.", 20), 277},
+		{strings.Repeat(label+".", 8), 513},
+		{strings.Repeat(`\.`, 60) + ".example.", 70},
+	} {
+		q, err := newDNSQuery(tc.name, dns.TypeA, nil)
+		if tc.wire <= 255 {
+			if err != nil {
+				t.Errorf("%d octets: %v", tc.wire, err)
+				continue
+			}
+			var m dns.Msg
+			if err := m.Unpack(q.wire); err != nil || !strings.EqualFold(m.Question[0].Name, tc.name) {
+				t.Errorf("%d octets: asked %v (%v)", tc.wire, m.Question, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%d octets on the wire: asked", tc.wire)
 		}
 	}
 }
@@ -571,4 +606,63 @@ func TestDNSTruncatedSocketKept(t *testing.T) {
 	if a, b := l.portsOf("t.example"), l.portsOf("u.example"); len(a) != 1 || len(b) != 1 || a[0] != b[0] {
 		t.Errorf("udp ports %v then %v, want the socket of the truncated answer reused", a, b)
 	}
+}
+
+// TestReverseName checks the PTR names asked against miekg/dns's
+// ReverseAddr, for fixed and random IPv4 and IPv6 addresses.
+func TestReverseName(t *testing.T) {
+	addrs := []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("255.255.255.255"), netip.MustParseAddr("79.139.58.98"),
+		netip.MustParseAddr("10.0.100.9"), netip.MustParseAddr("::"), netip.MustParseAddr("2001:db8::abcd:ef01"),
+		netip.MustParseAddr("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b [16]byte
+		for i := range b {
+			b[i] = byte(rnd.Uint32())
+		}
+		addrs = append(addrs, netip.AddrFrom16(b), netip.AddrFrom4([4]byte(b[:4])))
+	}
+	for _, a := range addrs {
+		want, err := dns.ReverseAddr(a.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reverseName(a); got != want {
+			t.Fatalf("%s: %q, want %q", a, got, want)
+		}
+	}
+	if got, want := reverseName(netip.MustParseAddr("::ffff:192.0.2.1")), "1.2.0.192.in-addr.arpa."; got != want {
+		t.Errorf("mapped: %q, want %q", got, want)
+	}
+}
+
+// FuzzDNSQuery packs arbitrary names (PTR answers are written by
+// strangers, and their names are asked about): never a panic, and a name
+// asked is packed as dns.Msg packs it.
+func FuzzDNSQuery(f *testing.F) {
+	for _, s := range []string{"a.example.", ".", `a\.b.example`, strings.Repeat("a.", 130), `\255\000.x`, "crawl-1.bot.lohisoft.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		q, err := newDNSQuery(name, dns.TypePTR, nil)
+		if err != nil {
+			return
+		}
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(name), dns.TypePTR)
+		m.RecursionDesired = true
+		m.SetEdns0(dnsUDPSize, false)
+		m.Id = 0
+		want, err := m.Pack()
+		if err != nil {
+			t.Fatalf("%q: asked, but dns.Msg does not pack it: %v", name, err)
+		}
+		if !bytes.Equal(q.wire, want) {
+			t.Fatalf("%q:\n got %x\nwant %x", name, q.wire, want)
+		}
+		q.arm()
+		if exact, _ := q.match(append([]byte{q.wire[0], q.wire[1], q.wire[2] | 0x80}, q.wire[3:]...)); !exact {
+			t.Fatalf("%q: its own echo does not match", name)
+		}
+	})
 }
