@@ -113,12 +113,13 @@ type JudgeOptions struct {
 // rests on go with its event, and a botnet's million addresses do not
 // keep them. Verdict, method, reason and DNS failure are the verify
 // package's constants and take no memory of their own; the DNS error,
-// free text, is kept apart for the few addresses DNS failed for.
+// free text, is kept apart for the few addresses DNS failed for, and so
+// are the PTR names of a verdict restored from a state file.
 type entry struct {
 	verdict        verify.Verdict
 	method, reason string
 	dnsFailure     string
-	dnsError       *string
+	more           *entryMore
 	inIPList       bool
 
 	judged  bool // verdict is set
@@ -134,13 +135,25 @@ type entry struct {
 	ua          string    // interned (Judge.intern)
 }
 
-// set keeps what the judge keeps of r.
-func (e *entry) set(r verify.Result) {
+// entryMore is what few entries keep beyond the verdict.
+type entryMore struct {
+	dnsError string
+	ptr      []string
+}
+
+// set keeps what the judge keeps of r, its PTR names (if any) only with
+// keepPTR.
+func (e *entry) set(r verify.Result, keepPTR bool) {
 	e.verdict, e.method, e.reason, e.dnsFailure, e.inIPList = r.Verdict, r.Method, r.Reason, r.DNSFailure, r.InIPList
-	e.dnsError = nil
-	if r.DNSError != "" {
-		msg := r.DNSError
-		e.dnsError = &msg
+	e.more = nil
+	if len(r.PTR) == 0 {
+		keepPTR = false
+	}
+	if r.DNSError != "" || keepPTR {
+		e.more = &entryMore{dnsError: r.DNSError}
+		if keepPTR {
+			e.more.ptr = r.PTR
+		}
 	}
 }
 
@@ -148,8 +161,8 @@ func (e *entry) set(r verify.Result) {
 func (e *entry) result(a netip.Addr) verify.Result {
 	r := verify.Result{Addr: a, Verdict: e.verdict, Method: e.method, Reason: e.reason, InIPList: e.inIPList,
 		DNSFailure: e.dnsFailure}
-	if e.dnsError != nil {
-		r.DNSError = *e.dnsError
+	if e.more != nil {
+		r.DNSError, r.PTR = e.more.dnsError, e.more.ptr
 	}
 	return r
 }
@@ -541,7 +554,7 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	if e.judged {
 		v.Previous = e.verdict
 	}
-	e.set(r)
+	e.set(r, false)
 	e.judged, e.busy, e.at = true, false, now
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	j.checks++
@@ -623,3 +636,49 @@ func (j *Judge) Genuine() []netip.Addr {
 	}
 	return j.sorted
 }
+
+// Restore sets the verdict r of r.Addr as reached at `at` (a state file's,
+// after a restart): it stands until the TTL from at, and the address is
+// not judged again before, however often it is seen; unseen, it is
+// forgotten then. An address the judge knows already keeps what it has.
+// It returns whether r was set.
+func (j *Judge) Restore(r verify.Result, at time.Time) bool {
+	a := r.Addr.Unmap().WithZone("")
+	if !a.IsValid() {
+		return false
+	}
+	r.Addr = a
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, ok := j.m[a]; ok {
+		return false
+	}
+	e := &entry{judged: true, at: j.since(at), lastActivity: j.since(at)}
+	e.set(r, true)
+	j.m[a] = e
+	j.setGenuine(a, r.Verdict == verify.Genuine)
+	return true
+}
+
+// Verdicts calls f with each verdict that stands and when it was reached
+// (it stands until the TTL after), but for unverified ones that DNS may
+// turn when asked again. The judge is locked meanwhile: f must not call
+// it.
+func (j *Judge) Verdicts(f func(r verify.Result, at time.Time)) {
+	now := j.since(j.o.Now())
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for a, e := range j.m {
+		if !e.judged || now-e.at >= j.o.TTL {
+			continue
+		}
+		r := e.result(a)
+		if retryable(r) {
+			continue
+		}
+		f(r, j.clock.Add(e.at))
+	}
+}
+
+// TTL is how long a verdict stands.
+func (j *Judge) TTL() time.Duration { return j.o.TTL }

@@ -291,3 +291,42 @@ func TestJudgeBoundsAddresses(t *testing.T) {
 		t.Errorf("below the bound: %+v, said %d times", s, len(said))
 	}
 }
+
+// A verdict restored from a state file stands as it was written, its PTR
+// names and time included, and is handed back the same for the next one.
+func TestJudgeRestoreRoundTrip(t *testing.T) {
+	clock := newFakeClock()
+	j := NewJudge(JudgeOptions{Checker: nil, Now: clock.Now, TTL: time.Hour})
+	at := clock.Now().Add(-10 * time.Minute).UTC()
+	in := []verify.Result{
+		{Addr: netip.MustParseAddr("192.0.2.50"), Verdict: verify.Genuine, Method: verify.MethodFCrDNS, PTR: []string{"crawler-5.bot.lohisoft.com"}},
+		{Addr: netip.MustParseAddr("203.0.113.50"), Verdict: verify.Spoofed, Method: verify.MethodFCrDNS, Reason: verify.ReasonNoPTR, PTR: []string{}},
+	}
+	for _, r := range in {
+		if !j.Restore(r, at) {
+			t.Fatalf("%s not restored", r.Addr)
+		}
+	}
+	got := map[netip.Addr]verify.Result{}
+	j.Verdicts(func(r verify.Result, when time.Time) {
+		if !when.Equal(at) {
+			t.Errorf("%s: judged at %s, want %s", r.Addr, when, at)
+		}
+		got[r.Addr] = r
+	})
+	in[1].PTR = nil // none kept: the state file writes none either
+	for _, r := range in {
+		if fmt.Sprintf("%+v", got[r.Addr]) != fmt.Sprintf("%+v", r) {
+			t.Errorf("%s: handed back\n%+v\nwant\n%+v", r.Addr, got[r.Addr], r)
+		}
+	}
+	if g := j.Genuine(); len(g) != 1 || g[0] != in[0].Addr {
+		t.Errorf("genuine %v", g)
+	}
+	clock.Advance(50 * time.Minute)
+	n := 0
+	j.Verdicts(func(verify.Result, time.Time) { n++ })
+	if n != 0 {
+		t.Errorf("%d verdicts handed back after their TTL", n)
+	}
+}
