@@ -256,7 +256,8 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 		extra = []string{"--cpu-profile", profile}
 	}
 	args := append([]string{"watch", "--nftables", "--nft-netns", "/run/netns/" + ns, "--resolver", srv,
-		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "15m"}, extra...)
+		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "15m"}, stateArgs(dir)...)
+	args = append(args, extra...)
 	cmd := exec.Command(bin, append(args, logPath)...)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
