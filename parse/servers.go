@@ -188,6 +188,12 @@ func w3cField(name string, cloudfront bool) (field, uint8) {
 		return fProto, decLog
 	case "x-forwarded-for", "cs(x-forwarded-for)":
 		return fXFF, dec
+	case "cs(cf-connecting-ip)":
+		return fCFConnectingIP, dec
+	case "cs(true-client-ip)":
+		return fTrueClientIP, dec
+	case "cs(x-real-ip)":
+		return fXRealIP, dec
 	}
 	return fIgnore, decLog
 }
