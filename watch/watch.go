@@ -119,6 +119,11 @@ type Watcher struct {
 	bspace  *sync.Cond
 	bstop   bool // the parser has stopped: readLoop waits no more
 
+	// trust is what the log readers trust to carry the real client in a
+	// header (Options.TrustXFF and Trust, then each Reload's): each batch
+	// of lines is read with the one in force when its reading begins.
+	trust atomic.Pointer[readTrust]
+
 	formats map[string]*parse.Format // parser goroutine only
 	undet   map[string]bool
 	// fields is each W3C log's #Fields: directive in force after the
@@ -161,6 +166,19 @@ type watched struct {
 	leftOut atomic.Int64
 }
 
+// readTrust is the trust of the log readers: every connecting address
+// (--trust-xff), or set's.
+type readTrust struct {
+	all bool
+	set *proxy.Set
+}
+
+// setReaderTrust makes the log readers trust s from the next batch of
+// lines on: the lines being read keep the trust they began with.
+func (w *Watcher) setReaderTrust(s *proxy.Set) {
+	w.trust.Store(&readTrust{all: s.All(), set: s})
+}
+
 type batch struct {
 	data []byte
 	nums []int64
@@ -195,6 +213,7 @@ func New(o Options) *Watcher {
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, fields: map[string][]byte{}, said: map[string]bool{}, started1: make(chan struct{}),
 		acts: newActQueue(), adds: make(chan []netip.Addr, 64)}
 	w.bspace = sync.NewCond(&w.bmu)
+	w.trust.Store(&readTrust{all: o.TrustXFF, set: o.Trust})
 	groups := make([][]string, len(o.Subjects))
 	for i, c := range o.Subjects {
 		w.crawlers = append(w.crawlers, &watched{Subject: c})
@@ -561,8 +580,9 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		}
 		w.formats[name] = f
 	}
+	trust := w.trust.Load()
 	r := parse.NewReader(bytes.NewReader(data), parse.Options{
-		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Trust: w.o.Trust, Claims: w.claims,
+		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: trust.all, Trust: trust.set, Claims: w.claims,
 		Workers: 1, ChunkSize: len(data) + 1, MaxExamples: 1, Location: w.o.Location,
 	})
 	for r.Scan() {
