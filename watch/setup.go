@@ -147,7 +147,9 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 var ErrCrawlersChanged = errors.New("the crawlers to watch changed: restart watch to watch others")
 
 // Reload takes new IP lists and verifiers (id, of the same crawlers as
-// the Watcher's), robots.txt and never-block prefixes, as a SIGHUP asks:
+// the Watcher's), its proxies (for blocking and for the log readers, which
+// read the lines after the ones being read with them), robots.txt and
+// never-block prefixes, as a SIGHUP asks:
 // addresses are judged again as they are seen. It works on a Watcher made
 // by NewFor only.
 func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robots.Robots, never []netip.Prefix) error {
@@ -167,6 +169,8 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	s.mu.Unlock()
 	w.o.Guard.SetLists(id.Lists, never)
 	w.o.Guard.SetProxies(id.Proxies)
+	// The log readers too, from the next lines on.
+	w.setReaderTrust(id.Proxies)
 	for i, ch := range s.checkers {
 		ch.SetNew(verifierFactory(id.Verifiers[i], s.dns.Observe))
 		w.crawlers[i].Judge.Stale()
