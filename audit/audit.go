@@ -531,7 +531,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		a.readFailed(src.r, r)
 	}
 	for _, v := range res.Violations {
-		v.Path, v.Detail, v.RobotsRule = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule)
+		v.Path, v.Detail, v.RobotsRule, v.RobotsVersion = validUTF8(v.Path), validUTF8(v.Detail), validUTF8(v.RobotsRule), validUTF8(v.RobotsVersion)
 		r.Violations = append(r.Violations, v)
 	}
 	r.Warnings = append(r.Warnings, res.Warnings...)
@@ -555,6 +555,7 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		s := &r.Sites[pos[a.sites.ids[rep.Site]]]
 		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
 		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
+		s.RobotsNotes = rep.RobotsNotes
 	}
 }
 

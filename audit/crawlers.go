@@ -113,6 +113,9 @@ func (s *auditSet) report(o *Options, results []map[netip.Addr]verify.Result) *R
 		cfg := c.Conduct
 		if cfg.Robots == nil && c.Profile != nil && c.Profile.Conduct.Robots && o.Robots != nil {
 			cfg.Robots = o.Robots.For
+			if hs, ok := o.Robots.(RobotsHistories); ok && cfg.RobotsHistory == nil {
+				cfg.RobotsHistory = hs.History
+			}
 		}
 		reps[i] = s.audits[i].Report(results[i], cfg)
 		names[i] = c.name()

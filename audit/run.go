@@ -48,6 +48,13 @@ type Warner interface {
 	Warnings() []string
 }
 
+// RobotsHistories is a [RobotsSet] that holds dated robots.txt versions
+// for some sites: History returns them, or nil for a site whose
+// robots.txt is a single one.
+type RobotsHistories interface {
+	History(site string) *robots.History
+}
+
 // RobotsSet holds the robots.txt files in force, per site.
 type RobotsSet interface {
 	// For returns the robots.txt in force for site, or nil for none.

@@ -147,6 +147,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	if err != nil {
 		return nil, nil, err
 	}
+	optOuts, err := parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, now)
+	if err != nil {
+		return nil, nil, err
+	}
 	env.phase(phaseRobots)
 	robots, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
@@ -176,6 +180,9 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
 	for i := range subjects {
 		subjects[i].Conduct.MaxViolations = o.MaxViolations
+		if oo := optOuts[subjects[i].Profile.Name]; oo != nil {
+			subjects[i].Conduct.OptedOut, subjects[i].Conduct.OptOutGrace = oo.For, o.OptOutGrace
+		}
 	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Inputs:     inputs,

@@ -37,10 +37,14 @@ type auditOptions struct {
 	// MaxViolations is --max-violations: violations listed per site and
 	// kind.
 	MaxViolations int
-	Since, Until  string
-	CacheDir      string
-	NoCache       bool
-	TrustXFF      bool
+	// OptedOut are the --opted-out values ([CRAWLER:]SITE=TIME), and
+	// OptOutGrace --opt-out-grace (cmd/optout.go).
+	OptedOut     []string
+	OptOutGrace  time.Duration
+	Since, Until string
+	CacheDir     string
+	NoCache      bool
+	TrustXFF     bool
 	// TrustedProxies are the --trusted-proxy values.
 	TrustedProxies []string
 	FailOn         string
@@ -95,6 +99,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.DurationVar(&o.MinPause, "min-pause", defaultMinPause, "least gap between two requests to one site")
 	f.DurationVar(&o.MinBackoff, "min-backoff", defaultMinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
 	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
+	addOptOutFlags(f, o)
 	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "every connecting address is a proxy you run: take the client from the logged X-Forwarded-For (the header is the client's word unless your proxy sets it)")

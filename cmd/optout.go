@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/optout"
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newOptoutCmd(env *Env) *cobra.Command {
@@ -27,7 +32,8 @@ The e-mail is written to standard output or to -o FILE, for your own mail
 program (sendmail -t, or open the file as a draft): nothing is sent.
 
 Unicode domains are written as punycode, with their Unicode form beside
-them in the text.`,
+them in the text. After sending it, audit the promise with
+logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
 		Example: `  lohibot-audit optout example.com blog.example.com --from "Web Team <webmaster@example.com>" -o optout.eml
   lohibot-audit optout example.com --from webmaster@example.com | sendmail -t`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -100,7 +106,8 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 		}
 	}
 	if env.StderrTTY {
-		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself\n", to.Address)
+		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself, then hold the crawler to it with %s\n",
+			to.Address, optoutAuditFlags(p, domains, now))
 	}
 	return nil
 }
@@ -128,4 +135,69 @@ func optoutSender(env *Env, given bool, from, first string) (*mail.Address, stri
 		return nil, "", usageError("--from: %v", err)
 	}
 	return a, "webmaster@ the first domain", nil
+}
+
+// addOptOutFlags adds --opted-out and --opt-out-grace (logs, emit, watch).
+func addOptOutFlags(f *pflag.FlagSet, o *auditOptions) {
+	f.StringArrayVar(&o.OptedOut, "opted-out", nil, "`SITE=TIME`: the site asked the crawler's operator to leave it out of the crawl at TIME (RFC 3339 or a date; the opt-out e-mail's); its genuine pages after TIME and --opt-out-grace are opt-out violations; CRAWLER:SITE=TIME for one crawler of several (repeatable; config key opted_out)")
+	f.DurationVar(&o.OptOutGrace, "opt-out-grace", conduct.DefaultOptOutGrace, "how long after an opt-out the crawler may still fetch the site's pages")
+}
+
+// parseOptedOut reads the --opted-out values for the crawlers of a run:
+// each crawler's opted-out sites. A value names its crawler (NAME:) or,
+// when the run audits one crawler, is that crawler's.
+func parseOptedOut(values []string, profiles []*crawler.Profile, grace time.Duration, now time.Time) (map[string]conduct.OptOuts, error) {
+	if grace < 0 {
+		return nil, usageError("--opt-out-grace %s: give a duration of 0 or more, such as 48h", grace)
+	}
+	out := map[string]conduct.OptOuts{}
+	for _, v := range values {
+		spec, when, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(spec) == "" || strings.TrimSpace(when) == "" {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--opted-out %q: not SITE=TIME", v),
+				"give the site and the time of its opt-out e-mail: --opted-out example.com=2026-12-01T09:30:00Z")}
+		}
+		name, site, named := strings.Cut(spec, ":")
+		if !named {
+			site = name
+			if len(profiles) > 1 {
+				return nil, usageError("--opted-out %q: the run audits %d crawlers; name the one opted out of: --opted-out %s:%s", v, len(profiles), profiles[0].Name, v)
+			}
+			name = profiles[0].Name
+		}
+		if !slices.ContainsFunc(profiles, func(p *crawler.Profile) bool { return p.Name == name }) {
+			return nil, usageError("--opted-out %q: crawler %s is not audited in this run", v, name)
+		}
+		d, err := optout.Domain(site)
+		if err != nil {
+			return nil, usageError("--opted-out %q: %v", v, err)
+		}
+		t, err := timeBound("opted-out", strings.TrimSpace(when), now)
+		if err != nil {
+			return nil, err
+		}
+		site = parse.NormalizeSite(d)
+		if out[name] == nil {
+			out[name] = conduct.OptOuts{}
+		}
+		if prev, ok := out[name][site]; ok && !prev.Equal(t) {
+			return nil, usageError("--opted-out gives two times for %s of %s", site, name)
+		}
+		out[name][site] = t
+	}
+	return out, nil
+}
+
+// optoutAuditFlags is the --opted-out flags that hold crawler p to a
+// request made at t.
+func optoutAuditFlags(p *crawler.Profile, domains []string, t time.Time) string {
+	stamp := t.UTC().Truncate(time.Second).Format(time.RFC3339)
+	parts := make([]string, len(domains))
+	for i, d := range domains {
+		parts[i] = "--opted-out " + d + "=" + stamp
+		if p.Name != crawler.Default {
+			parts[i] = "--opted-out " + p.Name + ":" + d + "=" + stamp
+		}
+	}
+	return strings.Join(parts, " ")
 }

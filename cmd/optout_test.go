@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit"
 )
 
 // optoutRun runs optout in memory with the environment vars.
@@ -153,5 +156,83 @@ func TestOptoutOutputFile(t *testing.T) {
 	code, _, stderr = optoutRun(t, nil, "example.com", "-o", filepath.Join(path, "no", "such"))
 	if code != ExitIncomplete || !strings.Contains(stderr, "cannot write the e-mail") {
 		t.Errorf("unwritable -o: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// optedOutLog has the genuine crawler on example.com before, within and
+// after the 48h grace of an opt-out at 2026-12-01T09:00:00Z, and on
+// other.example, which did not opt out.
+const optedOutLog = `example.com:443 79.139.58.98 - - [01/Dec/2026:08:00:00 +0000] "GET /a HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+example.com:443 79.139.58.98 - - [02/Dec/2026:09:00:00 +0000] "GET /b HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+example.com:443 79.139.58.98 - - [03/Dec/2026:09:00:00 +0000] "GET /robots.txt HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+example.com:443 79.139.58.98 - - [03/Dec/2026:09:00:01 +0000] "GET /c HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+example.com:443 79.139.58.98 - - [03/Dec/2026:10:00:00 +0000] "GET /d HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+other.example:443 79.139.58.98 - - [03/Dec/2026:10:00:00 +0000] "GET /e HTTP/1.1" 200 100 "-" "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+`
+
+func TestLogsOptedOut(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "access.log")
+	os.WriteFile(logPath, []byte(optedOutLog), 0o644)
+	config := filepath.Join(dir, "config.yaml")
+	os.WriteFile(config, []byte("opted_out:\n  - example.com=2026-12-01T09:00:00Z\n"), 0o644)
+	for name, args := range map[string][]string{
+		"flag":             {"--opted-out", "example.com=2026-12-01T09:00:00Z"},
+		"crawler named":    {"--opted-out", "lohisoftbot:EXAMPLE.com=2026-12-01T09:00:00Z"},
+		"config opted_out": {"--config", config},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := runInMemory(t, "", append([]string{"logs", "--offline", "--format", "json", logPath}, args...)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep audit.Report
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range rep.Violations {
+				if v.Kind == "opt-out" {
+					got = append(got, v.Site+v.Path)
+					if !strings.Contains(v.Detail, "left out of the crawl at 2026-12-01T09:00:00Z") {
+						t.Errorf("detail %q", v.Detail)
+					}
+				}
+			}
+			if strings.Join(got, " ") != "example.com/c example.com/d" {
+				t.Errorf("opt-out violations %v, want the pages past the grace alone", got)
+			}
+		})
+	}
+	// The grace can be changed.
+	code, out, _ := runInMemory(t, "", "logs", "--offline", "--format", "json", logPath, "--opted-out", "example.com=2026-12-01T09:00:00Z", "--opt-out-grace", "0s")
+	if code != ExitOK || strings.Count(out, `"kind": "opt-out"`) != 3 {
+		t.Errorf("--opt-out-grace 0s: exit %d, %d opt-out violations, want 3", code, strings.Count(out, `"kind": "opt-out"`))
+	}
+	for _, args := range [][]string{
+		{"--opted-out", "example.com"},
+		{"--opted-out", "example.com=yesterday-ish"},
+		{"--opted-out", "googlebot:example.com=2026-12-01"},
+		{"--opted-out", "example.com=2026-12-01", "--crawler", "lohisoftbot", "--crawler", "googlebot"},
+		{"--opted-out", "https://example.com/=2026-12-01"},
+		{"--opt-out-grace", "-1h"},
+	} {
+		code, out, stderr := runInMemory(t, "", append([]string{"logs", "--offline", "--format", "json", logPath}, args...)...)
+		if code != ExitUsage || out != "" || !strings.Contains(stderr, "opt") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// On a terminal, optout says how to audit the promise it asks for.
+func TestOptoutSaysTheAuditFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &errb, StderrTTY: true, Now: func() time.Time { return fixedNow }}
+	if code := Run(context.Background(), env, []string{"optout", "example.com", "bücher.example"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := "--opted-out example.com=2026-12-02T12:00:00Z --opted-out xn--bcher-kva.example=2026-12-02T12:00:00Z"
+	if !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q lacks %q", errb.String(), want)
 	}
 }

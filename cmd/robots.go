@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/gha"
@@ -43,17 +44,22 @@ type robotsTestResult struct {
 	Rule    string `json:"rule"`
 	Why     string `json:"why,omitempty"`
 	Agent   string `json:"agent,omitempty"`
+	// Version is the version of a dated robots.txt that decided (its
+	// name and the time it came into force).
+	Version string `json:"version,omitempty"`
 }
 
 func newRobotsTestCmd(env *Env) *cobra.Command {
-	var userAgent, crawlerName, format, onFetchError string
+	var userAgent, crawlerName, format, onFetchError, at string
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
 		Example: `  lohibot-audit robots test robots.txt /private/report.pdf /blog/
   lohibot-audit robots test https://example.com/robots.txt https://example.com/search?q=x
   lohibot-audit robots test --crawler googlebot robots.txt /private/
-  curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json`,
+  curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json
+  lohibot-audit robots test --at 2026-11-20T15:00:00Z robots-versions/ /private/
+  lohibot-audit robots test --at 2026-11-20 git:/srv/www/example.com:public/robots.txt /drafts/`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -79,17 +85,25 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			when, err := timeBound("at", at, env.Now())
+			if err != nil {
+				return err
+			}
 			src, err := loadRobots(c.Context(), env, args[0], policy)
 			if err != nil {
 				return err
 			}
 			robotsWarn(env, src)
+			rb, version, err := robotsAt(env, src, c.Flags().Changed("at"), when)
+			if err != nil {
+				return err
+			}
 			results := make([]robotsTestResult, 0, len(args)-1)
 			for _, target := range args[1:] {
 				robotsWarnOtherHost(env, src, target)
-				d := src.Robots.Decide(token, target)
+				d := rb.Decide(token, target)
 				results = append(results, robotsTestResult{
-					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent,
+					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent, Version: version,
 				})
 			}
 			if c.Context().Err() != nil {
@@ -117,8 +131,33 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	}
 	addRobotsTokenFlags(c, &crawlerName, &userAgent)
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	c.Flags().StringVar(&at, "at", "", "with dated versions (ROBOTS a directory or git:REPO:PATH), test the version in force at `TIME` (RFC 3339, a date, or a duration back from now; default now)")
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c
+}
+
+// robotsAt is the robots.txt of src in force at when (--at), or now,
+// and for dated versions the one that is, said on stderr: "" for a
+// single robots.txt.
+func robotsAt(env *Env, src *robots.Source, given bool, when time.Time) (*robots.Robots, string, error) {
+	if src.History == nil {
+		if given {
+			warnf(env, "robots.txt %s is a single version: --at changes nothing", src.Name)
+		}
+		return src.Robots, "", nil
+	}
+	if !given {
+		when = env.Now()
+	}
+	rb, v := src.At(when)
+	if rb == nil {
+		first := src.History.Versions[0]
+		return nil, "", &exitError{code: ExitUsage, err: withHint(
+			fmt.Errorf("robots.txt %s has no version in force at %s: the first is %s", src.Name, when.UTC().Format(time.RFC3339), first.Label()),
+			"give --at a time on or after "+first.From.UTC().Format(time.RFC3339))}
+	}
+	fmt.Fprintf(env.Stderr, "lohibot-audit: robots.txt %s: %s decides at %s\n", sanitize(src.Name), sanitize(v.Label()), when.UTC().Format(time.RFC3339))
+	return rb, v.Label(), nil
 }
 
 // addOnFetchErrorFlag adds --on-fetch-error to a robots command.

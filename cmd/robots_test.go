@@ -292,7 +292,7 @@ func TestRobotsCheckFile(t *testing.T) {
 			stderr: "lohibot-audit: error: unknown --expect \"maybe\": use blocked or allowed\n"},
 		{name: "missing file", args: []string{robotsFixture("missing.txt")}, code: ExitUsage,
 			stderr: "lohibot-audit: error: cannot read robots.txt ../testdata/robots/missing.txt: no such file or directory\nlohibot-audit: hint: check the path; ROBOTS is a file, - for stdin, or an http(s):// URL\n"},
-		{name: "directory", args: []string{robotsFixture("")}, code: ExitUsage, stderr: "it is a directory"},
+		{name: "directory", args: []string{robotsFixture("")}, code: ExitUsage, stderr: "is a directory, read as dated versions"},
 		{name: "two files", args: []string{blocked, partial}, code: ExitUsage, stderr: "lohibot-audit: error:"},
 	}
 	for _, tc := range tests {

@@ -40,6 +40,21 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 			return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read robots.txt from stdin: %w", err)}
 		}
 		return robots.ParseSource("stdin", "", data), nil
+	case strings.HasPrefix(src, robots.GitPrefix):
+		repo, path, ok := robots.SplitGit(src)
+		if !ok {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("robots.txt %q: not git:REPO:PATH", src),
+				"give the repository and the path of robots.txt in it: git:/srv/www/site:public/robots.txt")}
+		}
+		h, err := robots.LoadGit(ctx, repo, path)
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		if err != nil {
+			return nil, &exitError{code: ExitUsage, err: withHint(err,
+				"REPO is a git repository (its HEAD's first-parent commits that changed PATH are the versions)")}
+		}
+		return robots.HistorySource(h), nil
 	case urlarg.IsURL(src):
 		if err := urlarg.Check(src, "http", "https"); err != nil {
 			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("robots.txt %q: %w", src, err),
@@ -56,9 +71,12 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("cannot read robots.txt %s: it is a directory", src),
-			"give the robots.txt file itself, - for stdin, or an http(s):// URL")}
+		h, err := robots.LoadDir(src)
+		if err != nil {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("%s is a directory, read as dated versions: %w", src, err),
+				"give the robots.txt file itself, or a directory of versions each named by the time it came into force: 2026-11-20.txt, 2026-11-20T14:05:00Z.txt")}
+		}
+		return robots.HistorySource(h), nil
 	}
 	data, err := readAllContext(ctx, f, robots.MaxBytes+1)
 	if errors.Is(err, errInterrupted) {

@@ -210,6 +210,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
+	optOuts, err := parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, env.Now())
+	if err != nil {
+		return err
+	}
 	id, err := newIdentityFor(ctx, env, &o.auditOptions, profiles)
 	if err != nil {
 		return err
@@ -272,7 +276,8 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
 	}
 	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
-		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations})
+		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
+		OptOuts: optOuts, OptOutGrace: o.OptOutGrace})
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)

@@ -23,12 +23,15 @@ const (
 	KindPause             = "pause"
 	KindBackoff           = "backoff"
 	KindAuth              = "auth"
+	// KindOptOut: a page of a site that asked the crawler's operator to
+	// be left out of the crawl, past the grace (SPEC §15).
+	KindOptOut = "opt-out"
 )
 
 // kinds are the violation kinds, in the order of their names: a kind's
 // index here numbers it in the per-kind state of a site.
 var kinds = [...]string{
-	KindAuth, KindBackoff, KindBudget, KindConcurrency, KindPause,
+	KindAuth, KindBackoff, KindBudget, KindConcurrency, KindOptOut, KindPause,
 	KindRobots, KindRobotsNotFetched, KindRobotsUnavailable,
 }
 
@@ -38,6 +41,7 @@ const (
 	kBackoff
 	kBudget
 	kConcurrency
+	kOptOut
 	kPause
 	kRobots
 	kRobotsNotFetched
@@ -126,6 +130,11 @@ type Config struct {
 	// Robots returns the robots.txt in force for a site. A nil func or a
 	// nil result: the robots check is skipped for that site.
 	Robots func(site string) *robots.Robots
+	// RobotsHistory, when set, returns the dated versions of a site's
+	// robots.txt; when it gives nil for a site, Robots decides there.
+	// Each page is judged by the versions the crawler may have held (see
+	// checkRobots).
+	RobotsHistory func(site string) *robots.History
 	// RobotsOff turns off the robots.txt checks (robots, robots-not-fetched
 	// and robots-unavailable) for a crawler that makes no promise about
 	// robots.txt: they are listed as skipped.
@@ -146,6 +155,13 @@ type Config struct {
 	// it are covered. Without it, the logs are taken to run without gaps
 	// from the earliest LogStart (or crawler hit) of the site's files.
 	Covered func(site string, from, to time.Time) bool
+	// OptedOut, when set, returns when a site asked the crawler's
+	// operator to leave it out of the crawl (the opt-out e-mail's time),
+	// and true; every page of the site surely started after that time
+	// plus OptOutGrace is an opt-out violation. A page without a time
+	// cannot be placed: the check is then listed as skipped.
+	OptedOut    func(site string) (time.Time, bool)
+	OptOutGrace time.Duration
 	// MaxViolations is how many violations are listed per site and kind:
 	// the first ones, in the order of the report; the others are counted
 	// ([SiteReport].Violations and ViolationsLeftOut) but not kept. Zero

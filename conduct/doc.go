@@ -46,10 +46,28 @@
 //
 // The checks, per site:
 //
-//   - robots: a page (origin-form path, "/...") that cfg.Robots(site)
-//     disallows for cfg.Token, whatever the answer's status. The detail
-//     quotes the deciding line. Skipped without a robots.txt. The file
-//     given is applied to the whole log.
+//   - robots: a page (origin-form path, "/...") that every robots.txt the
+//     crawler may have held when it asked for the page disallows for
+//     cfg.Token, whatever the answer's status. The versions are those of
+//     cfg.RobotsHistory(site) (dated versions, each in force from its
+//     time), else the one file of cfg.Robots(site), in force for ever. What
+//     the crawler may hold comes from its /robots.txt requests before the
+//     page: the last one answered 2xx that surely ended before the page
+//     started gave it the versions in force while it ran (one that may
+//     have ended before the page may have instead); one answered 4xx gave
+//     it "allow all" (RFC 9309 §2.3.1.3) for 24h; 3xx and 5xx answers
+//     change nothing. With no such request in the 24h before the page, it
+//     may hold any version in force within those 24h (RFC 9309 §2.4). The
+//     detail quotes the deciding line and, for dated versions, names the
+//     version (Violation.RobotsVersion) and the request it was fetched by,
+//     if any. Pages not held against the crawler although the version in
+//     force at their time disallows them, and pages not judged (after a
+//     4xx, before the first version or within 24h of it with no request,
+//     without a time among dated versions), are counted in
+//     SiteReport.RobotsNotes. Skipped without a robots.txt.
+//   - opt-out: a page that surely started after cfg.OptedOut(site) plus
+//     OptOutGrace: the site asked the crawler's operator to leave it out
+//     of the crawl. Skipped for a page without a time.
 //   - robots-not-fetched: a crawl is a run of pages with no quiet time of
 //     more than an hour between them (so a crawl that resumes after a
 //     longer pause must again rest on a robots.txt fetched within 24h).
@@ -106,7 +124,11 @@
 //
 // # What is kept
 //
-// Per site: the pages of the budget window under way (Budget+1 at most,
+// Per site: for the robots check, the /robots.txt requests whose order
+// with the pages to come is not settled (maxRobotsKept; past it, which
+// version the crawler held is unknown and only pages every version
+// disallows are violations) and at most 16 candidates for the last one
+// done, and a count per kind of robots note; the pages of the budget window under way (Budget+1 at most,
 // 48 bytes each), the requests that may still be running (maxActive), the
 // 429 and 5xx answers waiting for the next request (scanLimit), the first
 // page of the crawl under way and two facts of the /robots.txt requests

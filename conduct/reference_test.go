@@ -50,6 +50,7 @@ func refCheckSite(e *Checker, site string, hits []Hit) ([]Violation, SiteReport)
 		RobotsFetches: int64(len(c.robots)),
 		ChecksSkipped: skipped,
 		NotPromised:   slices.Sorted(maps.Keys(c.notPromised)),
+		RobotsNotes:   c.robotsNotes,
 		Violations:    len(c.out),
 	}
 }
@@ -71,6 +72,7 @@ type refCheck struct {
 	skipped           map[string]bool
 	notPromised       map[string]bool // checks the crawler's operator does not promise
 	out               []Violation
+	robotsNotes       []string
 }
 
 // setHits sorts the site's hits, drops repeats and finds how far back the
@@ -129,6 +131,7 @@ func (c *refCheck) run() {
 		c.checkRobots()
 	}
 	c.checkRemoteUser()
+	c.checkOptOut()
 	if !c.timed {
 		for _, k := range []string{KindRobotsNotFetched, KindRobotsUnavailable, KindBudget, KindConcurrency, KindPause, KindBackoff, KindAuth} {
 			c.skip(k)
@@ -143,6 +146,28 @@ func (c *refCheck) run() {
 		c.checkRobotsAvailable()
 	}
 	c.checkDeniedThenOK()
+}
+
+// checkOptOut flags the pages that surely started after the site's
+// opt-out and its grace; a page without a time skips the check.
+func (c *refCheck) checkOptOut() {
+	if c.cfg.OptedOut == nil {
+		return
+	}
+	at, ok := c.cfg.OptedOut(c.site)
+	if !ok {
+		return
+	}
+	end := at.Add(c.cfg.OptOutGrace)
+	for _, h := range c.pages {
+		switch {
+		case !h.timed:
+			c.skip(KindOptOut)
+		case h.sLo.After(end):
+			c.add(KindOptOut, h, fmt.Sprintf("a page of a site that asked to be left out of the crawl at %s, fetched %s after the %s grace ended",
+				fmtTime(at), fmtDur(h.sNom.Sub(end)), fmtDur(c.cfg.OptOutGrace)))
+		}
+	}
 }
 
 // robotsOn reports whether the robots.txt checks run; when they do not,
@@ -384,38 +409,172 @@ func (c *refCheck) checkDeniedThenOK() {
 	}
 }
 
-// checkRobots flags pages the site's robots.txt disallows.
+// checkRobots flags pages that every robots.txt version the crawler may
+// have held disallows: for each page, the /robots.txt requests before it
+// (2xx: the versions in force while it ran; 4xx: allow all for a day)
+// that surely ended before it started, the last of them (none surely
+// ended after another), those that may have ended before it, and without
+// one of the last day, every version of the day before.
 func (c *refCheck) checkRobots() {
-	var rb *robots.Robots
-	if c.cfg.Robots != nil {
-		rb = c.cfg.Robots(c.site)
+	var hist *robots.History
+	single := false
+	if c.cfg.RobotsHistory != nil {
+		hist = c.cfg.RobotsHistory(c.site)
 	}
-	if rb == nil {
+	if hist == nil && c.cfg.Robots != nil {
+		if rb := c.cfg.Robots(c.site); rb != nil {
+			hist = &robots.History{Versions: []robots.Version{{Name: "robots.txt", Robots: rb}}}
+			single = true
+		}
+	}
+	if hist == nil {
 		c.skip(KindRobots)
 		return
 	}
-	for _, h := range c.pages {
+	notes := &robotsHeld{hist: hist, single: single}
+	defer func() { c.robotsNotes = notes.noteTexts() }()
+	tok := c.cfg.Token
+	versionAt := func(t time.Time) int {
+		if single {
+			return 0
+		}
+		return hist.At(t)
+	}
+	disallows := func(v int, path string) bool { return !hist.Versions[v].Robots.Decide(tok, path).Allowed }
+	allAllow := func(lo, hi int, path string) bool { // some version in [lo, hi] allows
+		for v := max(lo, 0); v <= hi; v++ {
+			if !disallows(v, path) {
+				return true
+			}
+		}
+		return false
+	}
+	var prior []*hit
+	for _, h := range c.hits {
+		if !h.page {
+			if h.timed && (h.Status >= 200 && h.Status <= 299 || h.Status >= 400 && h.Status <= 499) {
+				prior = append(prior, h)
+			}
+			continue
+		}
 		if !strings.HasPrefix(h.path, "/") {
 			continue
 		}
-		d := rb.Decide(c.cfg.Token, h.path)
-		if d.Allowed {
+		if !h.timed {
+			if !single {
+				notes.note(noteUntimed, -1)
+			} else if disallows(0, h.path) {
+				c.refRobotsViolation(hist, single, 0, h, "")
+			}
 			continue
 		}
-		var detail string
+		var done, maybe []*hit
+		for _, f := range prior {
+			switch {
+			case !f.eHi.After(h.sLo):
+				done = append(done, f)
+			case !f.eLo.After(h.sHi):
+				maybe = append(maybe, f)
+			}
+		}
+		var last []*hit
+		for _, f := range done {
+			superseded := false
+			for _, g := range done {
+				if g != f && !f.eHi.After(g.eLo) {
+					superseded = true
+				}
+			}
+			if !superseded {
+				last = append(last, f)
+			}
+		}
+		day := 24 * time.Hour
+		fresh := false
+		for _, f := range last {
+			if h.sLo.Sub(f.eHi) <= day {
+				fresh = true
+			}
+		}
+		four := func(f *hit) bool { return f.Status >= 400 }
+		a4xx, before, byHeld, byDay := false, false, false, false
+		held := -1
+		var heldHit *hit
+		for _, f := range append(last, maybe...) {
+			isRecent := h.sLo.Sub(f.eHi) <= day
+			lo, hi := versionAt(f.sLo), versionAt(f.eHi)
+			switch {
+			case four(f):
+				a4xx = a4xx || isRecent
+			case !isRecent && fresh:
+			case lo < 0:
+				before = true
+			case isRecent:
+				byHeld = byHeld || allAllow(lo, hi, h.path)
+				if hi > held {
+					held, heldHit = hi, f
+				}
+			default:
+				byDay = byDay || allAllow(lo, hi, h.path)
+			}
+		}
+		if !fresh {
+			lo := versionAt(h.sLo.Add(-day))
+			if lo < 0 {
+				before = true
+			} else {
+				byDay = byDay || allAllow(lo, versionAt(h.sHi), h.path)
+			}
+		}
+		at := versionAt(h.sNom)
+		why := int8(-1)
 		switch {
-		case d.Line > 0:
-			detail = fmt.Sprintf("disallowed by robots.txt line %d %s", d.Line, quote(d.Rule))
-		case d.Why != "":
-			detail = "disallowed: " + parse.EscapeControl(d.Why)
-		default:
-			detail = "disallowed by robots.txt"
+		case a4xx:
+			why = noteAllow4xx
+		case before:
+			why = noteBeforeFirst
+		case byHeld:
+			why = noteHeld
+		case byDay:
+			why = noteGrace
 		}
-		c.add(KindRobots, h, detail)
-		if d.Line > 0 {
-			v := &c.out[len(c.out)-1]
-			v.RobotsLine, v.RobotsRule = d.Line, d.Rule
+		if why >= 0 {
+			if why == noteAllow4xx || why == noteBeforeFirst || at >= 0 && disallows(at, h.path) {
+				notes.note(why, at)
+			}
+			continue
 		}
+		if held >= 0 {
+			c.refRobotsViolation(hist, single, held, h, fmt.Sprintf(", which the crawler fetched at %s (%s)", fmtTime(heldHit.sNom), refTo(heldHit, h)))
+		} else {
+			c.refRobotsViolation(hist, single, at, h, ", in force at the page's time (no /robots.txt request before it in the log within 24h)")
+		}
+	}
+}
+
+// refRobotsViolation adds the robots violation of page h, decided by
+// version v.
+func (c *refCheck) refRobotsViolation(hist *robots.History, single bool, v int, h *hit, how string) {
+	d := hist.Versions[v].Robots.Decide(c.cfg.Token, h.path)
+	var detail string
+	switch {
+	case d.Line > 0:
+		detail = fmt.Sprintf("disallowed by robots.txt line %d %s", d.Line, quote(d.Rule))
+	case d.Why != "":
+		detail = "disallowed: " + parse.EscapeControl(d.Why)
+	default:
+		detail = "disallowed by robots.txt"
+	}
+	if !single {
+		detail += " of version " + parse.EscapeControl(hist.Versions[v].Label()) + how
+	}
+	c.add(KindRobots, h, detail)
+	vi := &c.out[len(c.out)-1]
+	if d.Line > 0 {
+		vi.RobotsLine, vi.RobotsRule = d.Line, d.Rule
+	}
+	if !single {
+		vi.RobotsVersion = hist.Versions[v].Label()
 	}
 }
 

@@ -13,6 +13,11 @@ type SiteReport struct {
 	// it does not make (robots.txt for a fetcher acting on a person's
 	// request): never checked, never violations, and not "skipped".
 	NotPromised []string `json:"not_promised,omitempty" yaml:"not_promised,omitempty"`
+	// RobotsNotes say which pages the robots check did not hold against
+	// the crawler, and why: allowed by a robots.txt version it may still
+	// have held (RFC 9309 §2.4), after a 4xx answer to /robots.txt, before
+	// the first version (SPEC §15). Nil when there are none.
+	RobotsNotes []string `json:"robots_notes,omitempty" yaml:"robots_notes,omitempty"`
 
 	// Extensions beyond SPEC §5.
 	ClaimedHits int64 `json:"claimed_hits" yaml:"claimed_hits"`
@@ -49,4 +54,8 @@ type Violation struct {
 	// otherwise (SPEC §12).
 	RobotsLine int    `json:"robots_line,omitempty" yaml:"robots_line,omitempty"`
 	RobotsRule string `json:"robots_rule,omitempty" yaml:"robots_rule,omitempty"`
+	// RobotsVersion is, for a robots violation judged by dated robots.txt
+	// versions, the version that decided: its name and the time it came
+	// into force (SPEC §15).
+	RobotsVersion string `json:"robots_version,omitempty" yaml:"robots_version,omitempty"`
 }

@@ -224,8 +224,13 @@ type siteCheck struct {
 	coverSet          bool
 	coverDone         bool
 
-	rb       *robots.Robots
+	rb       *robots.Robots // the latest robots.txt in force, nil for none
 	rbLooked bool
+	held     *robotsHeld // what robots.txt the crawler may hold
+	// The site's opt-out, looked up once (at each page in the tracker).
+	optAt     time.Time
+	optSet    bool
+	optLooked bool
 
 	pages, robotsFetches int64
 	prev                 *hit // the previous hit in order
@@ -273,10 +278,14 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	if h.page {
 		c.pages++
 		if c.robotsOn {
-			c.checkRobots(h)
+			c.checkRobots(h, late)
 		}
+		c.checkOptOut(h)
 	} else {
 		c.robotsFetches++
+		if c.robotsOn && !late {
+			c.noteFetch(h)
+		}
 	}
 	c.checkRemoteUser(h)
 	if late {
@@ -303,8 +312,8 @@ func (c *siteCheck) take(h *hit) (late bool) {
 
 // end finishes the checks that wait for what follows a hit.
 func (c *siteCheck) end() {
-	if c.robotsOn && c.cfg.Robots != nil && !c.rbLooked {
-		c.rbLooked, c.rb = true, c.cfg.Robots(c.site)
+	if c.robotsOn {
+		c.robotsOf()
 	}
 	if c.robotsOn && c.rb == nil {
 		c.skip(kRobots)
@@ -447,7 +456,7 @@ func (c *siteCheck) add(k int, h *hit, detail string) *Violation {
 
 // report returns the site's violations, sorted, and its report.
 func (c *siteCheck) report() ([]Violation, SiteReport) {
-	rep := SiteReport{Site: c.site, Pages: c.pages, RobotsFetches: c.robotsFetches, ChecksSkipped: []string{}}
+	rep := SiteReport{Site: c.site, Pages: c.pages, RobotsFetches: c.robotsFetches, ChecksSkipped: []string{}, RobotsNotes: c.held.noteTexts()}
 	var all []listed
 	for k := range numKinds {
 		if c.skipped&(1<<k) != 0 {

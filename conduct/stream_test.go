@@ -163,6 +163,9 @@ func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
 		MinPause:     []time.Duration{0, 500 * time.Millisecond, time.Second, 3 * time.Second}[rng.IntN(4)],
 		MinBackoff:   []time.Duration{0, 10 * time.Second, 30 * time.Second}[rng.IntN(3)],
 	}
+	if rng.IntN(3) > 0 {
+		cfg.Token = "LohiSoftBot"
+	}
 	if rng.IntN(2) == 0 {
 		rb := robots.Parse([]byte("User-agent: LohiSoftBot\nDisallow: /private\nDisallow: /p2\nAllow: /p2$\n"))
 		cfg.Robots = func(site string) *robots.Robots {
@@ -171,6 +174,42 @@ func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
 			}
 			return nil
 		}
+	}
+	if rng.IntN(3) == 0 {
+		// Dated versions around the logs' times: a day before them, and
+		// changes a few minutes and a day and a half into them.
+		t0 := time.Date(2026, 8, 24, 10, 0, 0, 0, time.UTC)
+		if len(logs) > 0 && len(logs[0]) > 0 && logs[0][0].Time.Year() == 1 {
+			t0 = time.Time{}
+		}
+		texts := []string{
+			"User-agent: LohiSoftBot\nDisallow: /private\n",
+			"User-agent: *\nDisallow: /p1\nDisallow: /private\n",
+			"User-agent: LohiSoftBot\nDisallow: /p2\nDisallow: /p1\n",
+			"User-agent: LohiSoftBot\nDisallow: /\n",
+		}
+		froms := []time.Duration{-24 * time.Hour, time.Duration(rng.IntN(600)) * time.Second, 36 * time.Hour, 40 * time.Hour}
+		var vs []robots.Version
+		for i, d := range froms[:1+rng.IntN(4)] {
+			vs = append(vs, robots.Version{From: t0.Add(d), Name: fmt.Sprintf("v%d.txt", i), Robots: robots.Parse([]byte(texts[i]))})
+		}
+		if rng.IntN(4) == 0 {
+			vs = vs[1:] // none before the logs begin
+		}
+		if len(vs) > 0 {
+			h := &robots.History{Versions: vs, Name: "versions"}
+			cfg.RobotsHistory = func(site string) *robots.History {
+				if site == "b.example" {
+					return nil // the single robots.txt, or none
+				}
+				return h
+			}
+		}
+	}
+	if rng.IntN(3) == 0 {
+		at := time.Date(2026, 8, 24, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(3600)-600) * time.Second)
+		cfg.OptOutGrace = []time.Duration{0, time.Second, 5 * time.Minute, 48 * time.Hour}[rng.IntN(4)]
+		cfg.OptedOut = func(site string) (time.Time, bool) { return at, site != "c.example" }
 	}
 	switch rng.IntN(10) {
 	case 0:

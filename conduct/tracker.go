@@ -76,7 +76,13 @@ func (t *Tracker) Add(in Hit) []Violation {
 	c := &s.check
 	s.out = s.out[:0]
 	if h.page && c.robotsOn {
-		c.checkRobots(h)
+		c.checkRobots(h, false)
+	}
+	if !h.page && c.robotsOn {
+		c.noteFetch(h)
+	}
+	if h.page {
+		c.checkOptOut(h)
 	}
 	c.checkRemoteUser(h)
 	if h.timed {

@@ -248,3 +248,29 @@ func TestTrackerMaxViolations(t *testing.T) {
 		t.Fatalf("LeftOut %d, want 4 (two per site)", n)
 	}
 }
+
+// A site that opted out: its pages past the grace are violations at once,
+// robots.txt requests and other sites' pages are not.
+func TestTrackerOptOut(t *testing.T) {
+	cfg := trackCfg(nil)
+	cfg.MinPause = 0
+	cfg.OptedOut = conduct.OptOuts{"a.example": trackBase}.For
+	cfg.OptOutGrace = time.Hour
+	tr := conduct.NewTracker(cfg)
+	var got []string
+	for i, h := range []*parse.Record{
+		hitAt("f.log", 1, "a.example", 1800, "/in-grace"),
+		hitAt("f.log", 2, "a.example", 3601, "/robots.txt"),
+		hitAt("f.log", 3, "a.example", 3602, "/late"),
+		hitAt("f.log", 4, "b.example", 3603, "/other"),
+	} {
+		for _, v := range add(tr, h) {
+			if v.Kind == conduct.KindOptOut {
+				got = append(got, fmt.Sprintf("%d %s", i, v.Path))
+			}
+		}
+	}
+	if !slices.Equal(got, []string{"2 /late"}) {
+		t.Errorf("opt-out violations %v", got)
+	}
+}

@@ -261,6 +261,17 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 			tab.withCrawler(1, func(i int) string { return t.Cell(r.Sites[i].Crawler, 80) })
 		}
 		t.Table(tab)
+		// Pages the robots check did not hold against the crawler.
+		noted := false
+		for _, site := range r.Sites {
+			for _, n := range site.RobotsNotes {
+				if !noted {
+					t.Printf("\nrobots.txt notes:\n")
+					noted = true
+				}
+				t.Printf("- %s: %s\n", t.Esc(site.Site), t.Esc(n))
+			}
+		}
 	}
 
 	if len(r.Violations) > 0 {

@@ -62,6 +62,29 @@ type Source struct {
 	// Unavailable says why a URL could not be fetched now (network error,
 	// timeout, 5xx) under [FetchSkip]; "" otherwise.
 	Unavailable string
+	// History, when set, is the robots.txt's dated versions (a directory
+	// or git:REPO:PATH); Robots is then the latest.
+	History *History
+}
+
+// HistorySource is the source of h's versions, with the latest in force
+// as its Robots.
+func HistorySource(h *History) *Source {
+	return &Source{Name: h.Name, Robots: h.Latest().Robots, History: h}
+}
+
+// At returns the robots.txt in force at t and, for a source of versions,
+// which version it is; a robots.txt with no version at t (t before the
+// first) gives nil for both.
+func (rs *Source) At(t time.Time) (*Robots, *Version) {
+	if rs.History == nil {
+		return rs.Robots, nil
+	}
+	i := rs.History.At(t)
+	if i < 0 {
+		return nil, nil
+	}
+	return rs.History.Versions[i].Robots, &rs.History.Versions[i]
 }
 
 // ParseSource parses the robots.txt data read from name (a file path,

@@ -110,6 +110,15 @@ func (s *Set) For(site string) *Robots {
 	return nil
 }
 
+// History returns the dated versions of site's robots.txt, or nil when
+// its robots.txt is a single one (or none).
+func (s *Set) History(site string) *History {
+	if rs := s.Source(site); rs != nil {
+		return rs.History
+	}
+	return nil
+}
+
 // Source is like For but returns where the robots.txt came from and its
 // note, or nil.
 func (s *Set) Source(site string) *Source {

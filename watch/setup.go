@@ -41,6 +41,11 @@ type Config struct {
 	// MaxViolations bounds the violations reported per site and kind
 	// (conduct.Config.MaxViolations; zero: all).
 	MaxViolations int
+	// OptOuts are the sites that opted out of each crawler's crawl, by
+	// crawler name, with OptOutGrace (conduct.Config.OptedOut); read at
+	// start, not on reload.
+	OptOuts     map[string]conduct.OptOuts
+	OptOutGrace time.Duration
 }
 
 // setup is what NewFor made, for Reload.
@@ -89,6 +94,9 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed})
 		cfg := conduct.ConfigOf(p, c.Overrides)
 		cfg.MaxViolations = c.MaxViolations
+		if oo := c.OptOuts[name]; oo != nil {
+			cfg.OptedOut, cfg.OptOutGrace = oo.For, c.OptOutGrace
+		}
 		if p.Conduct.Robots {
 			cfg.Robots = robotsFor
 		}

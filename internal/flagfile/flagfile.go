@@ -54,7 +54,8 @@ func Apply(fs *pflag.FlagSet, known map[string]bool, path string, data []byte) e
 		if kn.Kind != yaml.ScalarNode {
 			return fail(kn.Line, "a key must be a flag name, not %s", yamlKindName(kn))
 		}
-		k := kn.Value
+		// opted_out is opted-out: YAML's usual spelling of a flag name.
+		k := strings.ReplaceAll(kn.Value, "_", "-")
 		if prev, ok := firstLine[k]; ok {
 			return fail(kn.Line, "key %q given twice (first on line %d); give a list for a flag that takes several values", k, prev)
 		}
