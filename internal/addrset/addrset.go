@@ -160,7 +160,10 @@ func (s *Set) Contains4(a [4]byte) bool {
 	if s == nil {
 		return false
 	}
-	x := binary.BigEndian.Uint32(a[:])
+	return s.contains4(binary.BigEndian.Uint32(a[:]))
+}
+
+func (s *Set) contains4(x uint32) bool {
 	if len(s.v4) <= scanMax4 {
 		// A few ranges (a CDN's edges, a --trusted-proxy): a scan beats
 		// the search's setup.
@@ -251,8 +254,8 @@ func (s *Set) ContainsText(b []byte) bool {
 		}
 		return false
 	}
-	if a, ok := ParseIPv4(b); ok {
-		return s.Contains4(a)
+	if x, ok := parse4(b); ok {
+		return s.contains4(x)
 	}
 	if len(s.v6) == 0 {
 		return false // an IPv6 address cannot be in an IPv4-only set
@@ -269,27 +272,36 @@ func (s *Set) ContainsText(b []byte) bool {
 // ParseIPv4 parses a dotted-quad IPv4 address as netip.ParseAddr reads
 // it (no leading zeros: ambiguous, octal to some), without allocating.
 func ParseIPv4(b []byte) ([4]byte, bool) {
+	x, ok := parse4(b)
 	var out [4]byte
-	part, digits, val := 0, 0, 0
+	binary.BigEndian.PutUint32(out[:], x)
+	return out, ok
+}
+
+// parse4 is ParseIPv4 giving the address as a number: the lookups take
+// it so, and building it as the digits come is faster than an array.
+func parse4(b []byte) (uint32, bool) {
+	var x uint32
+	part, digits, val := 0, 0, uint32(0)
 	for i := 0; i <= len(b); i++ {
 		if i == len(b) || b[i] == '.' {
 			if digits == 0 || part > 3 {
-				return out, false
+				return 0, false
 			}
-			out[part] = byte(val)
+			x = x<<8 | val
 			part++
 			digits, val = 0, 0
 			continue
 		}
 		c := b[i]
 		if c < '0' || c > '9' || digits > 0 && val == 0 {
-			return out, false
+			return 0, false
 		}
-		val = val*10 + int(c-'0')
+		val = val*10 + uint32(c-'0')
 		digits++
 		if val > 255 {
-			return out, false
+			return 0, false
 		}
 	}
-	return out, part == 4
+	return x, part == 4
 }
