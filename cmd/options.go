@@ -64,8 +64,8 @@ type auditOptions struct {
 }
 
 // DefaultIPListURL is where the default crawler's operator publishes its
-// addresses (its profile's first list): --ip-list at this value stands for
-// each crawler's own lists.
+// addresses (its profile's first list), named in --ip-list's help: the
+// flag's default, "", is each crawler's own lists.
 var DefaultIPListURL = crawler.DefaultProfile().IPLists[0]
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
@@ -78,7 +78,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.DurationVar(&o.DNSTimeout, "dns-timeout", 2*time.Second, "timeout per DNS query")
 	f.IntVar(&o.DNSRetries, "dns-retries", 2, "retries per DNS query before it counts as failed")
 	f.IntVar(&o.DNSConcurrency, "dns-concurrency", verify.DefaultDNSConcurrency, "addresses verified at once (each needs a PTR and then a forward lookup)")
-	f.StringVar(&o.IPList, "ip-list", DefaultIPListURL, "the crawler's IP list: an https URL or a file")
+	f.StringVar(&o.IPList, "ip-list", "", "the crawler's IP list: an https URL or a file (default: each crawler's own lists; "+crawler.DefaultTitle()+"'s is "+DefaultIPListURL+")")
 	f.BoolVar(&o.Offline, "offline", false, "no network at all: the cached or built-in IP list decides")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")

@@ -83,3 +83,16 @@ func TestTimeWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestIPListDefaultInHelp: --ip-list's default is "" (each crawler's own
+// lists), and the help of every command that takes it still names the
+// default crawler's list, the default SPEC documents.
+func TestIPListDefaultInHelp(t *testing.T) {
+	want := "(default: each crawler's own lists; LohiSoftBot's is https://lohisoft.com/bot/ips.json)"
+	for _, args := range [][]string{{"logs"}, {"emit", "nftables"}, {"watch"}, {"verify"}, {"ips", "show"}, {"ips", "update"}} {
+		code, out, errOut := runInMemory(t, "", append(args, "--help")...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s --help: exit %d, no %q in:\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+		}
+	}
+}
