@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -195,7 +194,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		MaxDict:    read.MaxDict,
 		Subjects:   subjects,
 		Named:      len(o.Crawlers) > 0,
-		Classifier: identityClassifier{id},
+		Classifier: id,
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
@@ -247,16 +246,6 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 	}
 	return profiles, nil
 }
-
-// identityClassifier gives audit.Run the verdicts of the identity in
-// force, and its warnings.
-type identityClassifier struct{ id *verify.Identity }
-
-func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	return c.id.Classify(ctx, crawler, addrs)
-}
-
-func (c identityClassifier) Warnings() []string { return c.id.Warnings() }
 
 // checkInputsExist says, before anything is read, which named log does
 // not exist or is a directory: a mistyped name is a usage error (exit 2,
