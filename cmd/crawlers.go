@@ -12,13 +12,7 @@ import (
 )
 
 // crawlerNames are the names of profiles.
-func crawlerNames(profiles []*crawler.Profile) []string {
-	names := make([]string, len(profiles))
-	for i, p := range profiles {
-		names[i] = p.Name
-	}
-	return names
-}
+var crawlerNames = crawler.Names
 
 // conductOverrides are the conduct flags moved away from their defaults,
 // which hold every crawler of the run to them (SPEC §10). For the default
