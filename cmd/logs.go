@@ -57,12 +57,6 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if err != nil {
 		return err
 	}
-	if err := refuseTerminal(env, format); err != nil {
-		return err
-	}
-	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
-		return err
-	}
 	ro := reportOptions(env, o)
 	if format.Name() == "html" {
 		ro.Timelines = &timeline.Set{}
