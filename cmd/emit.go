@@ -236,19 +236,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 			return err
 		}
 		incomplete = err
-		in.Sources = emitLogSources(files)
-		in.IPListSource = rep.Summary.IPListSource
-		if id != nil {
-			in.Proxies = id.Proxies
-			in.Crawlers = emit.CrawlersOf(crawlerNames(id.Profiles), id.Profiles, id.Lists)
-			in.Named = len(o.Crawlers) > 0
-		}
-		// An address the audit itself could not use is no news: the
-		// audit's warnings said what went wrong.
-		_ = in.AddReport(rep)
-		if rep != nil {
-			warnAll(env, rep.Warnings)
-		}
+		in.AddAudit(rep, id, len(o.Crawlers) > 0, files)
+		warnAll(env, rep.Warnings)
 	}
 
 	// An IP list fetch cut short by Ctrl-C leaves a fallback list in
@@ -387,21 +376,6 @@ func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
 		return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", bad.Value)
 	}
 	return never, err
-}
-
-// emitLogSources names the log inputs for the rules' header.
-func emitLogSources(files []string) []string {
-	if len(files) == 0 {
-		return []string{"stdin"}
-	}
-	out := make([]string, len(files))
-	for i, f := range files {
-		if f == "-" {
-			f = "stdin"
-		}
-		out[i] = f
-	}
-	return out
 }
 
 // emitFromReport fills in from a --report file and the IP list in force.
