@@ -77,10 +77,11 @@ type Audit struct {
 	pairs                        table[hitPair]
 	siteHits                     []int64 // claimed hits per site, by site id
 
-	inputs   []InputReport
-	examples []Malformed
-	formats  []string
-	warnings []string
+	inputs     []InputReport
+	inputSince []time.Time // by input, when set: where its run's Since cut it
+	examples   []Malformed
+	formats    []string
+	warnings   []string
 	// proxied are the claimed hits of proxies, as the last Report found
 	// them.
 	proxied proxyTally
@@ -150,17 +151,18 @@ type hitPair struct{ user, retry uint32 }
 // a listed address without the product token (only counted). A record has
 // a time when its Resolution is above zero, as the log reader sets it.
 // Its strings are copied as far as they are kept: the record may be
-// reused.
-func (a *Audit) Add(rec *parse.Record) {
+// reused. It reports whether the record was taken as a claimed hit (not
+// left out by Since and Until).
+func (a *Audit) Add(rec *parse.Record) bool {
 	if !rec.Claimed {
 		a.summary.UnclaimedHit++
-		return
+		return false
 	}
 	timed := rec.Resolution > 0
 	if (!a.Since.IsZero() || !a.Until.IsZero()) &&
 		(!timed || (!a.Since.IsZero() && rec.Start.Before(a.Since)) || (!a.Until.IsZero() && !rec.Start.Before(a.Until))) {
 		a.summary.FilteredOut++
-		return
+		return false
 	}
 	i := a.entry(rec)
 	e := a.addrs.at(int(i))
@@ -183,7 +185,7 @@ func (a *Audit) Add(rec *parse.Record) {
 	}
 	a.siteHits[site]++
 	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
-		return
+		return true
 	}
 	h := hitstore.Hit{
 		Addr: i, Site: site, File: a.files.id(rec.File), Line: rec.Line,
@@ -198,6 +200,7 @@ func (a *Audit) Add(rec *parse.Record) {
 		h.Pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
 	}
 	a.hits.Add(&h)
+	return true
 }
 
 // entry returns the index of the record's client, adding it when new.
@@ -340,8 +343,30 @@ func (a *clients) name(e *addrEntry) string {
 // AddInput records the counts of one input once it has been read, with
 // its first malformed lines.
 func (a *Audit) AddInput(in InputReport, examples []*parse.LineError) {
+	a.addInput(in, malformedOf(examples), time.Time{})
+}
+
+// malformedOf is how the report shows malformed lines.
+func malformedOf(examples []*parse.LineError) []Malformed {
+	out := make([]Malformed, len(examples))
+	for i, e := range examples {
+		out[i] = Malformed{File: e.File, Line: e.Line, Text: validUTF8(e.Text), Reason: e.Reason}
+	}
+	return out
+}
+
+// addInput is AddInput; since, when set, is where the input's claimed
+// hits were cut by the run that read it (a snapshot's --since: see
+// coverage), in place of the audit's Since.
+func (a *Audit) addInput(in InputReport, examples []Malformed, since time.Time) {
 	a.hits.EndSegment()
 	a.inputs = append(a.inputs, in)
+	if !since.IsZero() {
+		for len(a.inputSince) < len(a.inputs)-1 {
+			a.inputSince = append(a.inputSince, time.Time{})
+		}
+		a.inputSince = append(a.inputSince, since)
+	}
 	a.summary.Files++
 	a.summary.Lines += in.Lines
 	a.summary.Malformed += in.Malformed
@@ -357,7 +382,7 @@ func (a *Audit) AddInput(in InputReport, examples []*parse.LineError) {
 		if len(a.examples) >= parse.DefaultMaxExamples {
 			break
 		}
-		a.examples = append(a.examples, Malformed{File: e.File, Line: e.Line, Text: validUTF8(e.Text), Reason: e.Reason})
+		a.examples = append(a.examples, e)
 	}
 }
 
@@ -803,10 +828,14 @@ func (a *Audit) Close() error { return a.hits.Close() }
 // begins there.
 func (a *Audit) coverage() conduct.Coverage {
 	c := make(conduct.Coverage, 0, len(a.inputs))
-	for _, in := range a.inputs {
+	for i, in := range a.inputs {
+		since := a.Since
+		if i < len(a.inputSince) && !a.inputSince[i].IsZero() {
+			since = a.inputSince[i]
+		}
 		first := in.FirstTime
-		if !first.IsZero() && !a.Since.IsZero() && first.Before(a.Since) {
-			first = a.Since
+		if !first.IsZero() && !since.IsZero() && first.Before(since) {
+			first = since
 		}
 		c = append(c, conduct.LogSpan{
 			File: in.File, Site: in.Site, HostLogged: in.HostLogged,

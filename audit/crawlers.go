@@ -25,6 +25,10 @@ type auditSet struct {
 	// subject's listed addresses: what the log readers keep.
 	claims *parse.TokenSet
 	listed *addrset.Set
+	// snap, when set, is told what the audits take in while reading is
+	// set (Options.Snapshot).
+	snap    *SnapshotWriter
+	reading bool
 }
 
 func newAuditSet(o *Options) *auditSet {
@@ -75,10 +79,14 @@ func (c *Subject) name() string {
 
 func (s *auditSet) Add(rec *parse.Record) {
 	if rec.Claimed {
+		var kept uint64
 		for m := rec.Claims; m != 0; m &= m - 1 {
-			if i := bits.TrailingZeros64(m); i < len(s.audits) {
-				s.audits[i].Add(rec)
+			if i := bits.TrailingZeros64(m); i < len(s.audits) && s.audits[i].Add(rec) {
+				kept |= 1 << i
 			}
+		}
+		if s.snap != nil && s.reading && kept != 0 {
+			s.snap.hit(rec, kept)
 		}
 		return
 	}
@@ -89,7 +97,12 @@ func (s *auditSet) Add(rec *parse.Record) {
 	}
 }
 
-func (s *auditSet) Warn(w string) { s.audits[0].Warn(w) }
+func (s *auditSet) Warn(w string) {
+	s.audits[0].Warn(w)
+	if s.snap != nil && s.reading {
+		s.snap.warning(w)
+	}
+}
 
 // close closes every audit.
 func (s *auditSet) close() {
@@ -99,8 +112,12 @@ func (s *auditSet) close() {
 }
 
 func (s *auditSet) AddInput(in InputReport, examples []*parse.LineError) {
+	ms := malformedOf(examples)
 	for _, a := range s.audits {
-		a.AddInput(in, examples)
+		a.addInput(in, ms, time.Time{})
+	}
+	if s.snap != nil && s.reading {
+		s.snap.endInput(s, in, ms)
 	}
 }
 

@@ -147,6 +147,11 @@ type Options struct {
 	Progress Progress
 	// OnPhase, when set, is called as the run enters each phase.
 	OnPhase func(Phase)
+	// Snapshot, when set, is written as the run goes (SPEC §14): what
+	// the audits took in of each input, the warnings about the inputs,
+	// and the verdicts. It is whole once the verdicts are made; Run does
+	// not close the file it goes to.
+	Snapshot *SnapshotWriter
 }
 
 // Subject is one crawler a run audits: who it is, its IP list in force,
@@ -192,19 +197,12 @@ func (e *InputError) Error() string {
 // ctx's error as soon as the step under way notices (a reader stuck in
 // the kernel is left behind), and no report.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	phase := func(p Phase) {
-		if o.OnPhase != nil {
-			o.OnPhase(p)
-		}
-	}
-	if o.Timelines != nil {
-		o.Observe = observeTimelines(&o)
-	}
-	set := newAuditSet(&o)
+	set := startRun(&o)
 	au := set.audits[0]
 	var failed []string
 	first := len(au.inputs)
-	phase(PhaseRead)
+	o.phase(PhaseRead)
+	set.reading = true
 	for _, in := range o.Inputs {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -213,13 +211,47 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			failed = append(failed, in.Name)
 		}
 	}
+	set.reading = false
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	return finishRun(ctx, &o, set, au.inputs[first:], failed)
+}
+
+// phase tells o.OnPhase that the run enters phase p.
+func (o *Options) phase(p Phase) {
+	if o.OnPhase != nil {
+		o.OnPhase(p)
+	}
+}
+
+// startRun readies the audits of a run, and its snapshot.
+func startRun(o *Options) *auditSet {
+	if o.Timelines != nil {
+		o.Observe = observeTimelines(o)
+	}
+	set := newAuditSet(o)
+	if o.Snapshot != nil {
+		set.snap = o.Snapshot
+		set.snap.begin(set)
+	}
+	return set
+}
+
+// finishRun makes the report of a run whose inputs are read (read are
+// their reports, failed names those not read whole): the warnings about
+// the inputs, the verdicts, the conduct checks.
+func finishRun(ctx context.Context, o *Options, set *auditSet, read []InputReport, failed []string) (*Report, error) {
+	au := set.audits[0]
+	var readWarnings []string
 	if o.ReadWarnings != nil {
-		for _, w := range o.ReadWarnings(au.inputs[first:]) {
+		readWarnings = o.ReadWarnings(read)
+		for _, w := range readWarnings {
 			au.Warn(w)
 		}
+	}
+	if set.snap != nil {
+		set.snap.readWarnings(readWarnings)
 	}
 	if o.Robots != nil {
 		for _, w := range o.Robots.Warnings() {
@@ -227,8 +259,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
-	phase(PhaseDNS)
+	o.phase(PhaseDNS)
 	results := make([]map[netip.Addr]verify.Result, len(set.audits))
+	var dnsWarnings []string
 	if o.Classifier != nil {
 		for i, a := range set.audits {
 			results[i] = o.Classifier.Classify(ctx, i, a.Addresses())
@@ -239,10 +272,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, ctx.Err()
 		}
 		if w, ok := o.Classifier.(Warner); ok {
-			for _, s := range w.Warnings() {
+			dnsWarnings = w.Warnings()
+			for _, s := range dnsWarnings {
 				au.Warn(s)
 			}
 		}
+	}
+	if set.snap != nil {
+		set.snap.verdicts(set, results, dnsWarnings)
+		set.snap.finish() // its error is Close's
 	}
 	if o.Observe != nil {
 		for i, a := range set.audits {
@@ -253,8 +291,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// The conduct checks and the report of a long audit take a while and
 	// cannot be stopped midway: an interrupted run leaves them behind.
 	rep, err := aside.Do(ctx, func() *Report {
-		phase(PhaseConduct)
-		return set.report(&o, results)
+		o.phase(PhaseConduct)
+		return set.report(o, results)
 	})
 	if err != nil {
 		return nil, err // the checks left behind still read the hits

@@ -26,6 +26,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// A watch of these tests keeps a state only where it is told to.
+	defaultStateDir = ""
 	code := m.Run()
 	if binaryDir != "" {
 		os.RemoveAll(binaryDir)
@@ -65,6 +67,7 @@ func binaryEnv(t *testing.T) []string {
 		"HOME=" + home,
 		"XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"STATE_DIRECTORY=" + filepath.Join(home, "state"),
 		"LC_ALL=C",
 	}
 }

@@ -33,6 +33,7 @@ type emitOptions struct {
 	NeverBlock       []string
 	CloudflareOutput string
 	CloudflareList   string
+	CloudflareMatch  bool
 	NFTHook          string
 	NFTPriority      string
 	NFTTable         string
@@ -50,7 +51,7 @@ var errRulesChanged = errors.New("the rules changed")
 // emitTargetFlags are the flags that apply to one target only.
 var emitTargetFlags = map[string][]string{
 	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
-	"cloudflare":  {"cloudflare-output", "cloudflare-list-name"},
+	"cloudflare":  {"cloudflare-output", "cloudflare-list-name", "cloudflare-matches"},
 	"modsecurity": {"modsec-id-base"},
 	"crowdsec":    {"ttl", "crowdsec-credentials", "dry-run"},
 }
@@ -89,6 +90,11 @@ Targets:
                the bare expression. Addresses that do not fit in 4,096
                characters move to a list ($lohibot_spoofed, or
                --cloudflare-list-name). IPv6 addresses are blocked by their /64.
+               The token rule uses contains, which every plan has and which
+               also matches the token inside a longer word (NotGPTBotX) from
+               addresses that are not the crawler's; --cloudflare-matches
+               (Business and Enterprise plans) matches product tokens as the
+               audit reads them.
   modsecurity  SecRule rules (phase 1, t:none, deny with 403) for ModSecurity 2
                (Apache) and libmodsecurity 3 (nginx); include the file after
                SecRuleEngine On (allow-bot: before your other rules).
@@ -152,6 +158,7 @@ which inputs, and when (--fail-on has no effect here).`,
 	f.StringArrayVar(&o.NeverBlock, "never-block", nil, "`CIDR` or address that no rule may block (repeatable, or comma separated)")
 	f.StringVar(&o.CloudflareOutput, "cloudflare-output", string(emit.CloudflareRuleset), "cloudflare: ruleset (custom rules JSON), list (Lists API items) or expression")
 	f.StringVar(&o.CloudflareList, "cloudflare-list-name", "", "cloudflare: match the address set with $`NAME` (an IP list you upload with --cloudflare-output list) instead of inline")
+	f.BoolVar(&o.CloudflareMatch, "cloudflare-matches", false, "cloudflare: match User-Agent tokens as product tokens with the matches operator (a regular expression; Business and Enterprise plans) instead of contains")
 	f.StringVar(&o.NFTHook, "nft-hook", emit.DefaultNFTHook, "nftables: the chain's hook: input, prerouting or forward")
 	f.StringVar(&o.NFTPriority, "nft-priority", emit.DefaultNFTPriority, "nftables: the chain's priority: a number, or raw, mangle, filter or security with an optional + N or - N")
 	f.StringVar(&o.NFTTable, "nft-table", emit.DefaultNFTTable, "nftables: the table, as 'FAMILY NAME' (with --set-only, the table your chains live in)")
@@ -326,7 +333,7 @@ func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
 		if err != nil {
 			return opts, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
 		}
-		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList}
+		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList, Matches: o.CloudflareMatch}
 	case "crowdsec":
 		ttl, err := emit.ParseTTL(o.TTL)
 		if err != nil || ttl < time.Second || ttl > emit.MaxTTL {

@@ -102,6 +102,17 @@ func TestEmitFromReport(t *testing.T) {
 			wantNot: []string{"203.0.113.9", "10.0.0.5", "192.0.2.10"},
 		},
 		{
+			name:    "cloudflare ruleset with matches",
+			args:    []string{"emit", "cloudflare", "--cloudflare-matches"},
+			want:    []string{`lower(http.user_agent) matches r\"(?:^|[^0-9a-z!#$%\u0026'*+.^_` + "`" + `|~-])lohisoftbot(?:$|[^0-9a-z!#$%\u0026'*+.^_` + "`" + `|~-])\"`},
+			wantNot: []string{"contains"},
+		},
+		{
+			name: "modsecurity block-spoofed",
+			args: []string{"emit", "modsecurity"},
+			want: []string{`SecRule REQUEST_HEADERS:User-Agent "@rx (?:^|[^0-9a-z!#$%&'*+.^_` + "`" + `|~-])lohisoftbot(?:$|[^0-9a-z!#$%&'*+.^_` + "`" + `|~-])"`},
+		},
+		{
 			name: "cloudflare list",
 			args: []string{"emit", "cloudflare", "--cloudflare-output", "list"},
 			want: []string{`"ip": "203.0.113.7"`, `"ip": "2001:db8:bad::/64"`},
@@ -172,6 +183,7 @@ func TestEmitUsageErrors(t *testing.T) {
 		{"bad table", []string{"emit", "nftables", "--report", report, "--nft-table", "ip x"}, "family inet"},
 		{"bad never-block", []string{"emit", "nftables", "--report", report, "--never-block", "10.0.0.0/33"}, "--never-block"},
 		{"flag of another target", []string{"emit", "cloudflare", "--report", report, "--set-only"}, "--set-only is for the nftables target"},
+		{"cloudflare flag on modsecurity", []string{"emit", "modsecurity", "--report", report, "--cloudflare-matches"}, "--cloudflare-matches is for the cloudflare target"},
 		{"bad list name", []string{"emit", "cloudflare", "--report", report, "--cloudflare-list-name", "Bad-Name"}, "list name"},
 		{"bad cloudflare output", []string{"emit", "cloudflare", "--report", report, "--cloudflare-output", "yaml"}, "--cloudflare-output"},
 		{"bad id base", []string{"emit", "modsecurity", "--report", report, "--modsec-id-base", "0"}, "--modsec-id-base"},

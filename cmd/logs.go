@@ -48,6 +48,7 @@ malformed and reported with their file and line number.`,
 	addLogFlags(f, o)
 	addCrawlerFlag(f, &o.Crawlers)
 	addIdentityFlags(f, o)
+	addSnapshotFlags(f, &o.snapshotOptions)
 	addConfigFlag(f, o)
 	return c
 }
@@ -61,11 +62,33 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if format.Name() == "html" {
 		ro.Timelines = &timeline.Set{}
 	}
+	snap, err := startSnapshot(env, o)
+	if err != nil {
+		return err
+	}
 	rep, _, err := runAudit(ctx, env, o, files, ro.Timelines)
 	if rep == nil {
+		snap.abort()
 		return err
 	}
 	env.phase(phaseWrite)
+	// The snapshot goes in place before the report is written: a report
+	// that cannot be written does not lose it.
+	serr := snap.commit(ctx)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if serr != nil {
+		err = serr // exit 3 as an input not read whole is, and said
+	}
+	return writeAuditReport(ctx, env, o, format, ro, rep, err)
+}
+
+// writeAuditReport writes the report of logs or merge, says its warnings
+// on stderr where the report does not show them, and returns the error
+// the command ends with: err (the run's: an input not read whole), an
+// output not written, or --fail-on's findings.
+func writeAuditReport(ctx context.Context, env *Env, o *auditOptions, format render.Renderer, ro render.Options, rep *audit.Report, err error) error {
 	werr := format.WriteReport(env.Stdout, rep, ro)
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -194,6 +217,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
 		},
 		Timelines: timelines,
+		Snapshot:  o.snapshot,
 		Progress:  prog,
 		OnPhase: func(p audit.Phase) {
 			if p != audit.PhaseRead {

@@ -56,7 +56,8 @@ type auditOptions struct {
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
 	// Crawlers are the --crawler values: built-in names or profile files.
-	Crawlers []string
+	Crawlers        []string
+	snapshotOptions // logs --snapshot (cmd/snapshot.go)
 	// given, when set, says whether a flag was given on the command line
 	// or in the config file (flagGiven), as opposed to left at its
 	// default: a conduct flag given overrides every crawler's promise.
@@ -80,8 +81,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.IntVar(&o.DNSConcurrency, "dns-concurrency", verify.DefaultDNSConcurrency, "addresses verified at once (each needs a PTR and then a forward lookup)")
 	f.StringVar(&o.IPList, "ip-list", "", "the crawler's IP list: an https URL or a file (default: each crawler's own lists; "+crawler.DefaultTitle()+"'s is "+DefaultIPListURL+")")
 	f.BoolVar(&o.Offline, "offline", false, "no network at all: the cached or built-in IP list decides")
-	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")
-	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")
+	addCacheFlags(f, o)
 }
 
 // addTrustedProxyFlag adds --trusted-proxy.
@@ -89,16 +89,17 @@ func addTrustedProxyFlag(f *pflag.FlagSet, o *auditOptions) {
 	f.StringArrayVar(&o.TrustedProxies, "trusted-proxy", nil, "a proxy in front of the server whose requests carry the real client in a logged header (X-Forwarded-For, CF-Connecting-IP, True-Client-IP, X-Real-IP): `NAME|CIDR`, a CDN ("+strings.Join(proxy.Names()[:len(proxy.Names())-1], ", ")+"), private (RFC 1918, fc00::/7) or an address range (repeatable)")
 }
 
+// addCacheFlags adds --cache-dir and --no-cache.
+func addCacheFlags(f *pflag.FlagSet, o *auditOptions) {
+	f.StringVar(&o.CacheDir, "cache-dir", "", "where DNS answers and the fetched IP list are kept (default $XDG_CACHE_HOME/lohibot-audit)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the cache")
+}
+
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
-	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
-	f.IntVar(&o.Budget, "budget", defaultBudget, "pages per site per budget window")
-	f.DurationVar(&o.BudgetWindow, "budget-window", defaultBudgetWindow, "the budget's window")
-	f.DurationVar(&o.MinPause, "min-pause", defaultMinPause, "least gap between two requests to one site")
-	f.DurationVar(&o.MinBackoff, "min-backoff", defaultMinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
-	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
+	addCheckFlags(f, o)
 	addOptOutFlags(f, o)
 	f.StringVar(&o.Since, "since", "", "only requests at or after this time (RFC 3339, or a duration back from now such as 24h or 7d)")
 	f.StringVar(&o.Until, "until", "", "only requests before this time (RFC 3339, or a duration back from now such as 1d)")
@@ -107,6 +108,18 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 	addReadFlags(f, &o.readOptions)
+}
+
+// addCheckFlags adds the flags that say what the crawler's conduct is
+// checked against: robots.txt and the conduct promises (logs, emit,
+// watch, merge).
+func addCheckFlags(f *pflag.FlagSet, o *auditOptions) {
+	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
+	f.IntVar(&o.Budget, "budget", defaultBudget, "pages per site per budget window")
+	f.DurationVar(&o.BudgetWindow, "budget-window", defaultBudgetWindow, "the budget's window")
+	f.DurationVar(&o.MinPause, "min-pause", defaultMinPause, "least gap between two requests to one site")
+	f.DurationVar(&o.MinBackoff, "min-backoff", defaultMinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
+	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
 }
 
 // timeWindow parses --since and --until (see timeBound); a window that

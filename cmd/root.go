@@ -416,7 +416,9 @@ the ` + crawlerTitle + ` search crawler:
 		newEmitCmd(env),
 		newIPsCmd(env),
 		newWatchCmd(env),
+		newUnblockCmd(env),
 		newFormatCmd(env),
+		newMergeCmd(env),
 		newOptoutCmd(env),
 		newVersionCmd(env),
 	)

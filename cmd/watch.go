@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/metrics"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/watch"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -41,6 +44,8 @@ type watchOptions struct {
 	CPUProfile      string
 	CrowdSec        bool
 	crowdSecFlags
+	stateFlags
+	Metrics string
 }
 
 // watchNotApplicable are the flags of addLogFlags that make no sense for a
@@ -96,11 +101,21 @@ end watch at start (exit 2). No verdict waits for blocking. Nothing
 genuine, listed, private, reserved, in --never-block or unverified is ever
 acted on: the rules of 'emit' decide.
 
+Its state (the verdicts that still stand, what it blocked where, the
+addresses unblocked) is kept in --state-dir (default $STATE_DIRECTORY, else
+/var/lib/lohibot-audit; --no-state keeps none) and read at start: nothing is
+judged again before its verdict expires, and what the nftables sets lost is
+added again for the time it had left; a state file that cannot be read is
+said and set aside. 'watch status' asks the running watch (or reads its
+state); 'unblock ADDRESS...' takes an address out of its blocks and holds it
+out. --metrics HOST:PORT serves Prometheus metrics at /metrics.
+
 SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
 list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
 outage, a missing or unreadable log and a full disk for events are said
 once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
+  lohibot-audit watch --nftables --metrics 127.0.0.1:9571 /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
   lohibot-audit watch --crowdsec /var/log/nginx/access.log
   tail -F access.log | lohibot-audit watch -`,
@@ -138,6 +153,10 @@ once and waited out.`,
 	f.DurationVar(&o.VerdictTTL, "verdict-ttl", watch.DefaultVerdictTTL, "how long a verdict stands before the address, seen again, is judged again (DNS answers are cached by their own TTL)")
 	f.StringVar(&o.NFTNetNS, "nft-netns", "", "network namespace `FILE` (such as /run/netns/NAME) whose nftables to use")
 	f.MarkHidden("nft-netns")
+	addStateDirFlag(f, &o.stateFlags)
+	f.BoolVar(&o.NoState, "no-state", false, "keep no state: every restart judges every address again and forgets what it blocked")
+	f.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics (such as 127.0.0.1:9571)")
+	c.AddCommand(newWatchStatusCmd(env))
 	f.StringVar(&o.CPUProfile, "cpu-profile", "", "write a pprof CPU profile of the run to `FILE` when it stops (scripts/bench-watch)")
 	f.MarkHidden("cpu-profile")
 	return c
@@ -202,6 +221,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 
 	say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
+	if o.Metrics != "" {
+		if _, _, err := net.SplitHostPort(o.Metrics); err != nil {
+			return usageError("--metrics %q: give HOST:PORT, such as 127.0.0.1:9571", sanitize(o.Metrics))
+		}
+	}
+	state, err := openWatchState(env, o, say)
+	if err != nil {
+		return err
+	}
+	defer state.close()
 	rs, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
 		return err
@@ -241,6 +270,12 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Say:      say,
 		Now:      env.Now,
 		Tick:     watchTick,
+		BlockTTL: ttl,
+		Targets:  watchTargets(o, csCreds),
+		Version:  Version,
+	}
+	if state != nil {
+		opts.StateDir = state.dir
 	}
 	if o.NFTables {
 		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
@@ -261,6 +296,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		defer adder.Close()
 		opts.Adder = adder
+		opts.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: o.NFTTable, SetOnly: true}, NetNS: no.NetNS}}
 		if u := adder.Unreferenced(); len(u) > 0 {
 			say(watchUnreferenced(o.NFTTable, u))
 		}
@@ -278,6 +314,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
 		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
 		OptOuts: optOuts, OptOutGrace: o.OptOutGrace})
+	if state != nil && state.loaded != nil {
+		w.Restore(state.loaded)
+	}
+	var metricsSrv *metrics.Server
+	if o.Metrics != "" {
+		if metricsSrv, err = startWatchMetrics(o.Metrics, w, env); err != nil {
+			return err
+		}
+		say(fmt.Sprintf("metrics: serving at http://%s%s", metricsSrv.Addr(), metrics.Path))
+	}
 
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
@@ -294,6 +340,16 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	defer stopSignals()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if state != nil {
+		go watchstate.Serve(runCtx, state.ln, w)
+	}
+	if metricsSrv != nil {
+		go func() {
+			if err := metricsSrv.Serve(runCtx); err != nil {
+				say(fmt.Sprintf("metrics: %v", err))
+			}
+		}()
+	}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 	for {

@@ -44,6 +44,7 @@ type denial struct {
 	status         int
 	file           string
 	line           int64
+	clock          int32
 }
 
 // stepAuth takes one more page of the site.
@@ -69,7 +70,7 @@ func (c *siteCheck) stepAuth(h *hit) {
 				a.compact()
 			}
 		}
-		p.ds = append(p.ds, denial{eLo: h.eLo, eHi: h.eHi, eNom: h.eNom, status: st, file: h.File, line: h.Line})
+		p.ds = append(p.ds, denial{eLo: h.eLo, eHi: h.eHi, eNom: h.eNom, status: st, file: h.File, line: h.Line, clock: h.clock})
 		if len(p.ds) > maxPending {
 			p.ds = p.ds[1:]
 		}
@@ -82,8 +83,17 @@ func (c *siteCheck) stepAuth(h *hit) {
 		l := p.ds
 		found := -1
 		n := 0
-		for i, d := range l {
-			if !d.eHi.After(h.sLo) {
+		// Surely before h: by the skew of their clocks more, when two
+		// logged them.
+		before := func(d *denial) bool {
+			sk := time.Duration(0)
+			if d.clock != h.clock && c.cfg.ClockSkew > 0 {
+				sk = c.cfg.ClockSkew
+			}
+			return !d.eHi.Add(sk).After(h.sLo)
+		}
+		for i := range l {
+			if d := &l[i]; before(d) {
 				if found < 0 || d.eLo.After(l[found].eLo) {
 					found = i
 				}
@@ -93,9 +103,9 @@ func (c *siteCheck) stepAuth(h *hit) {
 			return
 		}
 		denied := l[found]
-		for _, d := range l {
-			if d.eHi.After(h.sLo) {
-				l[n] = d
+		for i := range l {
+			if !before(&l[i]) {
+				l[n] = l[i]
 				n++
 			}
 		}

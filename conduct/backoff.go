@@ -90,16 +90,19 @@ func (s *backoffState) step(c *siteCheck, y *hit) {
 		if p.since > scanLimit {
 			continue
 		}
-		if y.sLo.Before(p.x.eHi) {
+		// The skew of their clocks, when two logged them: the answer's
+		// Retry-After date is by its server's clock too.
+		sk := c.skewOf(p.x, y)
+		if y.sLo.Before(p.x.eHi.Add(sk)) {
 			s.waits[n] = p
 			n++
 			continue // may have been sent before the answer came
 		}
 		var early bool
 		if p.w.hasAt {
-			early = !y.sHi.After(p.w.at)
+			early = !y.sHi.Add(sk).After(p.w.at)
 		} else {
-			early = y.sHi.Sub(p.x.eLo) <= p.w.delta
+			early = y.sHi.Sub(p.x.eLo)+sk <= p.w.delta
 		}
 		if early && !reported {
 			reported = true

@@ -2,7 +2,12 @@ package conduct
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // budgetState follows one site's pages, in order, for the budget check:
@@ -32,6 +37,46 @@ type budgetClose struct {
 	start  budgetPage
 	lo, hi time.Time
 	count  int
+	logs   []logCount // the window's pages per log
+}
+
+// logCount is how many pages of a window one log holds.
+type logCount struct {
+	f *fileUnits
+	n int
+}
+
+// countLog counts a page of f.
+func (x *budgetClose) countLog(f *fileUnits) {
+	for i := range x.logs {
+		if x.logs[i].f == f {
+			x.logs[i].n++
+			return
+		}
+	}
+	x.logs = append(x.logs, logCount{f, 1})
+}
+
+// maxLogsNamed bounds the logs a budget violation names.
+const maxLogsNamed = 8
+
+// byLog says how many of a window's pages each log holds, when they are
+// in more than one (the logs of several servers): "; pages by log: a.log
+// 3, b.log 2", by name.
+func byLog(counts map[string]int) string {
+	if len(counts) < 2 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(counts))
+	var parts []string
+	for i, n := range names {
+		if i == maxLogsNamed {
+			parts = append(parts, fmt.Sprintf("and %d more logs", len(names)-maxLogsNamed))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", parse.EscapeControl(n), counts[n]))
+	}
+	return "; pages by log: " + strings.Join(parts, ", ")
 }
 
 // budgetPage is what the budget check keeps of a page: the bounds of its
@@ -42,14 +87,14 @@ type budgetPage struct {
 	line           int64
 	file           *fileUnits
 	loNsec, hiNsec int32
-	nomOff         int32 // sNom - sLo: none, or a duration's rounding (under 2s)
+	nomOff         int64 // sNom - sLo: none, a duration's rounding, or half a clock skew
 }
 
 func pageOf(p *hit, f *fileUnits) budgetPage {
 	return budgetPage{
 		loSec: p.sLo.Unix(), loNsec: int32(p.sLo.Nanosecond()),
 		hiSec: p.sHi.Unix(), hiNsec: int32(p.sHi.Nanosecond()),
-		line: p.Line, file: f, nomOff: int32(p.sNom.Sub(p.sLo)),
+		line: p.Line, file: f, nomOff: int64(p.sNom.Sub(p.sLo)),
 	}
 }
 
@@ -90,6 +135,7 @@ func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
 		if lo, hi, ok := stillClosing(x.lo, x.hi, p, window); ok {
 			x.lo, x.hi = lo, hi
 			x.count++
+			x.countLog(f)
 			return
 		}
 		b.emit(c)
@@ -122,6 +168,9 @@ func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
 	}
 	b.closing = &budgetClose{over: p, start: b.win[0], count: len(b.win),
 		lo: b.page(b.minQ[0]).sLo(), hi: b.page(b.maxQ[0]).sHi()}
+	for i := range b.win {
+		b.closing.countLog(b.win[i].file)
+	}
 	b.first, b.win, b.minQ, b.maxQ = 0, nil, nil, nil
 }
 
@@ -133,8 +182,12 @@ func (b *budgetState) emit(c *siteCheck) {
 	if !c.want(kBudget, p) {
 		return
 	}
-	c.add(kBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
-		x.count, fmtDur(c.cfg.BudgetWindow), c.cfg.Budget, c.cfg.Budget+1, fmtTime(first.sNom()), refAt(first.file.name, first.line, p)))
+	counts := make(map[string]int, len(x.logs))
+	for _, l := range x.logs {
+		counts[l.f.name] += l.n
+	}
+	c.add(kBudget, p, fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)%s",
+		x.count, fmtDur(c.cfg.BudgetWindow), c.cfg.Budget, c.cfg.Budget+1, fmtTime(first.sNom()), refAt(first.file.name, first.line, p), byLog(counts)))
 }
 
 // end makes the violation of a window still being closed.

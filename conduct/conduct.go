@@ -155,6 +155,20 @@ type Config struct {
 	// it are covered. Without it, the logs are taken to run without gaps
 	// from the earliest LogStart (or crawler hit) of the site's files.
 	Covered func(site string, from, to time.Time) bool
+	// Clock, when set, names the clock that timed the lines of a file:
+	// the server that logged it. Files of one clock are compared as
+	// logged; between files of two clocks, which may differ by up to
+	// ClockSkew, a timing violation must hold however they differ.
+	// nil: every file has one clock.
+	Clock func(file string) string
+	// ClockSkew is how far apart two clocks may be (merge --clock-skew).
+	// The concurrency, pause, backoff and auth checks widen the bounds of
+	// the two requests they compare by it when two clocks logged them;
+	// the budget, robots-not-fetched and robots-unavailable checks, whose
+	// windows are a day and more, widen every request of a site that
+	// several clocks logged by half of it either way. Zero or negative:
+	// the clocks agree.
+	ClockSkew time.Duration
 	// OptedOut, when set, returns when a site asked the crawler's
 	// operator to leave it out of the crawl (the opt-out e-mail's time),
 	// and true; every page of the site surely started after that time
@@ -221,6 +235,8 @@ type Checker struct {
 	// its start as logged: a hit to come, logged at t or later, surely
 	// started at t-lead or later.
 	lead time.Duration
+	// clocks numbers the clocks of the files (Config.Clock).
+	clocks map[string]int32
 }
 
 // siteSurvey is what the Anchor pass learns of a site.
@@ -228,6 +244,8 @@ type siteSurvey struct {
 	files   []siteFile // the files that hold its hits
 	untimed bool       // a hit has no time
 	nodur   bool       // a hit has no usable duration
+	clock   int32      // the clock of its first hit
+	clocks  bool       // its hits have more than one clock
 }
 
 // siteFile is a file that holds hits of a site, with the earliest of
@@ -249,12 +267,33 @@ func (e *Checker) fileOf(name string) *fileUnits {
 	}
 	f := e.files[name]
 	if f == nil {
-		f = &fileUnits{name: name}
+		f = &fileUnits{name: name, clock: e.clockOf(name)}
 		e.files[name] = f
 	}
 	e.lastFile = f
 	return f
 }
+
+// clockOf numbers the clock of a file (Config.Clock).
+func (e *Checker) clockOf(file string) int32 {
+	if e.cfg.Clock == nil || e.cfg.ClockSkew <= 0 {
+		return 0
+	}
+	name := e.cfg.Clock(file)
+	if id, ok := e.clocks[name]; ok {
+		return id
+	}
+	if e.clocks == nil {
+		e.clocks = map[string]int32{}
+	}
+	id := int32(len(e.clocks))
+	e.clocks[name] = id
+	return id
+}
+
+// halfSkew is how far each request of a site that several clocks logged
+// is widened either way for the checks with long windows.
+func (e *Checker) halfSkew() time.Duration { return (e.cfg.ClockSkew + 1) / 2 }
 
 // Measure narrows the coarsest units that the timestamps and durations
 // of h's file are multiples of. Every hit goes through Measure before any
@@ -300,6 +339,11 @@ func (e *Checker) Anchor(h *Hit) {
 	}
 	s.untimed = s.untimed || !x.timed
 	s.nodur = s.nodur || !x.dur
+	if len(s.files) == 0 {
+		s.clock = f.clock
+	} else if f.clock != s.clock {
+		s.clocks = true
+	}
 	n := len(s.files)
 	if n == 0 || s.files[n-1].f != f {
 		i := slices.IndexFunc(s.files, func(sf siteFile) bool { return sf.f == f })

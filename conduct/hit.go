@@ -82,7 +82,8 @@ type hit struct {
 	res            time.Duration // the unit of its logged time
 	timed          bool          // the log recorded a time
 	page           bool
-	dur            bool // the hit has a usable duration
+	dur            bool  // the hit has a usable duration
+	clock          int32 // the clock that timed it (Config.Clock)
 
 	sNom, eNom         time.Time
 	sLo, sHi, eLo, eHi time.Time
@@ -111,7 +112,8 @@ func (h *hit) RetryAfter() string {
 // fileUnits is what the hits of one file tell about the file.
 type fileUnits struct {
 	name       string
-	tIdx, dIdx int // indexes into units
+	clock      int32 // the clock that timed it (Config.Clock)
+	tIdx, dIdx int   // indexes into units
 	// The hit with the earliest sHi: its sHi and sNom.
 	firstHi, firstNom time.Time
 	hasFirst          bool
@@ -139,7 +141,7 @@ func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
 	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
-		timed: r.Resolution > 0, page: IsPage(path)}
+		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock}
 	if r.RemoteUser != "" || r.RetryAfter != "" {
 		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
 	}
@@ -187,4 +189,14 @@ func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	if h.sHi.After(h.eHi) {
 		h.sHi = h.eHi
 	}
+}
+
+// widened returns a copy of h whose bounds are d wider either way: a
+// request of a site that several clocks logged, for the checks with long
+// windows (Config.ClockSkew).
+func (h *hit) widened(d time.Duration) *hit {
+	w := *h
+	w.sLo, w.sHi = w.sLo.Add(-d), w.sHi.Add(d)
+	w.eLo, w.eHi = w.eLo.Add(-d), w.eHi.Add(d)
+	return &w
 }

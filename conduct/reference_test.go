@@ -29,6 +29,11 @@ func refCheckSite(e *Checker, site string, hits []Hit) ([]Violation, SiteReport)
 	}
 	c := &refCheck{cfg: e.cfg, site: site, skipped: map[string]bool{}}
 	c.setHits(ptrs, e.files)
+	for _, h := range c.hits {
+		if h.clock != c.hits[0].clock && e.cfg.ClockSkew > 0 {
+			c.half = e.halfSkew()
+		}
+	}
 	c.run()
 	skipped := slices.Sorted(maps.Keys(c.skipped))
 	if skipped == nil {
@@ -73,6 +78,29 @@ type refCheck struct {
 	notPromised       map[string]bool // checks the crawler's operator does not promise
 	out               []Violation
 	robotsNotes       []string
+	// half, when several clocks logged the site, is how far the checks
+	// with long windows widen each request either way.
+	half time.Duration
+}
+
+// skewOf is what two requests must prove beyond their logged times.
+func (c *refCheck) skewOf(a, b *hit) time.Duration {
+	if a.clock == b.clock || c.cfg.ClockSkew <= 0 {
+		return 0
+	}
+	return c.cfg.ClockSkew
+}
+
+// widen returns hs widened by c.half either way, when it is set.
+func (c *refCheck) widen(hs []*hit) []*hit {
+	if c.half == 0 {
+		return hs
+	}
+	out := make([]*hit, len(hs))
+	for i, h := range hs {
+		out[i] = h.widened(c.half)
+	}
+	return out
 }
 
 // setHits sorts the site's hits, drops repeats and finds how far back the
@@ -140,11 +168,16 @@ func (c *refCheck) run() {
 	}
 	c.checkOverlapAndPause()
 	c.checkBackoff()
+	// The checks with long windows, on requests widened by half the
+	// clock skew when several clocks logged the site.
+	hits, pages, rbs := c.hits, c.pages, c.robots
+	c.hits, c.pages, c.robots = c.widen(hits), c.widen(pages), c.widen(rbs)
 	c.checkBudget()
 	if robotsOn {
 		c.checkRobotsFetched()
 		c.checkRobotsAvailable()
 	}
+	c.hits, c.pages, c.robots = hits, pages, rbs
 	c.checkDeniedThenOK()
 }
 
@@ -229,8 +262,9 @@ func (c *refCheck) checkOverlapAndPause() {
 // overlap follows one site's requests, in order, for the concurrency and
 // pause checks: the batch check and the live tracker step through it alike.
 type refOverlap struct {
-	active []*hit // earlier requests that may still have been running
-	latest *hit   // the earlier request with the latest provable end
+	active   []*hit // earlier requests that may still have been running
+	latest   *hit   // the earlier request with the latest provable end
+	latestOf map[int32]*hit
 }
 
 // step checks b against the requests before it, then counts it among them.
@@ -247,17 +281,26 @@ func (o *refOverlap) step(c *refCheck, b *hit) {
 	var over *hit
 	for _, a := range o.active {
 		// b started before a ended, and a started before b ended.
-		if !b.sHi.After(a.eLo) && !a.sHi.After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
+		sk := c.skewOf(a, b)
+		if !b.sHi.Add(sk).After(a.eLo) && !a.sHi.Add(sk).After(b.eLo) && (over == nil || a.eLo.After(over.eLo)) {
 			over = a
+		}
+	}
+	// The earlier request that ended last as b's clock sees it.
+	last, sk := o.latest, time.Duration(0)
+	if last != nil {
+		sk = c.skewOf(last, b)
+		if same := o.latestOf[b.clock]; sk > 0 && same != nil && !same.eLo.Before(last.eLo.Add(-sk)) {
+			last, sk = same, 0
 		}
 	}
 	switch {
 	case over != nil:
 		c.add(KindConcurrency, b, fmt.Sprintf("2 requests at once: this one started %s before the one on %s ended",
 			fmtDur(over.eNom.Sub(b.sNom)), refTo(over, b)))
-	case c.cfg.MinPause > 0 && o.latest != nil &&
-		b.sHi.Sub(o.latest.eLo) <= c.cfg.MinPause && o.latest.sHi.Sub(b.eLo) <= c.cfg.MinPause:
-		c.add(KindPause, b, pauseDetail(c.cfg.MinPause, o.latest, b))
+	case c.cfg.MinPause > 0 && last != nil &&
+		b.sHi.Sub(last.eLo)+sk <= c.cfg.MinPause && last.sHi.Sub(b.eLo)+sk <= c.cfg.MinPause:
+		c.add(KindPause, b, pauseDetail(c.cfg.MinPause, last, b))
 	}
 	o.active = append(o.active, b)
 	if len(o.active) > maxActive {
@@ -271,6 +314,12 @@ func (o *refOverlap) step(c *refCheck, b *hit) {
 	}
 	if o.latest == nil || b.eLo.After(o.latest.eLo) {
 		o.latest = b
+	}
+	if o.latestOf == nil {
+		o.latestOf = map[int32]*hit{}
+	}
+	if l := o.latestOf[b.clock]; l == nil || b.eLo.After(l.eLo) {
+		o.latestOf[b.clock] = b
 	}
 }
 
@@ -320,8 +369,12 @@ func (c *refCheck) checkBudget() {
 			}
 			k++
 		}
-		c.add(KindBudget, p[j], fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)",
-			k-i, fmtDur(window), limit, limit+1, fmtTime(p[i].sNom), refTo(p[i], p[j])))
+		counts := map[string]int{}
+		for _, x := range p[i:k] {
+			counts[x.File]++
+		}
+		c.add(KindBudget, p[j], fmt.Sprintf("%d pages within %s, more than the budget of %d: this is page %d of the window that began at %s (%s)%s",
+			k-i, fmtDur(window), limit, limit+1, fmtTime(p[i].sNom), refTo(p[i], p[j]), byLog(counts)))
 		i, j = k, k-1
 		minQ, maxQ = minQ[:0], maxQ[:0]
 	}
@@ -342,14 +395,15 @@ func (c *refCheck) checkBackoff() {
 		}
 		for j := i + 1; j < len(c.hits) && j <= i+scanLimit; j++ {
 			y := c.hits[j]
-			if y.sLo.Before(x.eHi) {
+			sk := c.skewOf(x, y)
+			if y.sLo.Before(x.eHi.Add(sk)) {
 				continue // may have been sent before the answer came
 			}
 			early := false
 			if w.hasAt {
-				early = !y.sHi.After(w.at)
+				early = !y.sHi.Add(sk).After(w.at)
 			} else {
-				early = y.sHi.Sub(x.eLo) <= w.delta
+				early = y.sHi.Sub(x.eLo)+sk <= w.delta
 			}
 			if early && !reported[y] {
 				reported[y] = true
@@ -390,7 +444,7 @@ func (c *refCheck) checkDeniedThenOK() {
 			var denied *hit
 			n := 0
 			for _, d := range l {
-				if !d.eHi.After(h.sLo) {
+				if !d.eHi.Add(c.skewOf(d, h)).After(h.sLo) {
 					if denied == nil || d.eLo.After(denied.eLo) {
 						denied = d
 					}

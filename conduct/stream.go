@@ -217,6 +217,10 @@ type siteCheck struct {
 	timed, durs bool
 	files       []siteFile
 	lead        time.Duration
+	// wide: several clocks logged the site, so the checks with long
+	// windows take each request widened by half either way.
+	wide bool
+	half time.Duration
 	// The logs of the site surely reach back to coverHi (the log's first
 	// line, or its first crawler hit, at the latest end of its unit), and
 	// began at coverNom as logged; coverSet is false when nothing tells.
@@ -260,8 +264,21 @@ func newSiteCheck(e *Checker, site string) *siteCheck {
 	c.robotsOn = c.robotsPromise()
 	if sv := e.sites[site]; sv != nil {
 		c.timed, c.durs, c.files = !sv.untimed, !sv.nodur, sv.files
+		if sv.clocks && e.cfg.ClockSkew > 0 {
+			c.wide, c.half = true, e.halfSkew()
+			c.lead += c.half
+		}
 	}
 	return c
+}
+
+// skewOf is what two requests must prove beyond their logged times: the
+// clock skew when two clocks logged them, else nothing.
+func (c *siteCheck) skewOf(a, b *hit) time.Duration {
+	if a.clock == b.clock || c.cfg.ClockSkew <= 0 {
+		return 0
+	}
+	return c.cfg.ClockSkew
 }
 
 // take checks one more hit; it reports true when the hit came too far out
@@ -297,12 +314,16 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	}
 	c.overlap.step(c, h)
 	c.backoff.step(c, h)
+	w := h
+	if c.wide {
+		w = h.widened(c.half)
+	}
 	if h.page {
-		c.budget.step(c, h, c.e.fileOf(h.File))
+		c.budget.step(c, w, c.e.fileOf(h.File))
 	}
 	if c.robotsOn {
-		c.crawl.step(c, h)
-		c.stepAvail(h)
+		c.crawl.step(c, w)
+		c.stepAvail(w)
 	}
 	if h.page {
 		c.stepAuth(h)

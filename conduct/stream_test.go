@@ -217,6 +217,17 @@ func randomConfig(rng *rand.Rand, logs [][]Hit) Config {
 	case 1:
 		cfg.RobotsNotPromised = true
 	}
+	if rng.IntN(3) == 0 {
+		// The logs of several servers, whose clocks may differ.
+		clocks := map[string]string{}
+		for _, l := range logs {
+			if len(l) > 0 {
+				clocks[l[0].File] = fmt.Sprint("server", rng.IntN(2))
+			}
+		}
+		cfg.Clock = func(file string) string { return clocks[file] }
+		cfg.ClockSkew = []time.Duration{0, time.Millisecond, time.Second, 3 * time.Second, 90 * time.Second}[rng.IntN(5)]
+	}
 	switch rng.IntN(3) {
 	case 0:
 		cfg.Covered = func(site string, from, to time.Time) bool { return site != "b.example" || from.Second()%2 == 0 }

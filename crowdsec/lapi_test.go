@@ -321,3 +321,47 @@ func TestQueueOutage(t *testing.T) {
 		}
 	}
 }
+
+func TestLiftEndsOursOnly(t *testing.T) {
+	t.Parallel()
+	l := crowdsectest.Start(t)
+	ctx := context.Background()
+	// Someone else's ban of the address, beside ours.
+	l.Cscli(t, "decisions", "add", "--ip", "203.0.113.7", "--duration", "2h", "--reason", "manual ban")
+	q := &Queue{Pusher: &Pusher{Client: newClient(t, l), TTL: 24 * time.Hour, Version: "test"}}
+	bans := []Ban{ban("203.0.113.7/32"), ban("2001:db8:1:2::7/128"), ban("2001:db8:1:2::/64"), ban("198.51.100.9/32")}
+	if _, err := q.Pusher.Push(ctx, bans); err != nil {
+		t.Fatal(err)
+	}
+	// A ban still waiting is dropped too.
+	if err := q.Add(ban("192.0.2.55/32")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Lift(ctx, []netip.Prefix{netip.MustParsePrefix("203.0.113.7/32"), netip.MustParsePrefix("2001:db8:1:2::7/128"),
+		netip.MustParsePrefix("2001:db8:1:2::/64"), netip.MustParsePrefix("192.0.2.55/32")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{"2001:db8:1:2::/64", "2001:db8:1:2::7", "203.0.113.7"}; !slices.Equal(got, want) {
+		t.Errorf("lifted %v, want %v", got, want)
+	}
+	if q.Waiting() != 0 {
+		t.Errorf("%d bans still wait", q.Waiting())
+	}
+	byValue := values(l.Decisions(t))
+	if d := byValue["203.0.113.7"]; len(d) != 1 || d[0].Scenario == Scenario("lohisoftbot") {
+		t.Errorf("203.0.113.7: %+v, want the manual ban alone", d)
+	}
+	if len(byValue["2001:db8:1:2::7"])+len(byValue["2001:db8:1:2::/64"]) != 0 {
+		t.Errorf("IPv6 decisions left: %+v", byValue)
+	}
+	if len(byValue["198.51.100.9"]) != 1 {
+		t.Errorf("a decision not lifted was ended: %+v", byValue)
+	}
+	// Pushed again, a lifted value is asked about afresh and added.
+	res, err := q.Pusher.Push(ctx, []Ban{ban("203.0.113.7/32")})
+	if err != nil || res.Added != 1 {
+		t.Errorf("push after lift: %+v, %v", res, err)
+	}
+}

@@ -326,3 +326,38 @@ func mergeBans(bans []Ban) []Ban {
 	}
 	return out
 }
+
+// Lift ends the decisions of ours in force on the values of prefixes (an
+// operator unblocked them) and forgets them, so that a later push asks the
+// Local API again. It returns the values whose decisions it ended, and
+// stops at the first failure.
+func (p *Pusher) Lift(ctx context.Context, prefixes []netip.Prefix) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, pfx := range prefixes {
+		if !pfx.IsValid() {
+			continue
+		}
+		b := Ban{Prefix: pfx}
+		act, err := p.Client.ActiveDecisions(ctx, Filter{Scope: b.Scope(), Value: b.Value()})
+		if err != nil {
+			return out, err
+		}
+		ended := false
+		for _, a := range act {
+			if !ours(a) || a.Scope != b.Scope() || a.Value != b.Value() {
+				continue
+			}
+			if _, err := p.Client.DeleteDecision(ctx, a.ID); err != nil {
+				return out, err
+			}
+			ended = true
+		}
+		delete(p.known, pfx)
+		if ended {
+			out = append(out, b.Value())
+		}
+	}
+	return out, nil
+}

@@ -230,3 +230,24 @@ func (q *Queue) stop() {
 		q.say(fmt.Sprintf("crowdsec: %d decisions not pushed: stopped before the Local API took them", n))
 	}
 }
+
+// Lift drops the waiting bans of prefixes and ends the decisions of ours
+// in force on them (Pusher.Lift); it returns the values whose decisions
+// it ended.
+func (q *Queue) Lift(ctx context.Context, prefixes []netip.Prefix) ([]string, error) {
+	q.init()
+	q.mu.Lock()
+	for _, p := range prefixes {
+		delete(q.items, p)
+	}
+	rest := q.order[:0]
+	for _, p := range q.order {
+		if _, ok := q.items[p]; ok {
+			rest = append(rest, p)
+		}
+	}
+	clear(q.order[len(rest):])
+	q.order = rest
+	q.mu.Unlock()
+	return q.Pusher.Lift(ctx, prefixes)
+}

@@ -72,6 +72,14 @@ type CloudflareOptions struct {
 	// when they do not fit in CloudflareMaxExpression does the expression
 	// refer to DefaultCloudflareListName; the Plan's Notes say so.
 	ListName string
+	// Matches makes the token rule use the matches operator (a regular
+	// expression; Cloudflare's Business and Enterprise plans), so that a
+	// User-Agent token matches as a product token, as the audit reads
+	// claims. Without it the rule uses contains, which every plan has and
+	// which also matches a token inside a longer word ("NotGPTBotX"): it
+	// may block such a request from an address that is not the crawler's,
+	// never one from the crawler's own.
+	Matches bool
 }
 
 // DefaultCloudflareListName is the list an expression refers to when its
@@ -132,8 +140,8 @@ const DefaultCloudflareListPrefix = "lohibot"
 // it wrote: one rule per crawler, in the crawlers' order. IPv6 entries of
 // the block set are widened to their /64 (the whole /64 is checked against
 // the safety rules). In BlockSpoofed mode a crawler's rule blocks requests
-// whose User-Agent contains one of its tokens (case-insensitively) from
-// any address but the crawler's, and every request from the addresses
+// whose User-Agent contains one of its tokens (case-insensitively; with
+// o.Matches, as a product token) from any address but the crawler's, and every request from the addresses
 // seen spoofing it; in BlockBot mode it blocks the crawler's addresses; in
 // AllowBot mode it is a skip rule for them.
 //
@@ -168,7 +176,7 @@ func Cloudflare(w io.Writer, in Input, o CloudflareOptions) (*Plan, error) {
 	empty := 0
 	for i := range p.Crawlers {
 		c := &p.Crawlers[i]
-		r, err := cfCrawlerExpression(p, c, o.ListName, listed)
+		r, err := cfCrawlerExpression(p, c, o.ListName, listed, o.Matches)
 		if err != nil && !(errors.Is(err, ErrNoCrawlerAddresses) && p.Mode != BlockSpoofed) {
 			return nil, err
 		}
@@ -338,8 +346,9 @@ type cfNamedList struct {
 // name (see cfCrawlerLists). With listed set, the mode's address set is
 // always its list; otherwise it goes inline unless that makes the
 // expression too long, when it moves to its list, and then the exempt set
-// to its own list too, when there is one.
-func cfCrawlerExpression(p *Plan, c *CrawlerPlan, name string, listed bool) (cfCrawlerRule, error) {
+// to its own list too, when there is one. With matches set, its tokens
+// are matched with a regular expression, else with contains.
+func cfCrawlerExpression(p *Plan, c *CrawlerPlan, name string, listed, matches bool) (cfCrawlerRule, error) {
 	r := cfCrawlerRule{crawler: c}
 	setList, exemptList, err := cfCrawlerLists(p, c, name)
 	if err != nil {
@@ -352,13 +361,17 @@ func cfCrawlerExpression(p *Plan, c *CrawlerPlan, name string, listed bool) (cfC
 		if p.Mode != BlockSpoofed {
 			return "ip.src in " + setRef
 		}
-		claims := make([]string, len(c.Tokens))
-		for i, t := range c.Tokens {
-			claims[i] = "lower(http.user_agent) contains " + cfQuote(t)
-		}
-		token := strings.Join(claims, " or ")
-		if len(claims) > 1 {
-			token = "(" + token + ")"
+		token := "lower(http.user_agent) matches " + cfRaw(tokenRegexp(c.Tokens))
+		if !matches {
+			toks := substringTokens(c.Tokens)
+			claims := make([]string, len(toks))
+			for i, t := range toks {
+				claims[i] = "lower(http.user_agent) contains " + cfQuote(t)
+			}
+			token = strings.Join(claims, " or ")
+			if len(claims) > 1 {
+				token = "(" + token + ")"
+			}
 		}
 		token += " and not ip.src in " + exemptRef
 		if setRef == "" {
@@ -432,6 +445,13 @@ func cfQuote(s string) string {
 	writeBackslashEscaped(&b, s)
 	b.WriteByte('"')
 	return b.String()
+}
+
+// cfRaw writes s as a raw string of the Rules language, r"…", in which no
+// byte is special: the way Cloudflare advises to write a regular
+// expression. s must hold no double quote (tokenRegexp's do not).
+func cfRaw(s string) string {
+	return `r"` + s + `"`
 }
 
 // writeBackslashEscaped writes s with '"' and '\\' escaped by a backslash

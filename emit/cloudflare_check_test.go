@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +17,11 @@ import (
 // Cloudflare's Go SDK (github.com/cloudflare/cloudflare-go, rulesets.go
 // and list.go: the json tags below are the SDK's) and against the Rules
 // language as Cloudflare documents it: fields, the lower() function, the
-// contains and in operators, inline lists {…} and $list references, not,
-// and, or and parentheses. A small parser and evaluator of that subset
+// contains, matches and in operators, quoted and raw (r"…") strings,
+// inline lists {…} and $list references, not, and, or and parentheses.
+// A regular expression is run with Go's engine, whose syntax the
+// expressions keep to (Cloudflare runs Rust's regex engine on bytes, as
+// wirefilter builds it: Unicode off, a class matches any byte). A small parser and evaluator of that subset
 // lets the tests run the expressions on sample requests.
 
 // sdkEntrypoint mirrors cloudflare-go's UpdateEntrypointRulesetParams, the
@@ -184,9 +188,10 @@ func cfListPrefix(s string) (netip.Prefix, error) {
 type cfNode struct {
 	op          string // "and", "or", "not", "contains", "in"
 	left, right *cfNode
-	field       string // the field, for comparisons
-	lower       bool   // field wrapped in lower()
-	str         string // contains: the string
+	field       string         // the field, for comparisons
+	lower       bool           // field wrapped in lower()
+	str         string         // contains: the string
+	re          *regexp.Regexp // matches: the regular expression
 	set         []netip.Prefix
 	list        string // in: the $list name, when not inline
 }
@@ -226,6 +231,18 @@ func cfTokens(s string) ([]string, error) {
 		case strings.IndexByte("(){}", c) >= 0:
 			toks = append(toks, string(c))
 			i++
+		case c == 'r' && i+1 < len(s) && s[i+1] == '"':
+			// A raw string: no escapes, up to the next double quote.
+			j := strings.IndexByte(s[i+2:], '"')
+			if j < 0 {
+				return nil, errors.New("unterminated raw string")
+			}
+			raw := s[i : i+2+j+1]
+			if strings.IndexFunc(raw, func(r rune) bool { return r < 0x20 || r > unicode.MaxASCII }) >= 0 {
+				return nil, fmt.Errorf("control or non-ASCII byte in raw string at %d", i)
+			}
+			toks = append(toks, raw)
+			i += len(raw)
 		case c == '"':
 			j := i + 1
 			for ; j < len(s) && s[j] != '"'; j++ {
@@ -346,6 +363,16 @@ func (p *cfParser) comparison() (*cfNode, error) {
 			return nil, fmt.Errorf("contains wants a string, got %q", s)
 		}
 		n.str = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(s[1 : len(s)-1])
+	case n.op == "matches" && typ == "string":
+		s := p.next()
+		if len(s) < 3 || !strings.HasPrefix(s, `r"`) {
+			return nil, fmt.Errorf("matches wants a raw string, got %q", s)
+		}
+		re, err := regexp.Compile(s[2 : len(s)-1])
+		if err != nil {
+			return nil, fmt.Errorf("matches: %w", err)
+		}
+		n.re = re
 	case n.op == "in" && typ == "ip":
 		if t := p.peek(); strings.HasPrefix(t, "$") {
 			p.next()
@@ -398,10 +425,13 @@ func (n *cfNode) eval(r cfRequest, lists map[string][]netip.Prefix) bool {
 		return n.left.eval(r, lists) || n.right.eval(r, lists)
 	case "not":
 		return !n.left.eval(r, lists)
-	case "contains":
+	case "contains", "matches":
 		v := r.ua
 		if n.lower {
-			v = strings.ToLower(v)
+			v = lowerASCII(v)
+		}
+		if n.re != nil {
+			return n.re.MatchString(v)
 		}
 		return strings.Contains(v, n.str)
 	case "in":
@@ -479,6 +509,10 @@ func TestCloudflareCheckerRejects(t *testing.T) {
 		`ip.src in $Bad-Name`,
 		`http.user_agent contains "a\n"`,
 		`http.user_agnet contains "a"`,
+		`http.user_agent matches "a"`,
+		`http.user_agent matches r"a(b"`,
+		`http.user_agent matches r"ab`,
+		`ip.src matches r"a"`,
 	}
 	for _, e := range exprs {
 		if _, err := parseCFExpr(e); err == nil {
@@ -630,5 +664,61 @@ func TestCloudflareLimits(t *testing.T) {
 				t.Errorf("wrote %d bytes despite the error", buf.Len())
 			}
 		})
+	}
+}
+
+// TestCloudflareTokenMatching runs the token rules of several crawlers on
+// User-Agents from an address that is no crawler's nor a spoofer's. With
+// Matches, a request is blocked exactly when the audit reads a claim in
+// its User-Agent; with contains (every plan), whenever a token is a
+// substring: never less than the audit claims, and more on near misses.
+func TestCloudflareTokenMatching(t *testing.T) {
+	in := crawlersInput(BlockSpoofed)
+	var judges []claimJudges
+	for _, c := range in.Crawlers {
+		judges = append(judges, newClaimJudges(t, c.Tokens))
+	}
+	claimed := func(ua string) bool {
+		return slices.ContainsFunc(judges, func(j claimJudges) bool { return j.reader(ua) })
+	}
+	blocked := func(t *testing.T, o CloudflareOptions) func(string) bool {
+		var buf bytes.Buffer
+		if _, err := Cloudflare(&buf, in, o); err != nil {
+			t.Fatal(err)
+		}
+		rules, err := checkCFRuleset(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []*cfNode
+		for _, r := range rules {
+			if strings.Contains(r.Expression, " matches ") != o.Matches {
+				t.Fatalf("Matches %v, expression %s", o.Matches, r.Expression)
+			}
+			n, _ := parseCFExpr(r.Expression)
+			nodes = append(nodes, n)
+		}
+		return func(ua string) bool {
+			req := cfRequest{netip.MustParseAddr("198.51.100.1"), ua}
+			return slices.ContainsFunc(nodes, func(n *cfNode) bool { return n.eval(req, nil) })
+		}
+	}
+	uas := append(slices.Clone(agreementUAs), "Googlebot/2.1", "NotGooglebot", "Googlebot-Image/1.0", "ExampleBot-Image/1.0", "ExampleBot-Imagery/1.0")
+	exact, contains := blocked(t, CloudflareOptions{Matches: true}), blocked(t, CloudflareOptions{})
+	over := 0
+	for _, ua := range uas {
+		want := claimed(ua)
+		if got := exact(ua); got != want {
+			t.Errorf("matches: User-Agent %q blocked %v, the audit claims %v", ua, got, want)
+		}
+		switch got := contains(ua); {
+		case want && !got:
+			t.Errorf("contains: User-Agent %q not blocked, though the audit reads a claim", ua)
+		case got && !want:
+			over++
+		}
+	}
+	if over < 5 {
+		t.Errorf("contains over-matched %d User-Agents, want the near misses (NotLohiSoftBotX, …)", over)
 	}
 }

@@ -127,9 +127,9 @@ func plainToken(t string) bool {
 	return true
 }
 
-// lowerTokens is tokens in lower case, in order, without duplicates and
-// without those that hold another (a User-Agent that contains
-// "examplebot-image" contains "examplebot").
+// lowerTokens is tokens in lower case, in order, without duplicates.
+// "examplebot-image" stays beside "examplebot": as product tokens, the
+// first is not the second (parse.TokenSet).
 func lowerTokens(tokens []string) []string {
 	var lower []string
 	for _, t := range tokens {
@@ -137,9 +137,16 @@ func lowerTokens(tokens []string) []string {
 			lower = append(lower, l)
 		}
 	}
+	return lower
+}
+
+// substringTokens is tokens without those that hold another: what a
+// substring match (Cloudflare's contains) needs to look for, since a
+// User-Agent that contains "examplebot-image" contains "examplebot".
+func substringTokens(tokens []string) []string {
 	var out []string
-	for _, t := range lower {
-		if !slices.ContainsFunc(lower, func(u string) bool { return u != t && strings.Contains(t, u) }) {
+	for _, t := range tokens {
+		if !slices.ContainsFunc(tokens, func(u string) bool { return u != t && strings.Contains(t, u) }) {
 			out = append(out, t)
 		}
 	}

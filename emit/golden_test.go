@@ -101,6 +101,9 @@ var targets = []target{
 	{"cloudflare-expression", func(w io.Writer, in Input) (*Plan, error) {
 		return Cloudflare(w, in, CloudflareOptions{Output: CloudflareExpression})
 	}},
+	{"cloudflare-expression-matches", func(w io.Writer, in Input) (*Plan, error) {
+		return Cloudflare(w, in, CloudflareOptions{Output: CloudflareExpression, Matches: true})
+	}},
 	{"modsecurity", func(w io.Writer, in Input) (*Plan, error) { return ModSecurity(w, in, ModSecOptions{}) }},
 }
 
@@ -116,7 +119,7 @@ func goldenName(mode Mode, tg string) string {
 	switch {
 	case strings.HasPrefix(tg, "modsecurity"):
 		ext = ".conf"
-	case tg == "cloudflare-expression":
+	case strings.HasPrefix(tg, "cloudflare-expression"):
 		ext = ".txt"
 	case strings.HasPrefix(tg, "cloudflare"):
 		ext = ".json"
@@ -186,7 +189,7 @@ func TestDeterministic(t *testing.T) {
 					t.Fatal(err)
 				}
 				hasMarker := strings.Contains(a.String(), "generated 2026-12-01T03:00:00Z")
-				if tg.name == "cloudflare-list" || tg.name == "cloudflare-expression" {
+				if tg.name == "cloudflare-list" || strings.HasPrefix(tg.name, "cloudflare-expression") {
 					if hasMarker || !bytes.Equal(a.Bytes(), c.Bytes()) {
 						t.Errorf("%s output should carry no time at all", tg.name)
 					}

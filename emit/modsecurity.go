@@ -44,7 +44,9 @@ type ModSecOptions struct {
 // a comment naming it and tag each rule with it.
 //
 // In BlockSpoofed mode a chained rule per crawler denies requests whose
-// User-Agent contains one of its tokens (t:lowercase) unless REMOTE_ADDR
+// User-Agent holds one of its tokens as a product token, as the audit
+// reads claims (t:lowercase and @rx with the token boundaries of
+// parse.TokenSet: "NotLohiSoftBotX" is no claim), unless REMOTE_ADDR
 // matches the crawler's addresses, and further rules deny the spoofing
 // addresses outright. In BlockBot mode rules deny the crawlers' addresses.
 // In AllowBot mode rules let the crawlers' addresses past every later rule
@@ -145,10 +147,7 @@ func ModSecurity(w io.Writer, in Input, o ModSecOptions) (*Plan, error) {
 		who := p.label(c)
 		switch p.Mode {
 		case BlockSpoofed:
-			op := msOperator("@contains", c.Tokens[0])
-			if len(c.Tokens) > 1 {
-				op = msOperator("@pm", strings.Join(c.Tokens, " "))
-			}
+			op := msRegexOperator(tokenRegexp(c.Tokens))
 			msg := msQuote(fmt.Sprintf("lohibot-audit: User-Agent claims %s from an address that is not the crawler", who))
 			exempt := chunkPrefixes(c.Exempt, ModSecChunk)
 			fmt.Fprintf(bw, "SecRule REQUEST_HEADERS:User-Agent %s \"id:%d,phase:1,deny,status:403,log,t:none,t:lowercase,msg:%s,%s,chain\"\n",
@@ -198,7 +197,9 @@ func msIPList(ps []netip.Prefix) string {
 
 // msOperator writes an operator and its argument as the double-quoted
 // second field of a SecRule: double quotes and backslashes escaped, control
-// bytes left out.
+// bytes left out. The arguments it gets (address lists) hold neither: a
+// doubled backslash would not read the same in ModSecurity 2 and 3 (see
+// msRegexOperator).
 func msOperator(op, arg string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -207,6 +208,16 @@ func msOperator(op, arg string) string {
 	writeBackslashEscaped(&b, arg)
 	b.WriteByte('"')
 	return b.String()
+}
+
+// msRegexOperator writes an @rx operator with the regular expression re as
+// the double-quoted second field of a SecRule. re holds no double quote and
+// no doubled backslash (tokenRegexp), so it goes in as it is: a backslash
+// escaping a metacharacter reaches the regex engine of ModSecurity 2 and
+// libmodsecurity 3 unchanged, where escaping it again would not (Apache
+// reads a doubled backslash as one, libmodsecurity 3 as two).
+func msRegexOperator(re string) string {
+	return `"@rx ` + re + `"`
 }
 
 // msQuote writes s as a single-quoted action argument (msg:'...', tag:'...')

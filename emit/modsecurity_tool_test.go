@@ -3,10 +3,12 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,6 +234,11 @@ var e2eModes = []struct {
 		{"127.0.0.30", "Mozilla/5.0 (compatible; lohisoftbot/1.0; +https://lohisoft.com/bot)", 403},
 		{"127.0.0.10", "LohiSoftBot/1.0 (+message@lohisoft.com)", 200},
 		{"127.0.0.20", "Mozilla/5.0 (X11; Linux x86_64)", 403},
+		// No claims as the audit reads them: the token inside other
+		// product tokens.
+		{"127.0.0.30", "NotLohiSoftBotX/1.0", 200},
+		{"127.0.0.30", "LohiSoftBot-Image/1.0", 200},
+		{"127.0.0.30", "Mozilla/5.0 (+LOHISOFTBOT)", 200},
 	}},
 	// The crawler's address sits in the second @ipMatch of the chain.
 	{"block-spoofed-chained", BlockSpoofed, false, ModSecChunk + 10, []e2eCase{
@@ -327,6 +334,71 @@ func TestModSecurityNginxEndToEnd(t *testing.T) {
 					log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 					t.Errorf("from %s with %q: status %d, want %d\n%s", c.src, c.ua, got, c.want, log)
 				}
+			}
+		})
+	}
+}
+
+// TestModSecurityTokensAgreeWithReader runs the token rules of crawlers
+// with real and odd tokens in Apache (ModSecurity 2) and nginx
+// (libmodsecurity 3): a request from an address that is no crawler's is
+// denied exactly when the audit would read its User-Agent as a claim.
+func TestModSecurityTokensAgreeWithReader(t *testing.T) {
+	in := Input{Mode: BlockSpoofed, Sources: []string{"agree"}, Named: true}
+	var judges []claimJudges
+	for i, toks := range oddTokens {
+		in.Crawlers = append(in.Crawlers, CrawlerInput{Name: fmt.Sprintf("c%d", i), Tokens: toks,
+			Listed: []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{79, 139, 58, byte(i + 1)}), 32)}})
+		judges = append(judges, newClaimJudges(t, toks))
+	}
+	uas := slices.Clone(agreementUAs)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		a, b := agreementUAs[rng.IntN(len(agreementUAs))], agreementUAs[rng.IntN(len(agreementUAs))]
+		uas = append(uas, a[:rng.IntN(len(a)+1)]+b[rng.IntN(len(b)+1):])
+	}
+	claimed := func(ua string) bool {
+		return slices.ContainsFunc(judges, func(j claimJudges) bool { return j.reader(ua) })
+	}
+	servers := []struct {
+		name, tool string
+		start      func(t *testing.T, tool, dir string, port int, rules string)
+	}{
+		{"apache", "apache2", func(t *testing.T, tool, dir string, port int, rules string) {
+			conf := apacheSite(t, dir, port, rules, "")
+			startServer(t, port, filepath.Join(dir, "error.log"), tool, "-f", conf, "-DFOREGROUND")
+		}},
+		{"nginx", "nginx", func(t *testing.T, tool, dir string, port int, rules string) {
+			conf := nginxSite(t, dir, port, rules, "")
+			startServer(t, port, filepath.Join(dir, "error.log"), append([]string{tool}, nginxArgs(t, tool, dir, conf)...)...)
+		}},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			tool := testutil.NeedTool(t, ".ci/install-rule-checkers", srv.tool)
+			dir := worldReadableDir(t)
+			rules, data := writeRules(t, dir, in, ModSecOptions{})
+			port := freePort(t)
+			srv.start(t, tool, dir, port, rules)
+			denied := 0
+			for _, ua := range uas {
+				want := 200
+				if claimed(ua) {
+					want = 403
+				}
+				got := statusFrom(t, port, "127.0.0.30", ua)
+				if got != want {
+					t.Errorf("User-Agent %q: status %d, want %d", ua, got, want)
+				}
+				if got == 403 {
+					denied++
+				}
+			}
+			if denied < 20 || denied > len(uas)-20 {
+				t.Errorf("%d of %d requests denied: the cases do not exercise both sides", denied, len(uas))
+			}
+			if t.Failed() {
+				t.Logf("rules:\n%s", data)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -37,6 +38,7 @@ type Adder struct {
 
 type request struct {
 	addr netip.Addr
+	ttl  time.Duration // zero: the configured one
 	res  chan error
 }
 
@@ -323,10 +325,24 @@ func (a *Adder) addRules(ch *nftables.Chain, have map[string]bool) {
 // Add refuses what CheckAddr refuses. When ctx ends first, Add returns
 // ctx.Err(); the address may still be added.
 func (a *Adder) Add(ctx context.Context, addr netip.Addr) error {
+	return a.AddFor(ctx, addr, 0)
+}
+
+// AddFor is Add with the element living ttl instead of the configured
+// timeout (zero: the configured one): a block made again after a restart
+// lasts what it had left. ttl is cut to whole milliseconds, the kernel's
+// unit, and is at least one.
+func (a *Adder) AddFor(ctx context.Context, addr netip.Addr, ttl time.Duration) error {
 	if err := CheckAddr(addr); err != nil {
 		return err
 	}
-	r := &request{addr: addr, res: make(chan error, 1)}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if ttl > 0 {
+		ttl = max(ttl.Truncate(time.Millisecond), time.Millisecond)
+	}
+	r := &request{addr: addr, ttl: ttl, res: make(chan error, 1)}
 	select {
 	case a.reqs <- r:
 	case <-a.quit:
@@ -380,17 +396,27 @@ func (a *Adder) run() {
 // failed transaction is retried address by address, so that each request
 // gets its own answer.
 func (a *Adder) commit(batch []*request) {
-	addrs := make([]netip.Addr, 0, len(batch))
+	addrs := make([]element, 0, len(batch))
 	for _, r := range batch {
-		addrs = append(addrs, r.addr)
+		ttl := r.ttl
+		if ttl == 0 {
+			ttl = a.cfg.TTL
+		}
+		addrs = append(addrs, element{r.addr, ttl})
 	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	addrs = slices.Compact(addrs)
+	// One element per address, with the longest timeout asked.
+	slices.SortFunc(addrs, func(x, y element) int {
+		if c := x.addr.Compare(y.addr); c != 0 {
+			return c
+		}
+		return int(y.ttl - x.ttl)
+	})
+	addrs = slices.CompactFunc(addrs, func(x, y element) bool { return x.addr == y.addr })
 	err := a.add(addrs)
 	if err != nil && len(addrs) > 1 {
 		errs := make(map[netip.Addr]error, len(addrs))
 		for _, ad := range addrs {
-			errs[ad] = a.add([]netip.Addr{ad})
+			errs[ad.addr] = a.add([]element{ad})
 		}
 		for _, r := range batch {
 			r.res <- errs[r.addr]
@@ -402,9 +428,15 @@ func (a *Adder) commit(batch []*request) {
 	}
 }
 
+// element is an address to add and the timeout it gets.
+type element struct {
+	addr netip.Addr
+	ttl  time.Duration
+}
+
 // add adds addrs in one transaction, creating the table and sets again
 // when they have gone.
-func (a *Adder) add(addrs []netip.Addr) error {
+func (a *Adder) add(addrs []element) error {
 	err := a.send(addrs)
 	if errors.Is(err, syscall.ENOENT) {
 		if e := a.ensure(); e != nil {
@@ -413,7 +445,7 @@ func (a *Adder) add(addrs []netip.Addr) error {
 		err = a.send(addrs)
 	}
 	if err != nil {
-		what := addrs[0].String()
+		what := addrs[0].addr.String()
 		if len(addrs) > 1 {
 			what = strconv.Itoa(len(addrs)) + " addresses"
 		}
@@ -422,11 +454,11 @@ func (a *Adder) add(addrs []netip.Addr) error {
 	return nil
 }
 
-func (a *Adder) send(addrs []netip.Addr) error {
+func (a *Adder) send(addrs []element) error {
 	var v4, v6 []nftables.SetElement
 	for _, ad := range addrs {
-		el := nftables.SetElement{Key: ad.AsSlice(), Timeout: a.cfg.TTL}
-		if ad.Is4() {
+		el := nftables.SetElement{Key: ad.addr.AsSlice(), Timeout: ad.ttl}
+		if ad.addr.Is4() {
 			v4 = append(v4, el)
 		} else {
 			v6 = append(v6, el)

@@ -5,6 +5,7 @@ package nftset
 import (
 	"context"
 	"net/netip"
+	"time"
 )
 
 // An Adder adds addresses to the sets; on this system there are none.
@@ -31,3 +32,24 @@ func (a *Adder) Close() error { return nil }
 
 // Unreferenced returns nil.
 func (a *Adder) Unreferenced() []string { return nil }
+
+// AddFor returns ErrUnsupported, or what CheckAddr refuses.
+func (a *Adder) AddFor(ctx context.Context, addr netip.Addr, ttl time.Duration) error {
+	return a.Add(ctx, addr)
+}
+
+// Sets reads and takes addresses out of a table's sets; on this system
+// there are none.
+type Sets struct {
+	Options
+}
+
+// Members returns ErrUnsupported.
+func (s Sets) Members(context.Context) (map[netip.Addr]time.Duration, error) {
+	return nil, ErrUnsupported
+}
+
+// Remove returns ErrUnsupported.
+func (s Sets) Remove(context.Context, []netip.Addr) (map[netip.Addr]Removed, error) {
+	return nil, ErrUnsupported
+}

@@ -66,6 +66,15 @@ const (
 	LiveV6 = "spoofed_live_v6"
 )
 
+// Removed is what Sets.Remove did to one address.
+type Removed struct {
+	// Sets names the sets the address was taken out of.
+	Sets []string
+	// Covered is a wider range of emit's interval set that holds the
+	// address ("192.0.2.0/24", "192.0.2.5-192.0.2.9"); it is left there.
+	Covered string
+}
+
 // DefaultMaxBatch is how many addresses one transaction carries at most.
 const DefaultMaxBatch = 2048
 

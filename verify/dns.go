@@ -176,6 +176,19 @@ type dnsResolver struct {
 	// keep are the FCrDNS suffixes (FQDNs) of the crawlers verified: PTR
 	// answers are cut down to the names fcrdnsKeepNames keeps for them.
 	keep []string
+	// onQuery, when set, is told of every query sent (Verifier.OnQuery).
+	onQuery func(DNSQuery)
+}
+
+// DNSQuery is one query sent to a resolver, as Verifier.OnQuery is told
+// of it: when it was sent, how long it took, and its error when no answer
+// came (a timeout, a network error, answers that did not match); an
+// answer of any response code is no error.
+type DNSQuery struct {
+	Server   string
+	At       time.Time
+	Duration time.Duration
+	Err      error
 }
 
 func newDNSResolver(servers []string, timeout time.Duration, retries int, warn func(string)) *dnsResolver {
@@ -300,7 +313,11 @@ func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.M
 		return nil, s.downErr()
 	}
 	seq := s.sent()
+	start := time.Now()
 	resp, err := r.send(ctx, s, q)
+	if r.onQuery != nil && ctx.Err() == nil {
+		r.onQuery(DNSQuery{Server: s.addr, At: start, Duration: time.Since(start), Err: err})
+	}
 	switch {
 	case err == nil:
 		s.answered()

@@ -108,6 +108,9 @@ type Verifier struct {
 	// List is the IP list in force; nil means the profile's built-in list
 	// ([BuiltinList]).
 	List *IPList
+	// OnQuery, when set, is told of every DNS query sent, from the
+	// goroutines that send them (watch's resolver health and metrics).
+	OnQuery func(DNSQuery)
 	// Proxies are the CDN edges and trusted proxies: an address among
 	// them is unverified with reason proxy, and never looked up. nil
 	// means the built-in CDN edges only (see proxy.Set).
@@ -179,6 +182,7 @@ func (v *Verifier) init() {
 		}
 		v.res = newDNSResolver(v.Servers, v.Timeout, v.Retries, v.warn)
 		v.res.keep = slices.Clone(v.suffixes)
+		v.res.onQuery = v.OnQuery
 		if v.after != nil {
 			v.res.after = v.after
 		}
@@ -202,7 +206,7 @@ func (v *Verifier) For(p *crawler.Profile, list *IPList) *Verifier {
 	w := &Verifier{
 		Servers: root.Servers, Timeout: root.Timeout, Retries: root.Retries,
 		Concurrency: root.Concurrency, RetryTimeout: root.RetryTimeout,
-		Cache: root.Cache, Offline: root.Offline, Proxies: root.Proxies, Now: root.Now,
+		Cache: root.Cache, Offline: root.Offline, Proxies: root.Proxies, Now: root.Now, OnQuery: root.OnQuery,
 		Profile: p, List: list, share: root,
 	}
 	root.init()

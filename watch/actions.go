@@ -235,10 +235,12 @@ func endCommand(cmd *exec.Cmd, exited <-chan error) {
 	<-exited
 }
 
-// ExecStats counts commands run, failed and dropped.
-type ExecStats struct{ OK, Failed, Dropped int64 }
+// ExecStats counts commands run, failed and dropped, and those waiting
+// to run.
+type ExecStats struct{ OK, Failed, Dropped, Waiting int64 }
 
 // Stats returns the counts so far.
 func (x *Exec) Stats() ExecStats {
-	return ExecStats{OK: x.ok.Load(), Failed: x.failed.Load(), Dropped: x.dropped.Load()}
+	x.init()
+	return ExecStats{OK: x.ok.Load(), Failed: x.failed.Load(), Dropped: x.dropped.Load(), Waiting: int64(len(x.q))}
 }

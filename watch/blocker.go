@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // Bounds of the blocking queues.
@@ -137,12 +138,21 @@ func (w *Watcher) actLoop(ctx context.Context) {
 	}
 }
 
+// addItem is an address for the block set, and the crawler it spoofed.
+type addItem struct {
+	addr    netip.Addr
+	crawler string
+	// ttl, when set, is how long the element lives (a block made again
+	// at start with the time it had left); zero is the Adder's own.
+	ttl time.Duration
+}
+
 // block queues a for the add loop, which gets the round's addresses
 // together once actLoop has acted on the round; only actLoop calls it
 // (through act).
-func (w *Watcher) block(ctx context.Context, a netip.Addr) {
+func (w *Watcher) block(ctx context.Context, a netip.Addr, crawler string) {
 	w.adding.Add(1)
-	w.toAdd = append(w.toAdd, a)
+	w.toAdd = append(w.toAdd, addItem{addr: a, crawler: crawler})
 }
 
 // handAdds hands the round's addresses to the add loop, waiting while it
@@ -151,20 +161,29 @@ func (w *Watcher) handAdds(ctx context.Context) {
 	if len(w.toAdd) == 0 {
 		return
 	}
-	select {
-	case w.adds <- w.toAdd:
-	case <-ctx.Done():
-		w.adding.Add(-int64(len(w.toAdd)))
-	}
+	w.handRound(ctx, w.toAdd)
 	w.toAdd = nil
+}
+
+// handRound hands a round of addresses (counted in w.adding already) to
+// the add loop.
+func (w *Watcher) handRound(ctx context.Context, round []addItem) {
+	select {
+	case w.adds <- round:
+	case <-ctx.Done():
+		w.adding.Add(-int64(len(round)))
+	}
 }
 
 // addLoop adds the addresses actLoop hands it to the Adder until ctx
 // ends: each round takes what has come (up to maxAddRound addresses, or
-// one round of actLoop's) and adds it at once.
+// one round of actLoop's) and adds it at once. An address an operator
+// unblocked meanwhile is left out: Unblock waits for the round in flight
+// (roundMu) before it takes addresses out.
 func (w *Watcher) addLoop(ctx context.Context) {
-	var round []netip.Addr
+	var round []addItem
 	var errs []error
+	var held []bool
 	for {
 		select {
 		case r := <-w.adds:
@@ -182,28 +201,52 @@ func (w *Watcher) addLoop(ctx context.Context) {
 			}
 		}
 		errs = slices.Grow(errs[:0], len(round))[:len(round)]
+		held = slices.Grow(held[:0], len(round))[:len(round)]
+		w.roundMu.Lock()
 		var wg sync.WaitGroup
-		for i, a := range round {
+		for i, it := range round {
+			if held[i] = w.held(it.addr); held[i] {
+				continue
+			}
 			wg.Go(func() {
 				actx, cancel := context.WithTimeout(ctx, DefaultAddTimeout)
-				errs[i] = w.o.Adder.Add(actx, a)
-				cancel()
+				defer cancel()
+				if it.ttl > 0 {
+					if af, ok := w.o.Adder.(adderFor); ok {
+						errs[i] = af.AddFor(actx, it.addr, it.ttl)
+						return
+					}
+				}
+				errs[i] = w.o.Adder.Add(actx, it.addr)
 			})
 		}
 		wg.Wait()
-		for i, a := range round {
+		now := w.o.Now()
+		for i, it := range round {
 			switch err := errs[i]; {
+			case held[i]:
 			case err == nil:
 				w.blocked.Add(1)
+				ttl := it.ttl
+				if ttl <= 0 {
+					ttl = w.blockTTL()
+				}
+				w.noteBlock(it.addr, it.crawler, watchstate.TargetNFTables, netip.Prefix{}, now, now.Add(ttl))
 				if w.o.OnBlocked != nil {
-					w.o.OnBlocked(a)
+					w.o.OnBlocked(it.addr)
 				}
 			case ctx.Err() == nil:
 				w.blockFailed.Add(1)
-				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", a, err))
+				w.o.Say(fmt.Sprintf("nftables: cannot add %s: %v", it.addr, err))
 			}
 		}
 		clear(errs)
+		w.roundMu.Unlock()
 		w.adding.Add(-int64(len(round)))
 	}
+}
+
+// adderFor is an Adder that adds for a given time (*nftset.Adder).
+type adderFor interface {
+	AddFor(ctx context.Context, a netip.Addr, ttl time.Duration) error
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // Decisions pushes ban decisions to a CrowdSec Local API as spoofers come,
@@ -71,9 +72,12 @@ func (w *Watcher) pushCrowdSec(crawler string, v Verdict) {
 	bans, _ := w.o.Guard.Bans(v.Result)
 	ev := crowdsec.Evidence{Addr: v.Addr, Crawler: crawler, Reason: v.Reason, PTR: v.PTR, Forward: v.Forward,
 		Hits: v.Hits, FirstSeen: v.FirstSeen, LastSeen: v.LastSeen, UserAgent: v.UserAgent}
+	now := w.o.Now()
 	for _, p := range bans {
 		if err := w.o.CrowdSec.Add(crowdsec.Ban{Prefix: p, Crawler: crawler, Evidence: []crowdsec.Evidence{ev}}); err != nil {
 			w.sayOnce(fmt.Sprintf("crowdsec: %v (more are dropped until the Local API takes what waits)", err))
+			continue
 		}
+		w.noteBlock(v.Addr, crawler, watchstate.TargetCrowdSec, p, now, now.Add(w.blockTTL()))
 	}
 }

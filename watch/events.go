@@ -11,13 +11,23 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // The event names of the JSON lines.
 const (
 	EventVerdict   = "verdict"
 	EventViolation = "violation"
+	EventUnblock   = "unblock"
 )
+
+// UnblockEvent is the JSON line of an unblock: the address, until when it
+// is held out of blocking, and what was undone where.
+type UnblockEvent struct {
+	Event string    `json:"event"`
+	Time  time.Time `json:"time"`
+	watchstate.Unblocked
+}
 
 // VerdictEvent is the JSON line of a verdict: the address fields of SPEC
 // §5, with the event name, the crawler and when the verdict was reached.
@@ -98,6 +108,42 @@ func (e *Events) Violation(crawler string, v conduct.Violation) {
 		return
 	}
 	e.json(ViolationEvent{Event: EventViolation, Crawler: crawler, Violation: v})
+}
+
+// Unblock writes the event of an address an operator unblocked at `at`.
+func (e *Events) Unblock(u watchstate.Unblocked, at time.Time) {
+	if e.Terminal {
+		e.line(parse.EscapeControl(UnblockLine(u, at)))
+		return
+	}
+	u.Until = u.Until.UTC()
+	if !u.Exec.IsZero() {
+		u.Exec = u.Exec.UTC()
+	}
+	e.json(UnblockEvent{Event: EventUnblock, Time: at.UTC(), Unblocked: u})
+}
+
+// UnblockLine says what unblocking an address did, in one line for
+// people, beginning with the time it was done.
+func UnblockLine(u watchstate.Unblocked, at time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s unblocked  %s until %s", terminalTime(at), u.Addr, terminalTime(u.Until))
+	if len(u.NFTables) > 0 {
+		fmt.Fprintf(&b, "; out of nftables %s", strings.Join(u.NFTables, ", "))
+	}
+	if len(u.CrowdSec) > 0 {
+		fmt.Fprintf(&b, "; crowdsec decisions on %s ended", strings.Join(u.CrowdSec, ", "))
+	}
+	if !u.Exec.IsZero() {
+		fmt.Fprintf(&b, "; --exec ran for it at %s: undo that with its own tool", terminalTime(u.Exec))
+	}
+	if len(u.NFTables)+len(u.CrowdSec) == 0 && u.Exec.IsZero() && len(u.Errors) == 0 {
+		b.WriteString("; it was blocked nowhere")
+	}
+	for _, e := range u.Errors {
+		fmt.Fprintf(&b, "; %s", e)
+	}
+	return b.String()
 }
 
 // terminalTime is the time column of a terminal line: the log's time in

@@ -23,6 +23,20 @@ type Guard struct {
 	proxies *proxy.Set
 	// Genuine returns the addresses judged genuine now; nil means none.
 	genuine func() []netip.Addr
+	// held reports whether an operator unblocked an address (SetHeld).
+	held func(netip.Addr) bool
+}
+
+// WhyUnblocked is why Blockable refuses an address an operator unblocked.
+const WhyUnblocked = "unblocked by an operator"
+
+// SetHeld gives the guard the addresses an operator unblocked: held
+// reports whether one is held out of blocking now. An operator's word
+// beats a verdict: such an address is never blocked.
+func (g *Guard) SetHeld(held func(netip.Addr) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held = held
 }
 
 // NewGuard returns a guard with the crawler's IP list, the prefixes never
@@ -75,9 +89,16 @@ func (g *Guard) BlockableAll(rs []verify.Result) ([]netip.Addr, []string) {
 	out := make([]netip.Addr, len(rs))
 	whys := make([]string, len(rs))
 	spoofed := make([]netip.Addr, 0, len(rs))
+	g.mu.Lock()
+	held := g.held
+	g.mu.Unlock()
 	for i, r := range rs {
 		if r.Verdict != verify.Spoofed || !r.Addr.IsValid() {
 			whys[i] = "verdict"
+			continue
+		}
+		if held != nil && held(r.Addr.Unmap().WithZone("")) {
+			whys[i] = WhyUnblocked
 			continue
 		}
 		spoofed = append(spoofed, r.Addr)

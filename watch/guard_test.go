@@ -149,7 +149,7 @@ func TestVerifierFactoryKeepsProxies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := verifierFactory(&verify.Verifier{Proxies: trust, Offline: true})()
+	v := verifierFactory(&verify.Verifier{Proxies: trust, Offline: true}, nil)()
 	r, ok := v.Settled(netip.MustParseAddr("203.0.113.9"))
 	if !ok || r.Verdict != verify.Unverified || r.Reason != verify.ReasonProxy || r.Proxy != "203.0.113.0/24" {
 		t.Errorf("a trusted proxy: %v %+v", ok, r)

@@ -484,3 +484,43 @@ func (j *Judge) Genuine() []netip.Addr {
 	}
 	return j.sorted
 }
+
+// Restore sets the verdict r of r.Addr as reached at `at` (a state file's,
+// after a restart): it stands until the TTL from at, and the address is
+// not judged again before, however often it is seen; unseen, it is
+// forgotten then. An address the judge knows already keeps what it has.
+// It returns whether r was set.
+func (j *Judge) Restore(r verify.Result, at time.Time) bool {
+	a := r.Addr.Unmap().WithZone("")
+	if !a.IsValid() {
+		return false
+	}
+	r.Addr = a
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, ok := j.m[a]; ok {
+		return false
+	}
+	j.m[a] = &entry{res: r, judged: true, at: at, lastActivity: at}
+	j.setGenuine(a, r.Verdict == verify.Genuine)
+	return true
+}
+
+// Verdicts calls f with each verdict that stands and when it was reached
+// (it stands until the TTL after), but for unverified ones that DNS may
+// turn when asked again. The judge is locked meanwhile: f must not call
+// it.
+func (j *Judge) Verdicts(f func(r verify.Result, at time.Time)) {
+	now := j.o.Now()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, e := range j.m {
+		if !e.judged || retryable(e.res) || now.Sub(e.at) >= j.o.TTL {
+			continue
+		}
+		f(e.res, e.at)
+	}
+}
+
+// TTL is how long a verdict stands.
+func (j *Judge) TTL() time.Duration { return j.o.TTL }

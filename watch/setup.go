@@ -55,6 +55,7 @@ type setup struct {
 	robots   func(site string) *robots.Robots
 	names    []string
 	checkers []*VerifierChecker
+	dns      *DNSHealth
 }
 
 // NewFor returns a Watcher of every crawler of c.Identity: one judge per
@@ -84,9 +85,22 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 	}
 	var w *Watcher
 	id := c.Identity
+	dns := c.DNS
+	if dns == nil {
+		var servers []string
+		for _, v := range id.Verifiers {
+			for _, sv := range v.Servers {
+				if !slices.Contains(servers, sv) {
+					servers = append(servers, sv)
+				}
+			}
+		}
+		dns = NewDNSHealth(servers)
+	}
+	s.dns = dns
 	subjects := make([]Subject, len(id.Profiles))
 	for i, p := range id.Profiles {
-		ch := &VerifierChecker{Now: now, MaxAge: ttl / 2, New: verifierFactory(id.Verifiers[i])}
+		ch := &VerifierChecker{Now: now, MaxAge: ttl / 2, New: verifierFactory(id.Verifiers[i], dns.Observe)}
 		s.checkers = append(s.checkers, ch)
 		s.names = append(s.names, p.Name)
 		name := p.Name
@@ -119,7 +133,7 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 	if o.Trust == nil {
 		o.Trust = id.Proxies
 	}
-	o.Subjects, o.Guard = subjects, guard
+	o.Subjects, o.Guard, o.DNS = subjects, guard, dns
 	w = New(o)
 	w.setup = s
 	return w
@@ -147,7 +161,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	w.o.Guard.SetLists(id.Lists, never)
 	w.o.Guard.SetProxies(id.Proxies)
 	for i, ch := range s.checkers {
-		ch.SetNew(verifierFactory(id.Verifiers[i]))
+		ch.SetNew(verifierFactory(id.Verifiers[i], s.dns.Observe))
 		w.crawlers[i].Judge.Stale()
 	}
 	return nil
@@ -155,11 +169,11 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 
 // verifierFactory makes fresh verifiers set up as base (servers, timeouts,
 // the DNS cache, the IP list, the profile), each verifying one address at
-// a time.
-func verifierFactory(base *verify.Verifier) func() *verify.Verifier {
+// a time and telling onQuery of each query.
+func verifierFactory(base *verify.Verifier, onQuery func(verify.DNSQuery)) func() *verify.Verifier {
 	return func() *verify.Verifier {
 		return &verify.Verifier{Servers: base.Servers, Timeout: base.Timeout, Retries: base.Retries,
 			RetryTimeout: base.RetryTimeout, Concurrency: 1, Cache: base.Cache, Offline: base.Offline, List: base.List, Profile: base.Profile,
-			Proxies: base.Proxies}
+			Proxies: base.Proxies, OnQuery: onQuery}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
 // Defaults of Options.
@@ -98,6 +99,26 @@ type Options struct {
 	// OnBlocked, when set, is told of each address added to the block set
 	// (tests and benchmarks).
 	OnBlocked func(netip.Addr)
+
+	// BlockTTL is how long a block lasts (--ttl), for the state; zero
+	// means emit.DefaultTTL.
+	BlockTTL time.Duration
+	// Sets, when set, reads and takes addresses out of the block sets:
+	// for unblock, and to put back at start what the sets lost.
+	Sets Sets
+	// StateDir, when set, is where the state is kept (package
+	// watchstate): written every StateEvery when it changed (zero:
+	// DefaultStateEvery), after an unblock, and when Run ends. Restore
+	// takes a state before Run.
+	StateDir   string
+	StateEvery time.Duration
+	// Targets say where blocks go, for the state (unblock when no watch
+	// runs).
+	Targets watchstate.Targets
+	// DNS, when set, follows the resolvers' health (NewFor makes one).
+	DNS *DNSHealth
+	// Version names the program in the status.
+	Version string
 }
 
 // Watcher follows logs and acts on what it reads.
@@ -130,8 +151,8 @@ type Watcher struct {
 	// waiting for the block set; acting and adding count both, the ones
 	// in hand included.
 	acts           *actQueue
-	adds           chan []netip.Addr
-	toAdd          []netip.Addr // actLoop's round
+	adds           chan []addItem
+	toAdd          []addItem // actLoop's round
 	acting, adding atomic.Int64
 	dnsDown        atomic.Bool // an outage was said
 	started        time.Time
@@ -139,6 +160,45 @@ type Watcher struct {
 	said           map[string]bool
 	lastLogTime    atomic.Int64
 	started1       startedCh
+
+	// files are the followed files' counts and positions, by name.
+	files map[string]*fileStat
+	dns   *DNSHealth
+	// book is what is blocked and held; roundMu is held by an add round.
+	book    book
+	roundMu sync.Mutex
+	// restoredNFT are the addresses a state says are in the block set,
+	// refusedNFT those its blocks the guard refuses now (Restore).
+	restoredNFT, refusedNFT []netip.Addr
+	restored                bool
+	stateFailing            atomic.Bool
+	saveNow                 chan struct{}
+}
+
+// fileStat is what is known of a followed file. Its fields are atomic.
+type fileStat struct {
+	lines, malformed atomic.Int64
+	// offset is the byte after the last line read, line its number.
+	offset, line atomic.Int64
+	// last is when the last line was read (Unix nanoseconds).
+	last atomic.Int64
+	// kind is the last follow event's kind (0: none yet).
+	kind atomic.Int32
+}
+
+// state names what following a file last said.
+func (f *fileStat) state() string {
+	switch follow.EventKind(f.kind.Load()) {
+	case 0:
+		return "starting"
+	case follow.Missing:
+		return "missing"
+	case follow.Unreadable:
+		return "unreadable"
+	case follow.Ended:
+		return "ended"
+	}
+	return "following"
 }
 
 // watched is a crawler with the hits that wait for their verdict before
@@ -150,6 +210,9 @@ type watched struct {
 	// unchecked; cdrop counts them.
 	overflowing bool
 	cdrop       int64
+	// claims counts the claimed requests read; genuine, spoofed and
+	// unverified the judgements by verdict; violations those found.
+	claims, genuine, spoofed, unverified, violations atomic.Int64
 	// leftOut is how many violations its tracker did not return, past
 	// --max-violations per site and kind (a tracker that says).
 	leftOut atomic.Int64
@@ -184,7 +247,16 @@ func New(o Options) *Watcher {
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
 		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{}),
-		acts: newActQueue(), adds: make(chan []netip.Addr, 64)}
+		acts: newActQueue(), adds: make(chan []addItem, 64), files: map[string]*fileStat{}, dns: o.DNS,
+		saveNow: make(chan struct{}, 1)}
+	w.book.blocks = map[netip.Addr]*blockRec{}
+	w.book.holds = map[netip.Addr]watchstate.Hold{}
+	for _, f := range o.Files {
+		w.files[f] = &fileStat{}
+	}
+	if o.Guard != nil {
+		o.Guard.SetHeld(w.held)
+	}
 	w.bspace = sync.NewCond(&w.bmu)
 	groups := make([][]string, len(o.Subjects))
 	for i, c := range o.Subjects {
@@ -212,7 +284,23 @@ func (w *Watcher) sayOnce(msg string) {
 // them) and lets the conduct checks see the hits that waited for the
 // verdict.
 func (w *Watcher) OnVerdictOf(ctx context.Context, crawler string) func(Verdict) {
+	var c *watched
+	for _, x := range w.crawlers {
+		if x.Name == crawler {
+			c = x
+		}
+	}
 	return func(v Verdict) {
+		if c != nil {
+			switch v.Verdict {
+			case verify.Genuine:
+				c.genuine.Add(1)
+			case verify.Spoofed:
+				c.spoofed.Add(1)
+			default:
+				c.unverified.Add(1)
+			}
+		}
 		w.o.Events.Verdict(crawler, v, w.o.Now())
 		switch {
 		case v.Verdict == verify.Unverified && v.DNSFailure != "":
@@ -245,11 +333,14 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict, a netip.Ad
 	if w.o.Adder != nil {
 		// Adding again starts the element's timeout anew: a spoofer judged
 		// again after the verdict TTL stays blocked.
-		w.block(ctx, a)
+		w.block(ctx, a, crawler)
 	}
 	if w.o.Exec != nil && v.New() {
 		if err := w.o.Exec.Queue(a, crawler, v.Reason); err != nil {
 			w.sayOnce(fmt.Sprintf("exec: %v (more are dropped while the commands are this slow)", err))
+		} else {
+			now := w.o.Now()
+			w.noteBlock(a, crawler, watchstate.TargetExec, netip.Prefix{}, now, now.Add(w.blockTTL()))
 		}
 	}
 	if w.o.CrowdSec != nil {
@@ -269,6 +360,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if userEvent != nil {
 			userEvent(e)
 		}
+		if fs := w.files[e.File]; fs != nil && e.Kind != follow.Polling {
+			fs.kind.Store(int32(e.Kind))
+		}
 		switch e.Kind {
 		case follow.Missing, follow.Unreadable, follow.Polling:
 			w.o.Say(e.String())
@@ -287,12 +381,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 	for _, c := range w.crawlers {
 		wg.Go(func() { c.Judge.Run(ctx) })
 	}
+	if w.o.StateDir != "" {
+		wg.Go(func() { w.stateLoop(ctx) })
+	}
 	if w.o.Exec != nil {
 		wg.Go(func() { w.o.Exec.Run(ctx) })
 	}
 	wg.Go(func() { w.actLoop(ctx) })
 	if w.o.Adder != nil {
 		wg.Go(func() { w.addLoop(ctx) })
+	}
+	if w.restored {
+		wg.Go(func() { w.reblock(ctx) })
 	}
 	if w.o.CrowdSec != nil {
 		wg.Go(func() { w.o.CrowdSec.Run(ctx) })
@@ -310,6 +410,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			select {
 			case <-t.C:
 				w.Housekeep()
+				w.pruneBook()
 			case <-ctx.Done():
 				return
 			}
@@ -329,6 +430,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	cancel()
 	wg.Wait()
+	if w.o.StateDir != "" {
+		// Everything has stopped: the last word.
+		w.saveState(context.WithoutCancel(ctx))
+	}
 	return nil
 }
 
@@ -396,15 +501,28 @@ func (w *Watcher) judgeStats() JudgeStats {
 // readLoop takes lines from the follower and keeps the claimed ones for
 // the parser; it never waits for DNS.
 func (w *Watcher) readLoop(f *follow.Follower) {
+	var fs *fileStat
+	file := ""
 	for f.Next() {
 		l := f.Line()
 		w.lines.Add(1)
+		if l.File != file || fs == nil {
+			file, fs = l.File, w.files[l.File]
+			if fs == nil {
+				fs = &fileStat{}
+			}
+		}
+		fs.lines.Add(1)
+		fs.line.Store(l.Num)
+		fs.offset.Store(l.Offset + l.Size + 1)
+		fs.last.Store(w.o.Now().UnixNano())
 		if !w.claims.Contains(l.Text) {
 			continue
 		}
 		w.claimed.Add(1)
 		if l.Overlong {
 			w.malformed.Add(1)
+			fs.malformed.Add(1)
 			continue
 		}
 		w.bmu.Lock()
@@ -489,6 +607,9 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		f, err = parse.Detect(b.data)
 		if err != nil {
 			w.malformed.Add(int64(len(b.nums)))
+			if fs := w.files[name]; fs != nil {
+				fs.malformed.Add(int64(len(b.nums)))
+			}
 			if !w.undet[name] {
 				w.undet[name] = true
 				w.o.Say(fmt.Sprintf("%s: cannot detect the log format of its lines (%v): they are skipped; give --log-format", name, err))
@@ -509,6 +630,9 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		w.record(&rec)
 	}
 	w.malformed.Add(r.Stats().Malformed)
+	if fs := w.files[name]; fs != nil {
+		fs.malformed.Add(r.Stats().Malformed)
+	}
 	if ctx.Err() != nil {
 		r.Close()
 	}
@@ -520,6 +644,11 @@ func (w *Watcher) record(rec *parse.Record) {
 	if rec.Resolution > 0 {
 		if t := rec.Time.UnixNano(); t > w.lastLogTime.Load() {
 			w.lastLogTime.Store(t)
+		}
+	}
+	for m := rec.Claims; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros64(m); i < len(w.crawlers) {
+			w.crawlers[i].claims.Add(1)
 		}
 	}
 	if !rec.Client.IsValid() || rec.Proxy {
@@ -587,6 +716,7 @@ func (w *Watcher) drain(c *watched) {
 		}
 		for _, v := range c.Tracker.Add(conduct.HitOf(q.rec)) {
 			w.violations.Add(1)
+			c.violations.Add(1)
 			w.o.Events.Violation(c.Name, v)
 		}
 	}

@@ -178,3 +178,93 @@ func writeSpecial(ctx context.Context, path string, data []byte) error {
 	}
 	return err
 }
+
+// Pending is a file being written to replace path whole, for content
+// too large to hold in memory: written as it is made into a temporary
+// file in path's directory, it takes path's place only on Commit. Abort
+// (or a run that ends before Commit, see RemoveTemp) leaves path as it
+// was.
+type Pending struct {
+	tmp    *os.File
+	target string
+	dir    string
+	mode   fs.FileMode
+	done   bool
+}
+
+// Create begins replacing path (symbolic links followed) by a file of
+// mode (the old file's permission bits when there is one). A directory
+// at path is an error, as is any path that is not a regular file or
+// absent: a pending file is renamed into place.
+func Create(path string, mode fs.FileMode) (*Pending, error) {
+	if path == "" {
+		return nil, errors.New("no file name")
+	}
+	target := resolve(path)
+	if fi, err := os.Stat(target); err == nil {
+		switch {
+		case fi.IsDir():
+			return nil, &fs.PathError{Op: "write", Path: path, Err: syscall.EISDIR}
+		case !fi.Mode().IsRegular():
+			return nil, &fs.PathError{Op: "write", Path: path, Err: errors.New("not a regular file")}
+		}
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	dir, base := split(target)
+	tmp, err := os.CreateTemp(dir, tempPrefix(base)+"*")
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{tmp: tmp, target: target, dir: dir, mode: mode}, nil
+}
+
+// Write writes to the temporary file.
+func (p *Pending) Write(b []byte) (int, error) { return p.tmp.Write(b) }
+
+// Commit makes the file written take path's place: it syncs it, gives it
+// its mode and renames it over path, then syncs the directory. On error,
+// or when ctx is cancelled first, the temporary file is removed and path
+// is as it was.
+func (p *Pending) Commit(ctx context.Context) (err error) {
+	if p.done {
+		return errors.New("already committed or aborted")
+	}
+	p.done = true
+	defer func() {
+		if err != nil {
+			p.tmp.Close()
+			os.Remove(p.tmp.Name())
+		}
+	}()
+	for _, step := range []func() error{
+		func() error { return p.tmp.Chmod(p.mode) },
+		p.tmp.Sync,
+		p.tmp.Close,
+		func() error { return os.Rename(p.tmp.Name(), p.target) },
+	} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	if d, derr := os.Open(p.dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort removes the temporary file: path is as it was. It does nothing
+// after Commit.
+func (p *Pending) Abort() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.tmp.Close()
+	os.Remove(p.tmp.Name())
+}

@@ -1,0 +1,877 @@
+package audit
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/snapfile"
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/proxy"
+	"github.com/lohisoft/lohibot-audit/verify"
+)
+
+// SnapshotFile is one snapshot for [MergeSnapshots] to read.
+type SnapshotFile struct {
+	// Name is how messages and the report name it: its path.
+	Name string
+	// Open opens it. It is read three times, from the start each time
+	// (Seek): a snapshot is checked whole before anything of it is used.
+	Open func() (io.ReadSeekCloser, error)
+}
+
+// MergeOptions is what [MergeSnapshots] merges, and what the merged audit
+// holds the crawlers to.
+type MergeOptions struct {
+	Snapshots []SnapshotFile
+	// Profiles, when set (--crawler), are the crawlers audited: they must
+	// be the crawler set the snapshots were made with (see Fingerprint).
+	// nil takes the snapshots' own profiles.
+	Profiles []*crawler.Profile
+	// Named makes the report name its crawlers, as --crawler does; a
+	// report of snapshots made with --crawler names them anyway.
+	Named bool
+	// Overrides and MaxViolations are the conduct flags given.
+	Overrides     conduct.Overrides
+	MaxViolations int
+	// ClockSkew is how far apart the clocks of two servers may be
+	// (--clock-skew, conduct.Config.ClockSkew): the logs of snapshots of
+	// one server name share a clock, those of two are compared with it.
+	// Zero: the report is exactly the one of a single run over all logs.
+	ClockSkew time.Duration
+	// Robots, Timelines, OnPhase and Now are as in [Options].
+	Robots    RobotsSet
+	Timelines *timeline.Set
+	OnPhase   func(Phase)
+	Now       func() time.Time
+	// Proxies, when set, gives the proxies in force from the snapshots'
+	// --trusted-proxy values (all of them, in order) and --trust-xff (any
+	// of them): the report names the proxies of the hits they forwarded
+	// by them. nil: the built-in CDN edges, trusting none.
+	Proxies func(trusted []string, trustXFF bool) (*proxy.Set, error)
+}
+
+// Why a snapshot is refused.
+var (
+	// ErrSnapshotVersion: it is of another format version.
+	ErrSnapshotVersion = errors.New("another snapshot format version")
+	// ErrCrawlerSet: it was made with another crawler set than the
+	// others, or than --crawler.
+	ErrCrawlerSet = errors.New("another crawler set")
+	// ErrNotSnapshot: it is not a snapshot at all.
+	ErrNotSnapshot = snapfile.ErrNotSnapshot
+)
+
+// SnapshotError is the error of a snapshot that cannot be merged with the
+// others: of another format version or crawler set, or not a snapshot
+// (the run is a usage error: nothing is merged). A damaged snapshot is not
+// one: it is left out, said, and the merge ends with an [*InputError].
+type SnapshotError struct {
+	Name string
+	Err  error
+	// Why says it in words, with what to do.
+	Why string
+}
+
+func (e *SnapshotError) Error() string { return e.Name + ": " + e.Why }
+func (e *SnapshotError) Unwrap() error { return e.Err }
+
+// snapshotRead is what the first pass learns of a snapshot.
+type snapshotRead struct {
+	file    SnapshotFile
+	f       io.ReadSeekCloser
+	header  snapHeader
+	digest  [32]byte
+	inputs  []snapInput // by input
+	names   []string    // each input's name in the merged report
+	dupOf   []string    // each input's copy read before, when it is one
+	readWs  []string
+	made    time.Time
+	dnsWs   []string
+	skip    bool   // a copy of one read before, or damaged
+	damaged string // why it cannot be read, when it cannot
+}
+
+// MergeSnapshots makes the report that one `logs` run over the logs of
+// every snapshot would have made (SPEC §14), in the order given: their
+// inputs in order, each claimed hit as the run read it, the verdicts each
+// run made (where two differ, the one made last), and the conduct checks
+// over all of them at once, so that what only the union of the servers'
+// logs shows (a budget spent across servers, two servers' requests at
+// once) is found. Each snapshot is checked whole (format version,
+// digest) before it is used. A snapshot given twice, or a copy of one, is
+// said and read once; so is an input that two snapshots hold alike. File
+// names that several snapshots share are told apart by their server's
+// name (or their snapshot's), and said.
+//
+// It returns a [*SnapshotError] (and no report) for a snapshot that cannot
+// be merged with the others; a damaged or unreadable one is left out,
+// said, and the report comes with an [*InputError], as an input that
+// could not be read whole does.
+func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
+	reads := make([]*snapshotRead, len(mo.Snapshots))
+	defer func() {
+		for _, r := range reads {
+			if r != nil && r.f != nil {
+				r.f.Close()
+			}
+		}
+	}()
+	var notes []string
+	seen := map[[32]byte]string{}
+	for i, sf := range mo.Snapshots {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r := &snapshotRead{file: sf}
+		reads[i] = r
+		if err := r.scan(); err != nil {
+			var se *SnapshotError
+			if errors.As(err, &se) {
+				return nil, se
+			}
+			r.damaged, r.skip = err.Error(), true
+			continue
+		}
+		if first, ok := seen[r.digest]; ok {
+			r.skip = true
+			notes = append(notes, fmt.Sprintf("%s is the same snapshot as %s: read once", sf.Name, first))
+			continue
+		}
+		seen[r.digest] = sf.Name
+	}
+	var kept []*snapshotRead
+	for _, r := range reads {
+		if !r.skip {
+			kept = append(kept, r)
+		}
+	}
+	profiles, named, err := mergeCrawlers(&mo, kept)
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, markDuplicateInputs(kept)...)
+	notes = append(notes, nameInputs(kept)...)
+
+	table := newVerdictTable(len(profiles), len(kept))
+	for k, r := range kept {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := r.readVerdicts(k, table); err != nil {
+			return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
+		}
+	}
+
+	lists, listNotes := mergeLists(profiles, kept)
+	o := Options{
+		Named:      named,
+		Classifier: table,
+		Robots:     mo.Robots,
+		Timelines:  mo.Timelines,
+		OnPhase:    mo.OnPhase,
+		Now:        mo.Now,
+	}
+	if mo.Proxies != nil && len(kept) > 0 {
+		var trusted []string
+		xff := false
+		for _, r := range kept {
+			trusted = appendNew(trusted, r.header.TrustedProxies...)
+			xff = xff || r.header.TrustXFF
+		}
+		set, err := mo.Proxies(trusted, xff)
+		if err != nil {
+			return nil, &SnapshotError{Name: kept[0].file.Name, Err: err,
+				Why: fmt.Sprintf("its --trusted-proxy values (%s) are not known here: %v", strings.Join(trusted, ", "), err)}
+		}
+		o.Trust, o.TrustXFF = set, xff
+	}
+	// Each file's clock is its server's.
+	servers := map[string]string{}
+	for _, r := range kept {
+		for _, name := range r.names {
+			servers[name] = r.header.Server
+		}
+	}
+	clock := func(file string) string { return servers[file] }
+	for i, p := range profiles {
+		s := Subject{Profile: p, List: lists[i], Audit: &Audit{Settled: table.settledFunc(i)}}
+		if p != nil {
+			s.Conduct = conduct.ConfigOf(p, mo.Overrides)
+			s.Conduct.MaxViolations = mo.MaxViolations
+			s.Conduct.Clock, s.Conduct.ClockSkew = clock, mo.ClockSkew
+		}
+		o.Subjects = append(o.Subjects, s)
+	}
+	if len(profiles) == 1 && profiles[0] == nil {
+		o.Subjects = nil // a run that audited no crawler
+	}
+	set := startRun(&o)
+	au := set.audits[0]
+	first := len(au.inputs)
+	o.phase(PhaseRead)
+	var failed []string
+	for _, r := range reads {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		switch {
+		case r.damaged != "":
+			msg := fmt.Sprintf("cannot read snapshot %s: %s; none of it was merged", r.file.Name, r.damaged)
+			set.Warn(msg)
+			set.AddInput(InputReport{File: r.file.Name, Error: msg}, nil)
+			failed = append(failed, r.file.Name)
+		case !r.skip:
+			in, err := r.replay(ctx, set)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
+			}
+			failed = append(failed, in...)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var readWs []string
+	for _, r := range kept {
+		readWs = appendNew(readWs, r.readWs...)
+	}
+	readWs = appendNew(readWs, notes...)
+	readWs = appendNew(readWs, listNotes...)
+	o.ReadWarnings = func([]InputReport) []string { return readWs }
+	for _, r := range kept {
+		table.warnings = appendNew(table.warnings, r.dnsWs...)
+	}
+	table.warnings = append(table.warnings, table.disagreements(profiles)...)
+	return finishRun(ctx, &o, set, au.inputs[first:], failed)
+}
+
+// appendNew appends each of ws not in out already.
+func appendNew(out []string, ws ...string) []string {
+	for _, w := range ws {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// reader opens the snapshot afresh for a pass.
+func (r *snapshotRead) reader() (*snapfile.Reader, error) {
+	if r.f == nil {
+		f, err := r.file.Open()
+		if err != nil {
+			return nil, err
+		}
+		r.f = f
+	} else if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return snapfile.NewReader(r.f)
+}
+
+// scan is the first pass: it checks the snapshot whole and reads its
+// header and its inputs' counts.
+func (r *snapshotRead) scan() error {
+	sr, err := r.reader()
+	var ve *snapfile.VersionError
+	switch {
+	case errors.As(err, &ve):
+		return &SnapshotError{Name: r.file.Name, Err: ErrSnapshotVersion,
+			Why: fmt.Sprintf("a snapshot of %v; make every snapshot with the same lohibot-audit version as the merge", err)}
+	case errors.Is(err, snapfile.ErrNotSnapshot):
+		return &SnapshotError{Name: r.file.Name, Err: ErrNotSnapshot,
+			Why: "not a lohibot-audit snapshot (merge reads the files 'logs --snapshot FILE' writes; give logs to 'logs')"}
+	case err != nil:
+		return err
+	}
+	var header bool
+	for {
+		kind, p, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case snapfile.KindHeader:
+			if err := json.Unmarshal(p, &r.header); err != nil {
+				return snapfile.ErrCorrupt
+			}
+			header = true
+		case snapfile.KindInputEnd:
+			var in snapInput
+			if err := json.Unmarshal(p, &in); err != nil {
+				return snapfile.ErrCorrupt
+			}
+			// Only what naming and telling copies apart need is kept.
+			in.Examples = nil
+			r.inputs = append(r.inputs, in)
+		case snapfile.KindReadWarnings:
+			if err := json.Unmarshal(p, &r.readWs); err != nil {
+				return snapfile.ErrCorrupt
+			}
+		case snapfile.KindDNSWarnings:
+			var d snapDNS
+			if err := json.Unmarshal(p, &d); err != nil {
+				return snapfile.ErrCorrupt
+			}
+			r.made, r.dnsWs = d.Made, d.Warnings
+		}
+	}
+	if !header || len(r.header.Crawlers) == 0 {
+		return snapfile.ErrCorrupt
+	}
+	r.digest = sr.Digest
+	return nil
+}
+
+// profiles are the crawlers the snapshot was made with.
+func (r *snapshotRead) profiles() []*crawler.Profile {
+	out := make([]*crawler.Profile, len(r.header.Crawlers))
+	for i, c := range r.header.Crawlers {
+		out[i] = c.Profile
+	}
+	return out
+}
+
+// crawlerNames names a crawler set in a message.
+func crawlerNames(ps []*crawler.Profile) string {
+	var names []string
+	for _, p := range ps {
+		if p == nil {
+			names = append(names, "no crawler")
+		} else {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// mergeCrawlers checks that the snapshots share a crawler set (and that
+// it is --crawler's, when given) and returns it, and whether the report
+// names its crawlers.
+func mergeCrawlers(mo *MergeOptions, kept []*snapshotRead) ([]*crawler.Profile, bool, error) {
+	if len(kept) == 0 {
+		if len(mo.Profiles) > 0 {
+			return mo.Profiles, mo.Named, nil
+		}
+		return []*crawler.Profile{nil}, mo.Named, nil
+	}
+	first := kept[0]
+	named := mo.Named
+	for _, r := range kept {
+		named = named || r.header.Named
+		if r.header.Fingerprint != first.header.Fingerprint || Fingerprint(r.profiles()) != r.header.Fingerprint {
+			return nil, false, &SnapshotError{Name: r.file.Name, Err: ErrCrawlerSet,
+				Why: fmt.Sprintf("made with another crawler set (%s) than %s (%s); make every snapshot with the same --crawler flags and lohibot-audit version",
+					crawlerNames(r.profiles()), first.file.Name, crawlerNames(first.profiles()))}
+		}
+	}
+	if len(mo.Profiles) > 0 {
+		if Fingerprint(mo.Profiles) != first.header.Fingerprint {
+			return nil, false, &SnapshotError{Name: first.file.Name, Err: ErrCrawlerSet,
+				Why: fmt.Sprintf("made with another crawler set (%s) than --crawler gives (%s); leave out --crawler to merge the snapshots' own, or give theirs, in their order",
+					crawlerNames(first.profiles()), crawlerNames(mo.Profiles))}
+		}
+		return mo.Profiles, true, nil
+	}
+	return first.profiles(), named, nil
+}
+
+// markDuplicateInputs finds the inputs that an earlier snapshot holds
+// alike (the same server, name, counts and times: the same log read
+// twice, as by two cron runs) and says so; they are read once.
+func markDuplicateInputs(kept []*snapshotRead) []string {
+	type key struct {
+		server, name         string
+		lines, bytes, malf   int64
+		firstTime, lastTime  time.Time
+		site, format, errMsg string
+	}
+	seen := map[key]string{}
+	var notes []string
+	for _, r := range kept {
+		r.dupOf = make([]string, len(r.inputs))
+		for j, in := range r.inputs {
+			rep := in.Report
+			k := key{r.header.Server, rep.File, rep.Lines, rep.Bytes, rep.Malformed, rep.FirstTime, rep.LastTime, in.Site, rep.LogFormat, rep.Error}
+			if rep.Lines == 0 && rep.Bytes == 0 {
+				continue // nothing read: nothing to count twice
+			}
+			if other, ok := seen[k]; ok {
+				r.dupOf[j] = other
+				notes = append(notes, fmt.Sprintf("%s in %s is the same log as in %s (server %s, %d lines from %s to %s): read once",
+					parse.EscapeControl(rep.File), r.file.Name, other, parse.EscapeControl(r.header.Server), rep.Lines,
+					rep.FirstTime.Format(time.RFC3339), rep.LastTime.Format(time.RFC3339)))
+				continue
+			}
+			seen[k] = r.file.Name
+		}
+	}
+	return notes
+}
+
+// nameInputs names each input in the merged report: as its snapshot
+// names it, unless inputs of several snapshots share the name; those are
+// told apart by their server's name (SERVER:FILE), or when servers share
+// it too, by their snapshot's base name or path.
+func nameInputs(kept []*snapshotRead) []string {
+	type at struct{ k, j int }
+	byName := map[string][]at{}
+	var order []string
+	for k, r := range kept {
+		r.names = make([]string, len(r.inputs))
+		for j, in := range r.inputs {
+			r.names[j] = in.Report.File
+			if r.dupOf[j] != "" {
+				continue
+			}
+			name := in.Report.File
+			if len(byName[name]) == 0 || byName[name][len(byName[name])-1].k != k {
+				if len(byName[name]) == 0 {
+					order = append(order, name)
+				}
+			}
+			byName[name] = append(byName[name], at{k, j})
+		}
+	}
+	var renamed []string
+	for _, name := range order {
+		ats := byName[name]
+		snaps := map[int]bool{}
+		for _, a := range ats {
+			snaps[a.k] = true
+		}
+		if len(snaps) < 2 {
+			continue
+		}
+		qualifiers := []func(r *snapshotRead) string{
+			func(r *snapshotRead) string { return r.header.Server },
+			func(r *snapshotRead) string { return filepath.Base(r.file.Name) },
+			func(r *snapshotRead) string { return r.file.Name },
+		}
+		var pick func(r *snapshotRead) string
+		for _, q := range qualifiers {
+			distinct := map[string]int{}
+			for k := range snaps {
+				distinct[q(kept[k])]++
+			}
+			if len(distinct) == len(snaps) && !(distinct[""] > 0) {
+				pick = q
+				break
+			}
+		}
+		for _, a := range ats {
+			r := kept[a.k]
+			qual := fmt.Sprint(a.k + 1)
+			if pick != nil {
+				qual = pick(r)
+			}
+			r.names[a.j] = qual + ":" + name
+			renamed = append(renamed, parse.EscapeControl(r.names[a.j]))
+		}
+	}
+	if len(renamed) == 0 {
+		return nil
+	}
+	const maxListed = 20
+	if len(renamed) > maxListed {
+		renamed = append(renamed[:maxListed], fmt.Sprintf("and %d more", len(renamed)-maxListed))
+	}
+	return []string{"logs of several snapshots share a file name, so each is named after its server (or snapshot): " + strings.Join(renamed, ", ")}
+}
+
+// mergeLists returns each crawler's IP list in force for the merged
+// report: the snapshots' list, the one fetched last when they hold the
+// same one; when they hold different ones, all of them, and a warning.
+func mergeLists(profiles []*crawler.Profile, kept []*snapshotRead) ([]*verify.IPList, []string) {
+	lists := make([]*verify.IPList, len(profiles))
+	var notes []string
+	for i, p := range profiles {
+		type key struct {
+			source, sha string
+			created     time.Time
+			n           int
+		}
+		var distinct []*verify.IPList
+		index := map[key]int{}
+		for _, r := range kept {
+			if i >= len(r.header.Crawlers) || r.header.Crawlers[i].List == nil {
+				continue
+			}
+			l := r.header.Crawlers[i].List
+			k := key{l.Source, l.SHA256, l.CreationTime, len(l.Prefixes)}
+			if j, ok := index[k]; ok {
+				if l.Fetched.After(distinct[j].Fetched) {
+					distinct[j] = l
+				}
+				continue
+			}
+			index[k] = len(distinct)
+			distinct = append(distinct, l)
+		}
+		switch len(distinct) {
+		case 0:
+		case 1:
+			lists[i] = distinct[0]
+		default:
+			union := &verify.IPList{Source: distinct[len(distinct)-1].Source}
+			var sources []string
+			for _, l := range distinct {
+				union.Parts = append(union.Parts, l.Each()...)
+				union.Prefixes = append(union.Prefixes, l.Prefixes...)
+				sources = append(sources, fmt.Sprintf("%s (%d prefixes)", l.Source, len(l.Prefixes)))
+			}
+			lists[i] = union
+			who := "the crawler"
+			if p != nil {
+				who = p.Name
+			}
+			notes = append(notes, fmt.Sprintf("the snapshots were made with different IP lists of %s: %s; each verdict is its snapshot's", who, strings.Join(sources, ", ")))
+		}
+	}
+	return lists, notes
+}
+
+// verdictTable holds the verdicts of the merged snapshots, per crawler:
+// for each address, the one made last.
+type verdictTable struct {
+	made    []time.Time // by snapshot, as kept
+	entries []map[netip.Addr]verdictEntry
+	// settled are the verdicts given without DNS, shared, by crawler;
+	// results the others, by address.
+	settled  [][]verify.Result
+	keys     []map[resultKey]int32
+	results  []map[netip.Addr]verify.Result
+	warnings []string
+	// differ counts, by crawler, the addresses whose snapshots gave
+	// different verdicts, with a few of them.
+	differ   []int
+	examples [][]string
+}
+
+type verdictEntry struct {
+	snap    int32
+	settled int32 // index into settled, or -1 for a result
+}
+
+func newVerdictTable(crawlers, snapshots int) *verdictTable {
+	t := &verdictTable{made: make([]time.Time, snapshots)}
+	for range crawlers {
+		t.entries = append(t.entries, map[netip.Addr]verdictEntry{})
+		t.settled = append(t.settled, nil)
+		t.keys = append(t.keys, map[resultKey]int32{})
+		t.results = append(t.results, map[netip.Addr]verify.Result{})
+	}
+	t.differ = make([]int, crawlers)
+	t.examples = make([][]string, crawlers)
+	return t
+}
+
+// get returns the verdict an entry stands for.
+func (t *verdictTable) get(c int, a netip.Addr, e verdictEntry) verify.Result {
+	if e.settled >= 0 {
+		r := t.settled[c][e.settled]
+		r.Addr = a
+		return r
+	}
+	return t.results[c][a]
+}
+
+// put gives address a of crawler c the verdict res, made in snapshot k
+// (settled: without DNS), unless it has one made later.
+func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bool) {
+	old, had := t.entries[c][a]
+	if had {
+		prev := t.get(c, a, old)
+		if prev.Verdict != res.Verdict || prev.Reason != res.Reason {
+			t.differ[c]++
+			if len(t.examples[c]) < 3 {
+				t.examples[c] = append(t.examples[c], a.String())
+			}
+		}
+		if !t.made[k].After(t.made[old.snap]) {
+			return
+		}
+		if old.settled < 0 {
+			delete(t.results[c], a)
+		}
+	}
+	e := verdictEntry{snap: int32(k), settled: -1}
+	if settled {
+		key := resultKeyOf(&res)
+		i, ok := t.keys[c][key]
+		if !ok {
+			res.Addr = netip.Addr{}
+			i = int32(len(t.settled[c]))
+			t.settled[c] = append(t.settled[c], res)
+			t.keys[c][key] = i
+		}
+		e.settled = i
+	} else {
+		t.results[c][a] = res
+	}
+	t.entries[c][a] = e
+}
+
+// settledFunc is the Audit.Settled of crawler c: the verdicts the
+// snapshots gave without DNS.
+func (t *verdictTable) settledFunc(c int) func(netip.Addr) (verify.Result, bool) {
+	return func(a netip.Addr) (verify.Result, bool) {
+		e, ok := t.entries[c][a]
+		if !ok || e.settled < 0 {
+			return verify.Result{}, false
+		}
+		return t.get(c, a, e), true
+	}
+}
+
+// Classify gives the verdicts the snapshots made with DNS.
+func (t *verdictTable) Classify(_ context.Context, c int, _ []netip.Addr) map[netip.Addr]verify.Result {
+	return t.results[c]
+}
+
+// Warnings are the snapshots' verifier warnings, and which verdicts they
+// disagreed on.
+func (t *verdictTable) Warnings() []string { return t.warnings }
+
+// disagreements says, per crawler, on how many addresses the snapshots'
+// verdicts differed.
+func (t *verdictTable) disagreements(profiles []*crawler.Profile) []string {
+	var out []string
+	for c, n := range t.differ {
+		if n == 0 {
+			continue
+		}
+		who := ""
+		if p := profiles[c]; p != nil && len(profiles) > 1 {
+			who = " of " + p.Name
+		}
+		out = append(out, fmt.Sprintf("the snapshots' verdicts%s differ for %d addresses (such as %s): the one made last is used", who, n, strings.Join(t.examples[c], ", ")))
+	}
+	return out
+}
+
+// readVerdicts is the second pass: it puts the snapshot's verdicts in the
+// table (it is snapshot k of those kept).
+func (r *snapshotRead) readVerdicts(k int, t *verdictTable) error {
+	sr, err := r.reader()
+	if err != nil {
+		return err
+	}
+	t.made[k] = r.made
+	settled := map[int][]verify.Result{}
+	for {
+		kind, p, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case snapfile.KindSettled:
+			var s snapSettled
+			if err := json.Unmarshal(p, &s); err != nil {
+				return snapfile.ErrCorrupt
+			}
+			settled[s.Crawler] = s.Results
+		case snapfile.KindVerdicts:
+			if err := decodeVerdicts(p, func(c int, a netip.Addr, idx int, res *verify.Result) error {
+				if c >= len(t.entries) {
+					return snapfile.ErrCorrupt
+				}
+				if res == nil {
+					if idx >= len(settled[c]) {
+						return snapfile.ErrCorrupt
+					}
+					t.put(c, k, a, settled[c][idx], true)
+					return nil
+				}
+				t.put(c, k, a, *res, false)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if sr.Digest != r.digest {
+		return snapfile.ErrChecksum
+	}
+	return nil
+}
+
+// decodeVerdicts calls fn with each verdict of a verdict block: the
+// crawler, the address, and the index of its settled verdict or its
+// result.
+func decodeVerdicts(b []byte, fn func(c int, a netip.Addr, settled int, res *verify.Result) error) error {
+	c, n := binary.Uvarint(b)
+	if n <= 0 || c > 64 {
+		return snapfile.ErrCorrupt
+	}
+	for i := n; i < len(b); {
+		a, n := readAddr(b[i:])
+		if n == 0 || i+n >= len(b) {
+			return snapfile.ErrCorrupt
+		}
+		i += n
+		tag := b[i]
+		i++
+		v, n := binary.Uvarint(b[i:])
+		if n <= 0 {
+			return snapfile.ErrCorrupt
+		}
+		i += n
+		switch tag {
+		case verdictSettled:
+			if v > 1<<31 {
+				return snapfile.ErrCorrupt
+			}
+			if err := fn(int(c), a, int(v), nil); err != nil {
+				return err
+			}
+		case verdictResult:
+			if v > uint64(len(b)-i) {
+				return snapfile.ErrCorrupt
+			}
+			var res verify.Result
+			if err := json.Unmarshal(b[i:i+int(v)], &res); err != nil {
+				return snapfile.ErrCorrupt
+			}
+			i += int(v)
+			if err := fn(int(c), a, 0, &res); err != nil {
+				return err
+			}
+		default:
+			return snapfile.ErrCorrupt
+		}
+	}
+	return nil
+}
+
+// replay is the third pass: it gives the audits each input's hits,
+// warnings and counts, as the run that made the snapshot gave them. It
+// returns the inputs that were not read whole.
+func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, error) {
+	sr, err := r.reader()
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	var d snapfile.HitDecoder
+	j := -1 // the input being replayed
+	skip := false
+	// A warning an earlier snapshot said (or the merge) is said once, as
+	// a run says it once; within the snapshot, as often as it was.
+	said := map[string]bool{}
+	for _, w := range set.audits[0].warnings {
+		said[w] = true
+	}
+	var rec parse.Record
+	name := ""
+	n := 0
+	for {
+		kind, p, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case snapfile.KindInputStart:
+			j++
+			if j >= len(r.inputs) {
+				return nil, snapfile.ErrCorrupt
+			}
+			skip, name = r.dupOf[j] != "", r.names[j]
+		case snapfile.KindHits:
+			// The hits of an input read once already are decoded all the
+			// same: the strings they define are named by later blocks.
+			keep := !skip && j >= 0
+			err := d.Decode(p, func(h *snapfile.Hit) error {
+				if n++; n&0xffff == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if keep {
+					recordOf(&rec, h, name)
+					set.Add(&rec)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		case snapfile.KindWarning:
+			if skip || said[string(p)] {
+				continue
+			}
+			set.Warn(string(p))
+		case snapfile.KindInputEnd:
+			if j < 0 || skip {
+				continue
+			}
+			var in snapInput
+			if err := json.Unmarshal(p, &in); err != nil {
+				return nil, snapfile.ErrCorrupt
+			}
+			rep := in.Report
+			rep.File, rep.Site, rep.HostLogged = name, in.Site, in.HostLogged
+			for i := range in.Examples {
+				if in.Examples[i].File == in.Report.File {
+					in.Examples[i].File = name
+				}
+			}
+			for i, a := range set.audits {
+				if i < len(in.Filtered) {
+					a.summary.FilteredOut += in.Filtered[i]
+				}
+				if i < len(in.Unclaimed) {
+					a.summary.UnclaimedHit += in.Unclaimed[i]
+				}
+				a.addInput(rep, in.Examples, r.header.Since)
+			}
+			if rep.Error != "" {
+				failed = append(failed, name)
+			}
+		}
+	}
+	if sr.Digest != r.digest {
+		return nil, snapfile.ErrChecksum
+	}
+	return failed, nil
+}
+
+// recordOf fills rec with a snapshot's hit, as the log reader gave it.
+func recordOf(rec *parse.Record, h *snapfile.Hit, file string) {
+	*rec = parse.Record{
+		File: file, Line: h.Line, Client: h.Client, ClientRaw: h.Raw, Proxy: h.Proxy,
+		Duration: h.Duration, HasDuration: h.HasDuration,
+		RemoteUser: h.RemoteUser, Target: h.Target, Status: h.Status, UserAgent: h.UserAgent,
+		Host: h.Site, RetryAfter: h.RetryAfter, Claims: h.Mask, Claimed: true,
+	}
+	if h.Timed {
+		rec.Time, rec.Resolution = h.Time, h.Resolution
+		rec.Start, rec.End = h.Time, h.Time
+		if h.HasDuration {
+			if h.StartLogged {
+				rec.End = h.Time.Add(h.Duration)
+			} else {
+				rec.Start = h.Time.Add(-h.Duration)
+			}
+		}
+	}
+}

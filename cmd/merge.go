@@ -1,0 +1,158 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/proxy"
+	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/spf13/cobra"
+)
+
+func newMergeCmd(env *Env) *cobra.Command {
+	o := &auditOptions{}
+	var skew time.Duration
+	c := &cobra.Command{
+		Use:   "merge SNAPSHOT...",
+		Short: "Merge the snapshots of several servers into the report one run over all their logs would give",
+		Long: `Read the snapshots that 'lohibot-audit logs --snapshot FILE' wrote on each
+server and print the report that one 'logs' run over every server's logs
+would print: the same addresses, verdicts, sites and violations, and the
+violations that only the servers' logs together show (a page budget spent
+across servers, two servers' requests at once), each naming every file
+and line involved.
+
+Each snapshot is checked whole before it is used. A snapshot of another
+format version or another crawler set is refused (exit 2); a damaged one
+is left out and said (exit 3, the others are reported); one given twice,
+or a log two snapshots hold alike, is said and counted once. The conduct
+flags, --robots and --crawler are the merge's, as for 'logs'; verdicts are
+those the servers made (where they differ, the one made last).
+
+Servers' clocks differ: between two requests that different servers
+logged (snapshots of different --server-name), a timing violation must
+hold however far apart their clocks may be, --clock-skew (default 1s).
+With --clock-skew 0, or snapshots of one server, the merged report is
+exactly the one a single 'logs' run over all the logs prints.`,
+		Example: `  lohibot-audit merge /srv/snapshots/*.snap --robots robots.txt
+  lohibot-audit merge --format json web1.snap web2.snap web3.snap > fleet.json
+  lohibot-audit emit nftables --report fleet.json -o /etc/nftables.d/lohibot.nft`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, files []string) error {
+			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
+			return runMerge(c.Context(), env, o, skew, files)
+		},
+	}
+	f := c.Flags()
+	addFormatFlag(f, o, render.Names())
+	addTopFlag(f, o)
+	addCheckFlags(f, o)
+	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
+	f.DurationVar(&skew, "clock-skew", time.Second, "how far apart two servers' clocks may be: a timing violation between requests of different servers must hold however they differ (0: compare logged times as they are)")
+	addCrawlerFlag(f, &o.Crawlers)
+	addCacheFlags(f, o)
+	addConfigFlag(f, o)
+	return c
+}
+
+func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration, files []string) error {
+	format, err := o.reportFormat(env)
+	if err != nil {
+		return err
+	}
+	if err := refuseTerminal(env, format); err != nil {
+		return err
+	}
+	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
+		return err
+	}
+	if err := checkConductFlags(o); err != nil {
+		return err
+	}
+	if skew < 0 {
+		return usageError("--clock-skew %s: give a duration of 0 or more, such as 1s", skew)
+	}
+	if len(files) == 0 {
+		return &exitError{code: ExitUsage, err: withHint(errors.New("no snapshots given"),
+			"name the files 'lohibot-audit logs --snapshot FILE' wrote on each server")}
+	}
+	for _, name := range files {
+		if name == "-" {
+			return usageError("merge reads snapshots from files, not from standard input: save it to a file first")
+		}
+	}
+	if err := checkInputsExist(files); err != nil {
+		return err
+	}
+	var profiles []*crawler.Profile
+	if len(o.Crawlers) > 0 {
+		if profiles, err = resolveCrawlers(o.Crawlers); err != nil {
+			return err
+		}
+	}
+	if err := checkRobotsValues(o.Robots); err != nil {
+		return err
+	}
+	env.phase(phaseRobots)
+	robots, err := loadRobotsSet(ctx, env, o.Robots)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	ro := reportOptions(env, o)
+	if format.Name() == "html" {
+		ro.Timelines = &timeline.Set{}
+	}
+	snaps := make([]audit.SnapshotFile, len(files))
+	for i, name := range files {
+		snaps[i] = audit.SnapshotFile{Name: name, Open: func() (io.ReadSeekCloser, error) {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, unwrapPathError(err)
+			}
+			return f, nil
+		}}
+	}
+	rep, err := audit.MergeSnapshots(ctx, audit.MergeOptions{
+		Snapshots:     snaps,
+		Profiles:      profiles,
+		Named:         len(o.Crawlers) > 0,
+		Overrides:     conductOverrides(o),
+		MaxViolations: o.MaxViolations,
+		ClockSkew:     skew,
+		Robots:        robotsSetWarnings{robots},
+		Timelines:     ro.Timelines,
+		OnPhase:       func(p audit.Phase) { env.phase(string(p)) },
+		Now:           env.Now,
+		Proxies: func(trusted []string, trustXFF bool) (*proxy.Set, error) {
+			// The CDN edges as `ips update` cached them here; the
+			// snapshots' --trusted-proxy values and --trust-xff.
+			dir, _ := identityCacheDir(env, o)
+			edges, _ := (&proxy.Loader{CacheDir: dir}).Load()
+			return proxy.NewSet(edges, trusted, trustXFF)
+		},
+	})
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	var se *audit.SnapshotError
+	if errors.As(err, &se) {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("cannot merge snapshot %s", se.Error())}
+	}
+	if rep == nil {
+		return &exitError{code: ExitIncomplete, err: err}
+	}
+	rep.Version = Version
+	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
+	env.phase(phaseWrite)
+	return writeAuditReport(ctx, env, o, format, ro, rep, err)
+}

@@ -1,0 +1,445 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lohisoft/lohibot-audit/crowdsec"
+	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/metrics"
+	"github.com/lohisoft/lohibot-audit/nftset"
+	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/lohisoft/lohibot-audit/watch"
+	"github.com/lohisoft/lohibot-audit/watchstate"
+)
+
+// defaultStateDir is the state directory when neither --state-dir nor
+// $STATE_DIRECTORY (systemd's StateDirectory=) names one. The tests of
+// this package empty it: their watches keep no state unless they say
+// where.
+var defaultStateDir = watchstate.DefaultDir
+
+// stateFlags are the flags of the state directory.
+type stateFlags struct {
+	StateDir string
+	NoState  bool
+}
+
+func addStateDirFlag(f *pflag.FlagSet, o *stateFlags) {
+	f.StringVar(&o.StateDir, "state-dir", "", "watch's state directory `DIR`: its verdicts, blocks, unblocked addresses and control socket (default $STATE_DIRECTORY, else "+watchstate.DefaultDir+")")
+}
+
+// stateDirOf is the state directory of o and whether it was asked for
+// (--state-dir, $STATE_DIRECTORY) rather than the built-in default; ""
+// when there is none.
+func stateDirOf(env *Env, o *stateFlags) (string, bool) {
+	if o.StateDir != "" {
+		return o.StateDir, true
+	}
+	if d := env.Getenv("STATE_DIRECTORY"); d != "" {
+		// systemd may list several, separated by colons: the first is ours.
+		for i := range len(d) {
+			if d[i] == ':' {
+				d = d[:i]
+				break
+			}
+		}
+		return d, true
+	}
+	return defaultStateDir, false
+}
+
+// watchState is the state directory a running watch holds: its lock, the
+// state it found, its control socket.
+type watchState struct {
+	dir    string
+	lock   *watchstate.Lock
+	ln     net.Listener
+	loaded *watchstate.Loaded
+}
+
+// openWatchState takes the state directory for a watch: nil without one
+// (--no-state, or the default directory out of reach, which is said). A
+// directory another watch holds, or one asked for that cannot be used,
+// is a configuration error. A state file that cannot be read is said and
+// set aside.
+func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchState, error) {
+	if o.NoState {
+		if o.StateDir != "" {
+			return nil, usageError("--state-dir and --no-state: give one")
+		}
+		return nil, nil
+	}
+	dir, asked := stateDirOf(env, &o.stateFlags)
+	if dir == "" {
+		return nil, nil
+	}
+	lock, err := watchstate.Acquire(dir)
+	if err != nil {
+		if errors.Is(err, watchstate.ErrLocked) {
+			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
+				"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")}
+		}
+		if !asked {
+			say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, unwrapPathError(err)))
+			return nil, nil
+		}
+		return nil, usageError("--state-dir %s: %v", sanitize(dir), unwrapPathError(err))
+	}
+	ws := &watchState{dir: dir, lock: lock}
+	l, err := watchstate.Read(dir, env.Now())
+	switch {
+	case err == nil:
+		ws.loaded = l
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, watchstate.ErrForeign), errors.Is(err, watchstate.ErrDamaged), errors.Is(err, watchstate.ErrVersion):
+		if aside, aerr := watchstate.SetAside(dir); aerr == nil {
+			say(fmt.Sprintf("state: %s: %v: not used (kept as %s); starting without it", watchstate.Path(dir), err, aside))
+		} else {
+			say(fmt.Sprintf("state: %s: %v: not used; starting without it", watchstate.Path(dir), err))
+		}
+	default:
+		say(fmt.Sprintf("state: %v: starting without it", unwrapPathError(err)))
+	}
+	ln, err := watchstate.Listen(dir)
+	if err != nil {
+		lock.Release()
+		return nil, usageError("state directory %s: control socket: %v", sanitize(dir), unwrapPathError(err))
+	}
+	ws.ln = ln
+	return ws, nil
+}
+
+// close stops answering and lets go of the directory.
+func (ws *watchState) close() {
+	if ws == nil {
+		return
+	}
+	ws.ln.Close()
+	ws.lock.Release()
+}
+
+// watchTargets says where the watch blocks, for the state.
+func watchTargets(o *watchOptions, creds *crowdsec.Credentials) watchstate.Targets {
+	var t watchstate.Targets
+	if o.NFTables {
+		if c, err := (emit.NFTOptions{Table: o.NFTTable, SetOnly: true}).Config(); err == nil {
+			t.NFTables = c.TableRef()
+		}
+		t.NFTNetNS = o.NFTNetNS
+	}
+	if creds != nil {
+		t.CrowdSec, t.CrowdSecCredentials = creds.URL, o.CrowdSecCredentials
+	}
+	if flagGivenWatchExec(o) {
+		t.Exec = o.Exec
+	}
+	return t
+}
+
+func flagGivenWatchExec(o *watchOptions) bool { return o.given != nil && o.given("exec") }
+
+// startWatchMetrics binds --metrics: an address that cannot be bound is a
+// configuration error, said at start.
+func startWatchMetrics(addr string, w *watch.Watcher, env *Env) (*metrics.Server, error) {
+	srv, err := metrics.Listen(addr, metrics.Registry(w.Status, env.Now, Version))
+	if err != nil {
+		return nil, usageError("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(addr), unwrapNetError(err))
+	}
+	return srv, nil
+}
+
+// unwrapNetError drops the "listen tcp ADDR:" an error of net.Listen
+// starts with: the message names the address already.
+func unwrapNetError(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// newWatchStatusCmd is `watch status`.
+func newWatchStatusCmd(env *Env) *cobra.Command {
+	var o stateFlags
+	var format string
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show what the running watch (or the last one) follows, judged and blocked",
+		Long: `watch status asks the watch that runs with the state directory through its
+control socket (0600, in a 0700 directory: run it as the user watch runs as,
+root for the packaged service) and shows what it follows (each file's
+position, lines, malformed lines and when its last line came), each crawler's
+claims and verdicts, the addresses blocked per target (nftables, crowdsec,
+exec) and those held out of blocking by unblock, how the resolvers answer
+(queries, failures, latency), and what waits. When no watch runs, it shows
+what the last one wrote into its state when it stopped.`,
+		Example: `  lohibot-audit watch status
+  lohibot-audit watch status --state-dir /var/lib/lohibot-audit --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runWatchStatus(c.Context(), env, &o, format)
+		},
+	}
+	addStateDirFlag(c.Flags(), &o)
+	c.Flags().StringVar(&format, "format", "", "output format: text or json (default text on a terminal, else json)")
+	return c
+}
+
+// statusFormat checks --format: text or json, by default text on a
+// terminal.
+func statusFormat(env *Env, format string) (string, error) {
+	switch format {
+	case "":
+		if env.StdoutTTY {
+			return "text", nil
+		}
+		return "json", nil
+	case "text", "json":
+		return format, nil
+	}
+	return "", usageError("--format %q: give text or json", sanitize(format))
+}
+
+// askWatch asks the watch of dir; an error other than ErrNotRunning is
+// said with what to do.
+func askWatch(ctx context.Context, dir string, req watchstate.Request, timeout time.Duration) (*watchstate.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := watchstate.Ask(ctx, dir, req)
+	switch {
+	case err == nil, errors.Is(err, watchstate.ErrNotRunning):
+		return resp, err
+	case errors.Is(err, fs.ErrPermission):
+		return nil, &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("cannot ask the running watch: %w", err),
+			"run as the user watch runs as (root for the packaged service): its state directory is its own")}
+	case resp != nil:
+		// The watch answered with an error: the request was refused.
+		return nil, usageError("the running watch refuses: %v", err)
+	}
+	return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot ask the running watch through %s: %w", watchstate.SocketPath(dir), err)}
+}
+
+func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string) error {
+	format, err := statusFormat(env, format)
+	if err != nil {
+		return err
+	}
+	dir, _ := stateDirOf(env, o)
+	if dir == "" {
+		return usageError("no state directory: give --state-dir DIR")
+	}
+	var s watchstate.Status
+	var written time.Time
+	resp, err := askWatch(ctx, dir, watchstate.Request{Op: watchstate.OpStatus}, 30*time.Second)
+	switch {
+	case err == nil:
+		s = *resp.Status
+		written = s.At
+	case errors.Is(err, watchstate.ErrNotRunning):
+		l, rerr := watchstate.Read(dir, env.Now())
+		switch {
+		case errors.Is(rerr, fs.ErrNotExist):
+			return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("no watch runs with state directory %s, and none left a state there", sanitize(dir)),
+				"start one (systemctl start lohibot-audit-watch), or give the --state-dir it uses")}
+		case rerr != nil:
+			return &exitError{code: ExitIncomplete, err: fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), unwrapPathError(rerr))}
+		}
+		s = stoppedStatus(l, env.Now())
+		written = l.Written
+	default:
+		return err
+	}
+	if format == "json" {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = env.Stdout.Write(append(b, '\n'))
+		return err
+	}
+	return render.WatchStatus(env.Stdout, s, written, env.Now())
+}
+
+// stoppedStatus is the status a state file gives: the last status its
+// watch wrote (nothing of it when an unblock made the file), with the
+// blocks and holds counted from its records as they stand now.
+func stoppedStatus(l *watchstate.Loaded, now time.Time) watchstate.Status {
+	var s watchstate.Status
+	if l.Status != nil {
+		s = *l.Status
+	}
+	s.Running = false
+	if s.PID == 0 {
+		s.PID = l.PID
+	}
+	inForce := map[string]map[netip.Addr]bool{}
+	for _, b := range l.Blocks {
+		if !b.Until.After(now) {
+			continue
+		}
+		if inForce[b.Target] == nil {
+			inForce[b.Target] = map[netip.Addr]bool{}
+		}
+		inForce[b.Target][b.Addr] = true
+	}
+	for i := range s.Blocks {
+		s.Blocks[i].InForce = int64(len(inForce[s.Blocks[i].Target]))
+	}
+	s.Held = 0
+	for _, h := range l.Holds {
+		if h.Until.After(now) {
+			s.Held++
+		}
+	}
+	return s
+}
+
+// unblockOptions are the flags of unblock.
+type unblockOptions struct {
+	stateFlags
+	TTL string
+}
+
+// newUnblockCmd is `unblock`.
+func newUnblockCmd(env *Env) *cobra.Command {
+	o := &unblockOptions{}
+	c := &cobra.Command{
+		Use:   "unblock ADDRESS...",
+		Short: "Take addresses out of watch's blocks and hold them out of blocking",
+		Long: `unblock takes each address out of what watch blocked: the nftables sets
+(spoofed_live_v4/v6, and emit's spoofed_v4/v6 where they hold the address
+alone; a wider range emit's file put there stays, and is named), the
+CrowdSec decisions watch --crowdsec pushed for it (its /64 too when that was
+pushed), and holds it out of blocking for --ttl: an operator's word beats a
+verdict, and watch blocks it again only once the hold has ended and it is
+judged spoofed anew. An --exec command cannot be undone: unblock says when one
+ran for the address. Each address is one unblock event, in the running
+watch's events and on stdout (a JSON line, or a line for people on a
+terminal).
+
+With a running watch (its state directory), the watch does it; without one,
+unblock does it with what the state says (the nftables table, the CrowdSec
+credentials) and writes the hold into the state for the next watch.`,
+		Example: `  lohibot-audit unblock 203.0.113.7
+  lohibot-audit unblock --ttl 30d 203.0.113.7 2001:db8::7`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runUnblock(c.Context(), env, o, args)
+		},
+	}
+	addStateDirFlag(c.Flags(), &o.stateFlags)
+	c.Flags().StringVar(&o.TTL, "ttl", "7d", "how long the addresses are held out of blocking (7d, 36h, 1d12h; at most 365d)")
+	return c
+}
+
+func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string) error {
+	if len(args) == 0 {
+		return usageError("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
+	}
+	addrs, err := watchstate.ParseAddrs(args)
+	if err != nil {
+		return usageError("%s", sanitize(err.Error()))
+	}
+	ttl, err := emit.ParseTTL(o.TTL)
+	if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
+		return usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", sanitize(o.TTL))
+	}
+	dir, _ := stateDirOf(env, &o.stateFlags)
+	if dir == "" {
+		return usageError("no state directory: give --state-dir DIR")
+	}
+	now := env.Now()
+	var out []watchstate.Unblocked
+	req := watchstate.Request{Op: watchstate.OpUnblock, TTL: int64(ttl / time.Second)}
+	for _, a := range addrs {
+		req.Addrs = append(req.Addrs, a.String())
+	}
+	resp, err := askWatch(ctx, dir, req, 2*time.Minute)
+	switch {
+	case err == nil:
+		out = resp.Unblocked
+	case errors.Is(err, watchstate.ErrNotRunning):
+		u, closeU, err := stoppedUnblocker(env, dir)
+		if err != nil {
+			return err
+		}
+		defer closeU()
+		say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
+		out, err = watch.UnblockStopped(ctx, dir, addrs, ttl, now, u, say)
+		if errors.Is(err, watchstate.ErrLocked) {
+			return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("state directory %s: %w, but it does not answer on its socket", sanitize(dir), err),
+				"try again in a moment; if it stays so, restart that watch")}
+		}
+		if err != nil {
+			if os.IsPermission(err) || errors.Is(err, fs.ErrPermission) {
+				return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("state directory %s: %v", sanitize(dir), unwrapPathError(err)),
+					"run as the user watch runs as (root for the packaged service)")}
+			}
+			return &exitError{code: ExitIncomplete, err: err}
+		}
+	default:
+		return err
+	}
+	failed := false
+	events := &watch.Events{W: env.Stdout, Terminal: env.StdoutTTY}
+	for _, u := range out {
+		events.Unblock(u, now)
+		if len(u.Errors) > 0 {
+			failed = true
+		}
+	}
+	if _, lost := events.Counts(); lost > 0 {
+		return &exitError{code: ExitIncomplete, output: true, err: errors.New("cannot write to standard output")}
+	}
+	if failed {
+		return &exitError{code: ExitIncomplete, err: errors.New("not everything could be undone: see each address's errors")}
+	}
+	return nil
+}
+
+// stoppedUnblocker undoes blocks where the state of dir says the last
+// watch made them: its nftables table, its CrowdSec Local API.
+func stoppedUnblocker(env *Env, dir string) (watch.Unblocker, func(), error) {
+	var u watch.Unblocker
+	closer := func() {}
+	l, err := watchstate.Read(dir, env.Now())
+	if err != nil {
+		// Nothing known of where blocks went: the hold is written all the
+		// same (UnblockStopped says what it does with a bad state).
+		return u, closer, nil
+	}
+	t := l.Targets
+	if t.NFTables != "" {
+		so := nftset.Options{NFTOptions: emit.NFTOptions{Table: t.NFTables, SetOnly: true}}
+		if t.NFTNetNS != "" {
+			f, err := os.Open(t.NFTNetNS)
+			if err != nil {
+				return u, closer, &exitError{code: ExitIncomplete, err: fmt.Errorf("nftables: the network namespace of the last watch: %v", unwrapPathError(err))}
+			}
+			closer = func() { f.Close() }
+			so.NetNS = int(f.Fd())
+		}
+		u.Sets = nftset.Sets{Options: so}
+	}
+	if t.CrowdSecCredentials != "" {
+		creds, err := crowdsec.ReadCredentials(t.CrowdSecCredentials)
+		if err != nil {
+			closer()
+			return u, func() {}, &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("crowdsec: %v", unwrapPathError(err)),
+				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")}
+		}
+		u.CrowdSec = &crowdsec.Pusher{Client: newCrowdSecClient(env, creds, nil), TTL: time.Hour, Version: Version, Now: env.Now}
+	}
+	return u, closer, nil
+}
