@@ -430,7 +430,7 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 	if err != nil {
 		return err
 	}
-	names, warnings := crawlerNames(profiles), []string(nil)
+	names, warnings := crawler.Names(profiles), []string(nil)
 	if named {
 		if names, profiles, warnings, err = emitReportCrawlers(rep, name, o.Crawlers); err != nil {
 			return err
