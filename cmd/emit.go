@@ -317,43 +317,22 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 // emitTargetOptions checks the flags of target t and returns its options,
 // so that a bad flag is a usage error before any log is read.
 func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
-	var opts emit.Options
-	switch t.Name {
-	case "nftables":
-		ttl, err := emit.ParseTTL(o.TTL)
-		if err == nil {
-			_, err = emit.FormatNFTDuration(ttl)
-		}
-		if err != nil {
-			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
-		}
-		opts.NFTables = emit.NFTOptions{TTL: ttl, Hook: o.NFTHook, Priority: o.NFTPriority, Table: o.NFTTable, SetOnly: o.SetOnly}
-	case "cloudflare":
-		out, err := emit.ParseCloudflareOutput(o.CloudflareOutput)
-		if err != nil {
-			return opts, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
-		}
-		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList, Matches: o.CloudflareMatch}
-	case "crowdsec":
-		ttl, err := emit.ParseTTL(o.TTL)
-		if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
-		}
-		opts.CrowdSec = emit.CrowdSecOptions{TTL: ttl}
-	case "modsecurity":
-		if o.ModSecIDBase < 1 || o.ModSecIDBase > emit.ModSecMaxID-1000 {
-			return opts, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)
-		}
-		opts.ModSec = emit.ModSecOptions{IDBase: o.ModSecIDBase}
-	}
-	if err := t.Check(opts); err != nil {
+	opts, err := t.Options(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
+		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
+		CloudflareMatches: o.CloudflareMatch, ModSecIDBase: o.ModSecIDBase})
+	if err != nil {
 		return opts, usageError("%s", emitOptionMessage(err))
 	}
 	return opts, nil
 }
 
-// emitOptionMessage strips the package's sentinel from an option error.
+// emitOptionMessage words an option error for the command line: the
+// flag named as given, without the package's sentinel.
 func emitOptionMessage(err error) string {
+	var bad *emit.SettingError
+	if errors.As(err, &bad) {
+		return "--" + bad.Error()
+	}
 	return strings.TrimPrefix(err.Error(), emit.ErrBadOption.Error()+": ")
 }
 
