@@ -24,7 +24,7 @@ func TestTargetOptions(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		target, want string
-		change   func(*Settings)
+		change       func(*Settings)
 	}{
 		{"nftables", `ttl "forever": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`, func(s *Settings) { s.TTL = "forever" }},
 		{"crowdsec", `ttl "400d": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`, func(s *Settings) { s.TTL = "400d" }},
