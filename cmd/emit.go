@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -502,19 +501,14 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, 
 // emitter's notes. Addresses left out because of --never-block are what
 // the user asked for: they are said only on a terminal.
 func emitWarnPlan(env *Env, p *emit.Plan) {
-	byReason := map[emit.SkipReason][]string{}
-	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], ipfmt.Prefix(s.Prefix))
-	}
-	reasons := make([]string, 0, len(byReason))
-	for r := range byReason {
-		reasons = append(reasons, string(r))
-	}
-	sort.Strings(reasons)
+	reasons, byReason := p.SkippedBy()
 	var special []string
-	for _, rs := range reasons {
-		r := emit.SkipReason(rs)
-		list := emitShortList(byReason[r])
+	for _, r := range reasons {
+		var shown []string
+		for _, pr := range byReason[r] {
+			shown = append(shown, ipfmt.Prefix(pr))
+		}
+		list := emitShortList(shown)
 		switch {
 		case r == emit.SkipNeverBlock:
 			if env.StderrTTY {

@@ -2,6 +2,8 @@ package emit
 
 import (
 	"errors"
+	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -44,5 +46,15 @@ func TestTargetOptions(t *testing.T) {
 	s.NFTHook = "output"
 	if _, err := nft.Options(s); !errors.Is(err, ErrBadOption) {
 		t.Errorf("a hook Check refuses: %v", err)
+	}
+}
+
+// TestSkippedBy: reasons in name order, prefixes in the order skipped.
+func TestSkippedBy(t *testing.T) {
+	a, b, c := netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("127.0.0.1/32")
+	p := &Plan{Skipped: []Skipped{{Prefix: b, Reason: SkipNeverBlock}, {Prefix: a, Reason: SkipGenuine}, {Prefix: c, Reason: SkipNeverBlock}}}
+	reasons, by := p.SkippedBy()
+	if !slices.Equal(reasons, []SkipReason{SkipGenuine, SkipNeverBlock}) || !slices.Equal(by[SkipNeverBlock], []netip.Prefix{b, c}) {
+		t.Errorf("reasons %q, by %v", reasons, by)
 	}
 }
