@@ -11,9 +11,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
-// crawlerNames are the names of profiles.
-var crawlerNames = crawler.Names
-
 // conductOverrides are the conduct flags moved away from their defaults,
 // which hold every crawler of the run to them (SPEC §10). For the default
 // crawler, whose promises are the defaults, the flags decide alone.
