@@ -444,6 +444,7 @@ func (a *clients) verdictOf(e *addrEntry, results map[netip.Addr]verify.Result) 
 func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config) *Report {
 	r := &Report{
 		Tool:              "lohibot-audit",
+		SchemaVersion:     SchemaVersion,
 		Summary:           a.summary,
 		IPs:               []IPReport{}, // made one at a time: see AllIPs
 		Sites:             []SiteReport{},

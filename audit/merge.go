@@ -24,6 +24,7 @@ func Merge(names []string, parts []*Report) *Report {
 	r := &Report{
 		Tool:              first.Tool,
 		Version:           first.Version,
+		SchemaVersion:     first.SchemaVersion,
 		Summary:           first.Summary,
 		IPs:               []IPReport{},
 		Sites:             []SiteReport{},

@@ -18,8 +18,13 @@ import (
 // [Report.NumIPs], which serve IPs for any other report (one decoded from
 // JSON, or built by hand).
 type Report struct {
-	Tool              string        `json:"tool" yaml:"tool"`
-	Version           string        `json:"version" yaml:"version"`
+	Tool    string `json:"tool" yaml:"tool"`
+	Version string `json:"version" yaml:"version"`
+	// SchemaVersion is the version of the report's layout that
+	// docs/report.schema.json describes: SchemaVersion, raised when a
+	// field is removed, renamed or changes its meaning (added fields keep
+	// it). 0 in a report made before it was written.
+	SchemaVersion     int           `json:"schema_version" yaml:"schema_version"`
 	Summary           Summary       `json:"summary" yaml:"summary"`
 	IPs               []IPReport    `json:"ips" yaml:"ips"`
 	Sites             []SiteReport  `json:"sites" yaml:"sites"`
@@ -139,6 +144,10 @@ type CrawlerSummary struct {
 	// ViolationsLeftOut is as in Summary.
 	ViolationsLeftOut int `json:"violations_left_out,omitempty" yaml:"violations_left_out,omitempty"`
 }
+
+// SchemaVersion is the version of the report's layout this program
+// writes (Report.SchemaVersion).
+const SchemaVersion = 1
 
 // IPReport is one address that claimed to be the crawler.
 type IPReport struct {

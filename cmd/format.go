@@ -149,9 +149,14 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	if name == "-" && env.StdinTTY() {
 		return &exitError{code: ExitUsage, err: withHint(errors.New("no log given"), "name a file, or pipe lines in: head access.log | lohibot-audit format test -")}
 	}
-	if err := checkInputsExist([]string{name}); err != nil {
+	logs, err := expandInputs([]string{name})
+	if err != nil {
 		return err
 	}
+	if len(logs.Files) != 1 {
+		return usageError("%s matches %d files: format test reads one", name, len(logs.Files))
+	}
+	name = logs.Files[0]
 	in, _, err := env.opener(name)(ctx)
 	if err != nil {
 		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read %s: %v", name, err)}

@@ -116,6 +116,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	c.Flags().StringVar(&o.Format, "format", "", "output format: table, json, yaml, csv (the prefixes) or markdown (default table)")
+	completeWith(c.Flags(), "format", "table", "json", "yaml", "csv", "markdown")
 	c.Flags().BoolVar(&cdn, "cdn", false, "show the CDN edge lists in force instead (see --trusted-proxy): where each came from and its age")
 	return c
 }

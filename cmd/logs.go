@@ -3,11 +3,9 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -28,11 +26,19 @@ func newLogsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs [FILE...]",
 		Short: "Audit access logs: who claimed to be " + crawlerTitle + ", who really was, and how it behaved",
-		Long: `Read access logs (plain or gzip, "-" for stdin; several files are read as one
-stream), find every request whose User-Agent claims ` + crawlerTitle + ` (or the
-crawlers --crawler names), decide for each address whether it is the
-genuine crawler, and check the genuine crawler's conduct. Lines that do not match the log format are counted as
-malformed and reported with their file and line number.`,
+		Long: `Read access logs, find every request whose User-Agent claims ` + crawlerTitle + ` (or
+the crawlers --crawler names), decide for each address whether it is the
+genuine crawler, and check the genuine crawler's conduct. Lines that do not
+match the log format are counted as malformed and reported with their file
+and line number.
+
+FILE is a log, plain or compressed with gzip, bzip2, xz or zstd (told by
+its first bytes, whatever its name), or "-" for standard input; several
+files are read as one stream. A FILE that holds *, ? or [ and does not
+exist as it is, is a pattern, expanded as a shell would (for cron jobs and
+systemd units, which expand none): a pattern that matches nothing is said
+on stderr and skipped, while a named file that does not exist is an error
+(exit 2).`,
 		Example: `  lohibot-audit logs /var/log/nginx/access.log /var/log/nginx/access.log.*.gz
   lohibot-audit logs --log-format vhost_combined --robots robots.txt --fail-on any access.log
   zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
@@ -152,9 +158,11 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		}
 		files = []string{"-"}
 	}
-	if err := checkInputsExist(files); err != nil {
+	logs, err := expandInputs(files)
+	if err != nil {
 		return nil, nil, err
 	}
+	files = logs.Files
 	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
@@ -186,7 +194,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	sites := siteFlags.Choose(files)
 	inputs := make([]audit.Input, len(files))
 	for i, name := range files {
-		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: env.opener(name)}
+		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: logs.opener(env, name)}
 	}
 	var prog *progress.Reads
 	if progressWanted(env, o) {
@@ -214,7 +222,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		Classifier: id,
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
-			return append(siteFlags.Unmatched(files), audit.SiteWarnings(sites, ins)...)
+			return append(append(logs.Warnings(), siteFlags.Unmatched(files)...), audit.SiteWarnings(sites, ins)...)
 		},
 		Timelines: timelines,
 		Snapshot:  o.snapshot,
@@ -263,27 +271,6 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 		}
 	}
 	return profiles, nil
-}
-
-// checkInputsExist says, before anything is read, which named log does
-// not exist or is a directory: a mistyped name is a usage error (exit 2,
-// no report), not an empty report with the reason among its warnings;
-// exit 3 stays what SPEC §8 makes it, a run whose report holds all that
-// could be read.
-func checkInputsExist(files []string) error {
-	for _, name := range files {
-		if name == "-" {
-			continue
-		}
-		fi, err := os.Stat(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: %v", name, unwrapPathError(err)), "check the path; FILE is a log file, a .gz file, or - for stdin")}
-		case err == nil && fi.IsDir():
-			return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("cannot read %s: it is a directory", name), "name the log files in it, such as "+filepath.Join(name, "access.log*"))}
-		}
-	}
-	return nil
 }
 
 // opener opens the log name for audit.Run: stdin for "-", else the file,

@@ -82,9 +82,15 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 			return usageError("merge reads snapshots from files, not from standard input: save it to a file first")
 		}
 	}
-	if err := checkInputsExist(files); err != nil {
+	// Snapshots are named as logs are: a pattern is expanded here.
+	inputs, err := expandInputs(files)
+	if err != nil {
 		return err
 	}
+	for _, w := range inputs.warnings {
+		warnf(env, "%s", w)
+	}
+	files = inputs.Files
 	var profiles []*crawler.Profile
 	if len(o.Crawlers) > 0 {
 		if profiles, err = resolveCrawlers(o.Crawlers); err != nil {

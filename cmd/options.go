@@ -107,6 +107,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "every connecting address is a proxy you run: take the client from the logged X-Forwarded-For (the header is the client's word unless your proxy sets it)")
 	addTrustedProxyFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
+	completeWith(f, "fail-on", failOnValues...)
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 	addReadFlags(f, &o.readOptions)
 }

@@ -13,6 +13,7 @@ import (
 // addFormatFlag adds --format, offering the formats names.
 func addFormatFlag(f *pflag.FlagSet, o *auditOptions, names []string) {
 	f.StringVar(&o.Format, "format", "", "output format: "+strings.Join(names, ", ")+" (default table on a terminal, else json)")
+	completeWith(f, "format", names...)
 }
 
 // formatName resolves --format against the terminal: table on a terminal,

@@ -131,6 +131,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	}
 	addRobotsTokenFlags(c, &crawlerName, &userAgent)
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	completeWith(c.Flags(), "format", "text", "json")
 	c.Flags().StringVar(&at, "at", "", "with dated versions (ROBOTS a directory or git:REPO:PATH), test the version in force at `TIME` (RFC 3339, a date, or a duration back from now; default now)")
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +27,18 @@ import (
 	"golang.org/x/term"
 )
 
-// Version is the program version, set at build time with
-// -ldflags "-X github.com/lohisoft/lohibot-audit/cmd.Version=v1.2.3".
-var Version = "dev"
+// Version is the program version. A release sets it at build time with
+// -ldflags "-X github.com/lohisoft/lohibot-audit/cmd.Version=1.2.3"; left
+// empty, it is filled at start from the build information the go command
+// records (the module version of `go install …@v1.2.3`), else "dev".
+var Version string
+
+func init() {
+	if Version == "" {
+		info, ok := debug.ReadBuildInfo()
+		Version = buildVersion(info, ok)
+	}
+}
 
 // Exit codes (SPEC §8, and ExitInterrupted in addition to it).
 const (
@@ -422,6 +432,7 @@ the ` + crawlerTitle + ` search crawler:
 		newOptoutCmd(env),
 		newVersionCmd(env),
 	)
+	registerCompletions(root)
 	return root
 }
 

@@ -143,6 +143,7 @@ crawlers to recheck (a profile file for one not built in).`,
 	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
+	completeWith(f, "fail-on", failOnValues...)
 	addCrawlerFlag(f, &crawlers)
 	f.StringVar(&recheck, "recheck", "", "complete the JSON report of an earlier logs run (`REPORT`, or - for stdin): ask again about its unverified addresses and expired evidence, and print it updated")
 	return c

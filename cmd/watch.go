@@ -9,11 +9,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
@@ -111,10 +109,8 @@ said and set aside. 'watch status' asks the running watch (or reads its
 state); 'unblock ADDRESS...' takes an address out of its blocks and holds it
 out. --metrics HOST:PORT serves Prometheus metrics at /metrics.
 
-SIGTERM and SIGINT stop it (exit 0); SIGHUP reloads the config file, the IP
-list and robots.txt; SIGUSR1 prints a summary line on stderr. A resolver
-outage, a missing or unreadable log and a full disk for events are said
-once and waited out.`,
+` + watchSignalHelp + ` A resolver outage, a missing or unreadable log and a full
+disk for events are said once and waited out.`,
 		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
   lohibot-audit watch --nftables --metrics 127.0.0.1:9571 /var/log/nginx/access.log
   lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
@@ -290,6 +286,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		adder, err := nftset.Open(no)
 		if err != nil {
+			if errors.Is(err, nftset.ErrUnsupported) {
+				return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--nftables: %w", err), "on this system block with --exec, which runs your firewall's own command for each spoofer")}
+			}
 			if errors.Is(err, os.ErrPermission) {
 				return withHint(fmt.Errorf("nftables: %w", err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
 			}
@@ -386,16 +385,13 @@ func watchEventWriter(env *Env) io.Writer {
 }
 
 // watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
-// test's).
+// test's). Where the system has no such signals (Windows) the channels
+// never deliver: watchSignalHelp says so in --help.
 func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
 	if watchSignals != nil {
 		return watchSignals()
 	}
-	h := make(chan os.Signal, 1)
-	u := make(chan os.Signal, 1)
-	signal.Notify(h, syscall.SIGHUP)
-	signal.Notify(u, syscall.SIGUSR1)
-	return h, u, func() { signal.Stop(h); signal.Stop(u) }
+	return processWatchSignals()
 }
 
 // watchReload reads the config file again over the command line's flags,

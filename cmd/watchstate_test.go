@@ -15,7 +15,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
@@ -219,13 +221,7 @@ func scrapeMetrics(t *testing.T, stderr string) string {
 // promtool fails in CI and skips elsewhere.
 func checkPromtool(t *testing.T, scrape string) {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is not installed (Debian's prometheus package; run .ci/install-rule-checkers)")
-		}
-		t.Skip("promtool is not installed (CI is not set: skipping)")
-	}
+	p := testutil.NeedTool(t, ".ci/install-rule-checkers", "promtool")
 	cmd := exec.Command(p, "check", "metrics")
 	cmd.Stdin = strings.NewReader(scrape)
 	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
@@ -277,5 +273,41 @@ func TestWatchStateDirInUse(t *testing.T) {
 	code, _, errs = runCmd(t, "unblock", "--state-dir", state, "example.com")
 	if code != ExitUsage || !strings.Contains(errs, "give IP addresses") {
 		t.Errorf("unblock example.com: exit %d: %s", code, errs)
+	}
+}
+
+// unblock ends the CrowdSec decisions watch --crowdsec pushed for an
+// address (its /64 too): through the running watch, and, when none runs,
+// with the credentials the state names.
+func TestUnblockCrowdSec(t *testing.T) {
+	l := crowdsectest.Start(t)
+	srv, list, log := watchFixture(t)
+	state := filepath.Join(t.TempDir(), "state")
+	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--crowdsec", "--crowdsec-credentials", l.Credentials,
+		"--ttl", "1h", "--state-dir", state)
+	w.write(liveLine("203.0.113.7", claimUA, "/", 0), liveLine("2001:db8:dead::7", claimUA, "/", 1))
+	waitFor(t, w.done, w.stderr, func() bool { return len(decisionsOf(t, l)) == 3 })
+
+	code, out, errs := runCmd(t, "unblock", "--state-dir", state, "2001:db8:dead::7")
+	if code != 0 || !strings.Contains(out, `"crowdsec":["2001:db8:dead::7","2001:db8:dead::/64"]`) {
+		t.Fatalf("unblock through the watch: exit %d, out %s, err %s", code, out, errs)
+	}
+	if got := decisionsOf(t, l); strings.Join(got, " ") != "Ip:203.0.113.7" {
+		t.Errorf("decisions after unblock through the watch: %v, want 203.0.113.7's alone", got)
+	}
+	w.waitOut(`"event":"unblock"`)
+	if code := w.stop(); code != 0 {
+		t.Fatalf("watch: exit %d; stderr:\n%s", code, w.stderr.String())
+	}
+
+	code, out, errs = runCmd(t, "unblock", "--state-dir", state, "203.0.113.7")
+	if code != 0 || !strings.Contains(out, `"crowdsec":["203.0.113.7"]`) {
+		t.Fatalf("unblock without a watch: exit %d, out %s, err %s", code, out, errs)
+	}
+	if got := decisionsOf(t, l); len(got) != 0 {
+		t.Errorf("decisions after unblock without a watch: %v, want none", got)
+	}
+	if s := watchStatusOf(t, state); s.Held != 2 {
+		t.Errorf("held: %d, want 2", s.Held)
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
@@ -70,15 +70,7 @@ func scrape(t *testing.T, st func() watchstate.Status) string {
 // skipped elsewhere.
 func promtool(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("promtool is not installed (Debian's prometheus package; run .ci/install-rule-checkers)")
-	}
-	t.Skip("promtool is not installed (Debian's prometheus package)")
-	return ""
+	return testutil.NeedTool(t, ".ci/install-rule-checkers", "promtool")
 }
 
 func TestScrapePassesPromtool(t *testing.T) {

@@ -549,15 +549,17 @@ func TestNormalizeSite(t *testing.T) {
 
 func TestEscapeControl(t *testing.T) {
 	tests := map[string]string{
-		"plain":             "plain",
-		"a\x1b[31mred":      `a\x1b[31mred`,
-		"tab\there":         `tab\x09here`,
-		"bad\xffutf8":       `bad\xffutf8`,
-		"é ok":              "é ok",
-		"c1\u0085next":      `c1\u0085next`,
-		"bidi\u202eevil":    `bidi\u202eevil`,
-		"del\x7f":           `del\x7f`,
-		"newline\r\nbreaks": `newline\x0d\x0abreaks`,
+		"plain":                         "plain",
+		"a\x1b[31mred":                  `a\x1b[31mred`,
+		"tab\there":                     `tab\x09here`,
+		"bad\xffutf8":                   `bad\xffutf8`,
+		"é ok":                          "é ok",
+		"c1\u0085next":                  `c1\u0085next`,
+		"bidi\u202eevil":                `bidi\u202eevil`,
+		"del\x7f":                       `del\x7f`,
+		"newline\r\nbreaks":             `newline\x0d\x0abreaks`,
+		"rlm\u200f lrm\u200e alm\u061c": `rlm\u200f lrm\u200e alm\u061c`,
+		"tags\U000e0041\U000e007f":      `tags\U000e0041\U000e007f`,
 	}
 	for in, want := range tests {
 		if got := EscapeControl(in); got != want {
@@ -675,6 +677,26 @@ func TestLineNoAllocations(t *testing.T) {
 			}); n != 0 {
 				t.Errorf("%s: %v allocations per line for %.30q", name, n, l)
 			}
+		}
+	}
+}
+
+// TestIsTerminalUnsafe names the runes no terminal output may carry raw:
+// every bidi control, the other invisible format characters, and not the
+// visible text of any script.
+func TestIsTerminalUnsafe(t *testing.T) {
+	unsafe := []rune{0x7f, 0x85, 0x9b, 0xad, 0x061c, 0x180e, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f,
+		0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2060, 0x2064, 0x2065, 0x2066, 0x2067,
+		0x2068, 0x2069, 0x206f, 0x3164, 0xfe00, 0xfe0f, 0xfeff, 0xffa0, 0xfff9, 0xfffb, 0x1d173,
+		0xe0001, 0xe0041, 0xe007f, 0xe0100, 0xe01ef}
+	for _, r := range unsafe {
+		if !IsTerminalUnsafe(r) {
+			t.Errorf("IsTerminalUnsafe(%U) = false, want true", r)
+		}
+	}
+	for _, r := range "aZ~ é ñ ß Ωж שלום مرحبا 日本語 한국어 ✓ 🙂 \u00a0\u3000\ufffd" {
+		if IsTerminalUnsafe(r) {
+			t.Errorf("IsTerminalUnsafe(%U) = true, want false", r)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func TestHTMLOfReport(t *testing.T) {
 			t.Errorf("%s: %s", tc.name, p)
 		}
 		s := out.String()
-		if n := strings.Count(s, `<svg class="tl"`); (n > 0) != (tc.drawings > 0) {
+		if n := strings.Count(s, `<svg class="tl wide"`); (n > 0) != (tc.drawings > 0) {
 			t.Errorf("%s: %d drawings", tc.name, n)
 		}
 		for _, ip := range r.IPList() {
@@ -121,7 +121,7 @@ func TestHTMLOfCrawlersReport(t *testing.T) {
 		t.Error(p)
 	}
 	s := out.String()
-	if n := strings.Count(s, `<svg class="tl"`); n < 4 {
+	if n := strings.Count(s, `<svg class="tl wide"`); n < 4 {
 		t.Errorf("%d drawings, want one per crawler and site at least", n)
 	}
 	for _, name := range []string{"lohisoftbot", "googlebot", "bingbot", "examplebot"} {

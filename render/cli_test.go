@@ -94,7 +94,7 @@ func TestLogsHTMLTimelines(t *testing.T) {
 	if !strings.Contains(site, "www.example.org") {
 		t.Fatal("the site's article does not name it")
 	}
-	charts := strings.Split(site, `<svg class="tl"`)[1:]
+	charts := strings.Split(site, `<svg class="tl wide"`)[1:]
 	// The overview, then one drawing per crawl of the genuine crawler
 	// (the sample has two: 2026-11-30 08:00 and 2026-12-01 07:00).
 	if len(charts) != 3 {

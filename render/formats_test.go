@@ -30,6 +30,7 @@ var hostileStrings = []string{
 	"", " ", "-", "plain", "LohiSoftBot/1.0 (+https://lohisoft.com/bot)", "79.139.58.98", "2001:db8::1",
 	"<script>&amp;</script>", `"quoted" \back\slash`, "\x00\x01\x1b]0;owned\x07", "\t\r\n", "line\nbreak",
 	"x\n\ny", "multi\nline\n", "\x7f", "\u0085nel", "\u009b31m", "\u202eevil", "\u2066iso\u2069", "\u2028ls\u2029ps",
+	"\u200frlm\u200elrm\u061calm", "\u202aemb\u202c", "tag\U000e0041\U000e007f", "vs\ufe0f\U000e0100", "fill\u3164er", "soft\u00adhy",
 	"\xff\xfe", "a\xc3", "é日本🙂", "null", "true", "~", "- item", "key: value", "#comment", "  lead", "trail  ",
 	"'single'", "*alias", "&anchor", "!tag", "%directive", "---", "...", "{flow: 1}", "[1, 2]", "0x1F", "1e9", "0777",
 	"\ufeffbom", strings.Repeat("long ", 40),
@@ -344,15 +345,34 @@ func TestReportToTerminal(t *testing.T) {
 // TestJSONTerminalEscape names the runes escaped for a terminal.
 func TestJSONTerminalEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		`"plain é日本🙂"`:            `"plain é日本🙂"`,
-		"\"\x7f\"":                `"\u007f"`,
-		"\"a\u009bb\u0085\"":      `"a\u009bb\u0085"`,
-		"\"\u202eevil\u2066x\"":   `"\u202eevil\u2066x"`,
-		"\"\u200bzero-width ok\"": "\"\u200bzero-width ok\"",
+		`"plain é日本🙂"`:                     `"plain é日本🙂"`,
+		"\"\x7f\"":                         `"\u007f"`,
+		"\"a\u009bb\u0085\"":               `"a\u009bb\u0085"`,
+		"\"\u202eevil\u2066x\"":            `"\u202eevil\u2066x"`,
+		"\"\u200fRLM \u061cALM\u200eLRM\"": `"\u200fRLM \u061cALM\u200eLRM"`,
+		"\"\u200bzero\ufe0f\"":             `"\u200bzero\ufe0f"`,
+		"\"tag\U000e0041\"":                `"tag\udb40\udc41"`,
 	} {
 		if got := string(jsonTerminalEscape([]byte(in))); got != want {
 			t.Errorf("jsonTerminalEscape(%q) = %q, want %q", in, got, want)
 		}
+		var back, orig string
+		if err := json.Unmarshal([]byte(want), &back); err != nil {
+			t.Errorf("%s does not read back: %v", want, err)
+		}
+		if err := json.Unmarshal([]byte(in), &orig); err != nil || back != orig {
+			t.Errorf("%s reads back as %q, want %q", want, back, orig)
+		}
+	}
+	// YAML spells a rune beyond U+FFFF as \U, which reads back the same.
+	in := "- \"tag\U000e0041 \u200f\"\n"
+	got := string(yamlTerminalEscape([]byte(in)))
+	if want := `- "tag\U000e0041 \u200f"` + "\n"; got != want {
+		t.Errorf("yamlTerminalEscape(%q) = %q, want %q", in, got, want)
+	}
+	var back []string
+	if err := yaml.Unmarshal([]byte(got), &back); err != nil || len(back) != 1 || back[0] != "tag\U000e0041 \u200f" {
+		t.Errorf("%s reads back as %q (%v)", got, back, err)
 	}
 }
 

@@ -114,7 +114,7 @@ type section struct {
 	Crawler     string
 	Facts       []string
 	Skipped     []string
-	Overview    *chart
+	Overview    *charts
 	OverCaption string
 	Crawls      []crawlView
 	Notes       []string
@@ -131,7 +131,7 @@ type section struct {
 
 type crawlView struct {
 	Caption string
-	Chart   *chart
+	Chart   charts
 }
 
 type violRow struct {
@@ -556,8 +556,8 @@ func drawTimeline(s *section, laneCap int) {
 		}
 		slices.SortFunc(chosen, func(a, b crawl) int { return cmp.Compare(a.number, b.number) })
 	}
-	s.Overview = draw(sc, lanes, s.vs, drawOptions{tickCap: laneCap, markerRows: overviewRows, bands: true, budget: t.Budget})
-	s.Overview.Aria = "Timeline of the requests to " + s.Site
+	s.Overview = new(charts)
+	*s.Overview = drawBoth(sc, lanes, s.vs, drawOptions{tickCap: laneCap, markerRows: overviewRows, bands: true, budget: t.Budget}, "Timeline of the requests to "+s.Site)
 
 	for _, c := range chosen {
 		csc := padded(c.first, c.last, 20_000)
@@ -583,8 +583,7 @@ func drawTimeline(s *section, laneCap int) {
 			}
 		}
 		caption := "Crawl " + strconv.Itoa(c.number) + " of " + strconv.Itoa(len(crawls)) + " · " + c.caption(true)
-		ch := draw(csc, cl, cv, drawOptions{tickCap: crawlTickCap, markerRows: 4})
-		ch.Aria = caption
+		ch := drawBoth(csc, cl, cv, drawOptions{tickCap: crawlTickCap, markerRows: 4}, caption)
 		s.Crawls = append(s.Crawls, crawlView{Caption: caption, Chart: ch})
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
+	"github.com/lohisoft/lohibot-audit/parse"
 	"golang.org/x/net/html"
 )
 
@@ -134,14 +135,14 @@ var (
 	classToken     = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	numberAttr     = regexp.MustCompile(`^-?[0-9.]+$`)
 	pathData       = regexp.MustCompile(`^[MVHZlz0-9 .\-]*$`)
-	unsafeRune     = func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || hidden(r) }
+	unsafeRune     = func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || parse.IsTerminalUnsafe(r) }
 	allowedClasses = map[string]bool{}
 )
 
 func init() {
 	for _, c := range strings.Fields(`meta alert cards card n l d c g s u v m facts crawlers sites r t ip path site
 		crawler chip warn kind badge tl lane ll ls ticks err bars rb rbp band over axis tk tkl tkc first final vm
-		legend rule detail iplist muted note violations addresses malformed warnings where k x`) {
+		legend rule detail iplist muted note violations addresses malformed warnings where k x wide narrow multi`) {
 		allowedClasses[c] = true
 	}
 }
@@ -457,7 +458,7 @@ func TestLargeAuditStaysSmall(t *testing.T) {
 			t.Errorf("address %s is not on the page", ip)
 		}
 	}
-	if n := strings.Count(s, `<svg class="tl"`); n < 10 {
+	if n := strings.Count(s, `<svg class="tl wide"`); n < 10 {
 		t.Errorf("%d drawings, want one per site at least", n)
 	}
 }

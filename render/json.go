@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -174,11 +175,25 @@ func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 func jsonKey(k string) string { return `"` + k + `"` }
 
 // jsonTerminalEscape escapes, inside JSON text, the runes a terminal could
-// act on that encoding/json leaves as they are: DEL, the C1 controls and
-// the bidi controls (it already escapes the C0 controls, U+2028 and
-// U+2029, and replaces invalid UTF-8). Such runes occur only inside
-// strings, where \uXXXX means the same.
+// act on or a reader would not see that encoding/json leaves as they are
+// (parse.IsTerminalUnsafe: DEL, the C1 controls, the bidi and other
+// invisible format characters); encoding/json already escapes the C0
+// controls, U+2028 and U+2029, and replaces invalid UTF-8. Such runes occur
+// only inside strings, where \uXXXX (a surrogate pair beyond U+FFFF) means
+// the same.
 func jsonTerminalEscape(b []byte) []byte {
+	return terminalEscape(b, func(out []byte, r rune) []byte {
+		if r > 0xffff {
+			hi, lo := utf16.EncodeRune(r)
+			return fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		}
+		return fmt.Appendf(out, `\u%04x`, r)
+	})
+}
+
+// terminalEscape returns b with each rune parse.IsTerminalUnsafe names
+// written by esc, and b itself when it holds none.
+func terminalEscape(b []byte, esc func([]byte, rune) []byte) []byte {
 	i := 0
 	for i < len(b) {
 		if b[i] < 0x7f {
@@ -199,7 +214,7 @@ func jsonTerminalEscape(b []byte) []byte {
 	for i < len(b) {
 		r, n := utf8.DecodeRune(b[i:])
 		if parse.IsTerminalUnsafe(r) {
-			out = fmt.Appendf(out, `\u%04x`, r)
+			out = esc(out, r)
 		} else {
 			out = append(out, b[i:i+n]...)
 		}

@@ -11,16 +11,16 @@ import (
 )
 
 // Geometry of a timeline drawing, in SVG user units (the drawing scales to
-// the page's width).
+// the width of its box).
 const (
-	chartW      = 1000
-	plotX0      = 118.0
-	plotX1      = 986.0
 	laneH       = 30.0
 	laneHBudget = 44.0 // the genuine lane, with room for the budget label
 	laneGap     = 6.0
 	markerRowH  = 20.0
 	axisH       = 34.0
+	// laneLabelH is the row above each lane that holds its label in a
+	// narrow drawing.
+	laneLabelH = 16.0
 	// robotsDotCap is the most robots.txt marks a lane draws with their
 	// own tooltip; past it they are drawn without one.
 	robotsDotCap = 300
@@ -33,12 +33,38 @@ const (
 	tooltipViolations = 12
 )
 
+// geom is the frame of a drawing: its width and where the time axis
+// starts and ends, in user units, and how many ticks the axis may have.
+// A wide drawing (for a desktop's page and for print) labels its lanes in
+// a column on the left; a narrow one (for a phone), drawn at about the size
+// it is shown, labels each lane in a row above it, so that its text stays
+// as large as the page's.
+type geom struct {
+	w, x0, x1 float64
+	ticks     int
+	narrow    bool
+}
+
+var (
+	wideGeom   = geom{w: 1000, x0: 118, x1: 986, ticks: 9}
+	narrowGeom = geom{w: 400, x0: 6, x1: 390, ticks: 4, narrow: true}
+)
+
+// charts are the two drawings of one timeline: the wide one and the
+// narrow one; the page's style shows one of them.
+type charts struct {
+	Wide, Narrow *chart
+}
+
 // chart is a drawing ready for the template: every number is already a
 // string.
 type chart struct {
+	Class   string // wide or narrow
+	Width   string
 	Height  string
 	Aria    string
 	PlotX0  string
+	PlotX1  string
 	PlotW   string
 	Lanes   []laneView
 	Bands   []bandView
@@ -50,7 +76,9 @@ type chart struct {
 type laneView struct {
 	Class      string // g, s, u
 	Y, H       string
+	LabelX     string
 	LabelY     string
+	SubX       string
 	SubY       string
 	Sub2Y      string
 	Label, Sub string
@@ -102,33 +130,40 @@ func f(v float64) string {
 	return strings.TrimSuffix(s, ".0")
 }
 
-// scale maps Unix milliseconds to x.
+// scale maps Unix milliseconds to x in the frame g.
 type scale struct {
 	t0, t1 int64
+	g      geom
 }
 
 func (s scale) x(ms int64) float64 {
 	if s.t1 <= s.t0 {
-		return (plotX0 + plotX1) / 2
+		return (s.g.x0 + s.g.x1) / 2
 	}
-	return plotX0 + float64(ms-s.t0)/float64(s.t1-s.t0)*(plotX1-plotX0)
+	return s.g.x0 + float64(ms-s.t0)/float64(s.t1-s.t0)*(s.g.x1-s.g.x0)
 }
 
 // msPerPx is how many milliseconds one unit of x stands for.
-func (s scale) msPerPx() float64 { return float64(s.t1-s.t0) / (plotX1 - plotX0) }
+func (s scale) msPerPx() float64 { return float64(s.t1-s.t0) / (s.g.x1 - s.g.x0) }
 
 func (s scale) contains(ms int64) bool { return ms >= s.t0 && ms <= s.t1 }
 
-// padded returns a scale around [lo, hi]: 2% on each side, and at least
-// minSpan wide.
+// in returns the scale over the same times in the frame g.
+func (s scale) in(g geom) scale {
+	s.g = g
+	return s
+}
+
+// padded returns a wide scale around [lo, hi]: 2% on each side, and at
+// least minSpan wide.
 func padded(lo, hi int64, minSpan int64) scale {
 	span := hi - lo
 	if span < minSpan {
 		mid := lo + span/2
-		return scale{mid - minSpan/2, mid + minSpan - minSpan/2}
+		return scale{mid - minSpan/2, mid + minSpan - minSpan/2, wideGeom}
 	}
 	pad := max(span/50, 1)
-	return scale{lo - pad, hi + pad}
+	return scale{lo - pad, hi + pad, wideGeom}
 }
 
 // numbered is a violation with its number within its section.
@@ -154,10 +189,23 @@ type drawOptions struct {
 	budget     timeline.Budget
 }
 
-// draw makes one drawing of lanes over scale sc, with the violations vs
-// (sorted by time) marked.
+// drawBoth makes the wide and the narrow drawing of lanes over the times
+// of sc (see draw).
+func drawBoth(sc scale, lanes []laneInput, vs []numbered, o drawOptions, aria string) charts {
+	wide := draw(sc.in(wideGeom), lanes, vs, o)
+	narrow := draw(sc.in(narrowGeom), lanes, vs, o)
+	wide.Aria, narrow.Aria = aria, aria
+	return charts{Wide: wide, Narrow: narrow}
+}
+
+// draw makes one drawing of lanes over scale sc, in its frame, with the
+// violations vs (sorted by time) marked.
 func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
-	c := &chart{PlotX0: f(plotX0), PlotW: f(plotX1 - plotX0)}
+	g := sc.g
+	c := &chart{Class: "wide", Width: f(g.w), PlotX0: f(g.x0), PlotX1: f(g.x1), PlotW: f(g.x1 - g.x0)}
+	if g.narrow {
+		c.Class = "narrow"
+	}
 
 	markers := placeMarkers(sc, vs, o.markerRows)
 	rows := 0
@@ -177,6 +225,9 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 		lv, h := drawLane(sc, in, y, withBands, o.tickCap)
 		if withBands {
 			genuineTop, genuineH, genuineLane = y, h, in
+			if sc.g.narrow {
+				genuineTop, genuineH = y+laneLabelH, h-laneLabelH
+			}
 		}
 		c.Lanes = append(c.Lanes, lv)
 		y += h + laneGap
@@ -188,14 +239,14 @@ func draw(sc scale, lanes []laneInput, vs []numbered, o drawOptions) *chart {
 		c.Bands = budgetBands(sc, genuineLane, o.budget, genuineTop, genuineH)
 	}
 
-	for _, t := range axisTicks(time.UnixMilli(sc.t0), time.UnixMilli(sc.t1), 9) {
+	for _, t := range axisTicks(time.UnixMilli(sc.t0), time.UnixMilli(sc.t1), g.ticks) {
 		x := sc.x(t.Time.UnixMilli())
 		c.Ticks = append(c.Ticks, tickView{
 			X: f(x), Y1: f(axisY), Y2: f(axisY + 4),
 			LabelY: f(axisY + 15), ContextY: f(axisY + 28),
 			Label: t.Label, Context: t.Context,
 			// Keep the outer labels inside the drawing.
-			First: x-plotX0 < 24, Final: chartW-x < 34,
+			First: x-g.x0 < 24, Final: g.w-x < 34,
 		})
 	}
 
@@ -244,11 +295,18 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 	}
 	lv := laneView{
 		Class: classShort(in.class),
-		Y:     f(y),
-		H:     f(h),
 		Label: in.class.String(),
 		Sub:   plural(shown.Requests, "request", "requests"),
 	}
+	if sc.g.narrow {
+		// The label in a row of its own above the lane.
+		lv.LabelX, lv.LabelY = f(sc.g.x0), f(y+12)
+		lv.SubX, lv.SubY = f(sc.g.x0+svgTextWidth(lv.Label, 7.2)+6), f(y+12)
+		y += laneLabelH
+	} else {
+		lv.LabelX, lv.SubX = "8", "8"
+	}
+	lv.Y, lv.H = f(y), f(h)
 	top := y + 5
 	if withBands {
 		top = y + 17
@@ -260,10 +318,17 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 			bk = binExact(reqs)
 		}
 		lv.Bars, lv.Sub2 = bars(sc, bk, in.width, top, bottom)
+		if sc.g.narrow {
+			lv.Sub += " · " + lv.Sub2
+			lv.Sub2 = ""
+			return lv, h + laneLabelH
+		}
 		lv.LabelY, lv.SubY, lv.Sub2Y = f(y+h/2-6), f(y+h/2+6), f(y+h/2+18)
 		return lv, h
 	}
-	lv.LabelY, lv.SubY = f(y+h/2-1), f(y+h/2+11)
+	if !sc.g.narrow {
+		lv.LabelY, lv.SubY = f(y+h/2-1), f(y+h/2+11)
+	}
 	var ticks, errs, rp strings.Builder
 	robots := 0
 	for _, r := range reqs {
@@ -280,17 +345,27 @@ func drawLane(sc scale, in *laneInput, y float64, withBands bool, tickCap int) (
 		b.WriteString("M" + x + " " + f(top) + "V" + f(bottom))
 		if r.Robots {
 			if robots <= robotsDotCap {
-				lv.Robots = append(lv.Robots, dotView{
-					X: x, Y: f(top + 1),
-					Title: "/robots.txt · " + stamp(r.Time) + " UTC · " + statusText(r.Status),
-				})
+				d := dotView{X: x, Y: f(top + 1)}
+				if !sc.g.narrow {
+					d.Title = "/robots.txt · " + stamp(r.Time) + " UTC · " + statusText(r.Status)
+				}
+				lv.Robots = append(lv.Robots, d)
 			} else {
 				rp.WriteString("M" + x + " " + f(top-3) + "l3 3-3 3-3-3z")
 			}
 		}
 	}
 	lv.Ticks, lv.ErrTicks, lv.RobotsPath = ticks.String(), errs.String(), rp.String()
+	if sc.g.narrow {
+		return lv, h + laneLabelH
+	}
 	return lv, h
+}
+
+// svgTextWidth is about the width of s in text whose characters are
+// about perChar units wide.
+func svgTextWidth(s string, perChar float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * perChar
 }
 
 func classShort(c timeline.Class) string {
@@ -352,8 +427,8 @@ func bars(sc scale, bk []timeline.Bucket, width time.Duration, top, bottom float
 	}
 	var p strings.Builder
 	for _, b := range bins {
-		x0 := max(sc.x(b.idx*w), plotX0)
-		x1 := min(sc.x((b.idx+1)*w), plotX1)
+		x0 := max(sc.x(b.idx*w), sc.g.x0)
+		x1 := min(sc.x((b.idx+1)*w), sc.g.x1)
 		if x1-x0 < 1.2 {
 			x1 = x0 + 1.2
 		}
@@ -396,8 +471,8 @@ func budgetBands(sc scale, in *laneInput, b timeline.Budget, y, h float64) []ban
 			n += pages[j].n
 		}
 		i = j
-		x0 := max(sc.x(start), plotX0)
-		x1 := min(sc.x(start+win), plotX1)
+		x0 := max(sc.x(start), sc.g.x0)
+		x1 := min(sc.x(start+win), sc.g.x1)
 		if x1 <= x0 {
 			continue
 		}
@@ -444,7 +519,7 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 		return nil
 	}
 	rows = max(rows, 1)
-	kinds := rows > 1 && len(vs) <= kindLabelsCap
+	kinds := rows > 1 && len(vs) <= kindLabelsCap && !sc.g.narrow
 	if !kinds {
 		rows = min(rows, 2)
 	}
@@ -481,7 +556,8 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 		label := markerLabel(group, kinds)
 		w := markerWidth(label)
 		x0 := sc.x(group[0].Time.UnixMilli())
-		left := min(max(x0-7, plotX0-10), plotX1+10-w)
+		left := min(max(x0-7, sc.g.x0-10), sc.g.x1+10-w)
+		left = max(left, 0)
 		var title strings.Builder
 		if len(group) > 1 {
 			title.WriteString(plural(int64(len(group)), "violation", "violations") + "\n")
@@ -492,6 +568,10 @@ func placeMarkers(sc scale, vs []numbered, rows int) []placedMarker {
 				break
 			}
 			title.WriteString(violationLine(v) + "\n")
+		}
+		if sc.g.narrow {
+			// No tooltips on a phone: the marker leads to the table's row.
+			title.Reset()
 		}
 		m.view = markerView{
 			Anchor: group[0].Anchor,

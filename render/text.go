@@ -11,27 +11,10 @@ import (
 )
 
 // visible returns s with everything that could hide or rearrange text made
-// visible: ASCII control characters and DEL as \xHH, C1 controls, line and
-// paragraph separators, bidi embeddings, overrides and isolates, and
-// zero-width characters as \uHHHH, and each byte of invalid UTF-8 as \xHH.
-// A backslash stays as it is. HTML escaping is html/template's job.
-func visible(s string) string { return parse.EscapeFunc(s, hidden) }
-
-// hidden reports whether r is a character beyond ASCII that a reader would
-// not see, or that changes how the text around it is shown: C1 controls,
-// the line and paragraph separators, the bidi controls, zero-width
-// characters and the byte order mark.
-func hidden(r rune) bool {
-	switch {
-	case r >= 0x80 && r < 0xa0, r == 0xad, r == 0x061c:
-		return true
-	case r >= 0x200b && r <= 0x200f, r >= 0x2028 && r <= 0x202e, r >= 0x2060 && r <= 0x2069:
-		return true
-	case r == 0xfeff, r >= 0xfff9 && r <= 0xfffb:
-		return true
-	}
-	return false
-}
+// visible, as parse.EscapeControl does for every output: controls, bidi
+// and other invisible format characters, and invalid UTF-8. HTML escaping
+// is html/template's job.
+func visible(s string) string { return parse.EscapeControl(s) }
 
 // cut returns visible(s), cut after about n characters with the length of
 // what was left out said.

@@ -188,8 +188,16 @@ func yamlTerminalStyle(n *yaml.Node) {
 	}
 }
 
-// yamlTerminalEscape escapes, as \uXXXX, the runes a terminal could act on
-// that yaml.v3 writes as they are inside double quotes (the bidi
-// controls). yamlTerminalStyle has put every scalar holding one in double
-// quotes, where the escape means the same.
-func yamlTerminalEscape(b []byte) []byte { return jsonTerminalEscape(b) }
+// yamlTerminalEscape escapes, as \uXXXX (\UXXXXXXXX beyond U+FFFF), the
+// runes a terminal could act on that yaml.v3 writes as they are inside
+// double quotes (the bidi and other invisible format characters).
+// yamlTerminalStyle has put every scalar holding one in double quotes,
+// where the escape means the same.
+func yamlTerminalEscape(b []byte) []byte {
+	return terminalEscape(b, func(out []byte, r rune) []byte {
+		if r > 0xffff {
+			return fmt.Appendf(out, `\U%08x`, r)
+		}
+		return fmt.Appendf(out, `\u%04x`, r)
+	})
+}

@@ -150,10 +150,12 @@ func TestLoadGit(t *testing.T) {
 	commit("2026-11-23T09:00:00Z", "")
 	// Hostile repository configuration: a "gpg" that signs the last
 	// commit and, asked to verify a signature (log.showSignature), runs
-	// something; the same for a file system monitor and a pager.
+	// something; the same for a file system monitor and a pager. It reads
+	// all git writes to it first: a gpg that exits before git has written
+	// the commit makes git fail with a broken pipe on a busy machine.
 	pwned := filepath.Join(t.TempDir(), "pwned")
 	script := filepath.Join(t.TempDir(), "evil.sh")
-	os.WriteFile(script, []byte("#!/bin/sh\ncase \"$*\" in *--verify*) touch "+pwned+";; esac\necho '[GNUPG:] SIG_CREATED ' >&2\necho '-----BEGIN PGP SIGNATURE-----'\necho x\necho '-----END PGP SIGNATURE-----'\n"), 0o755)
+	os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\ncase \"$*\" in *--verify*) touch "+pwned+";; esac\necho '[GNUPG:] SIG_CREATED ' >&2\necho '-----BEGIN PGP SIGNATURE-----'\necho x\necho '-----END PGP SIGNATURE-----'\n"), 0o755)
 	for _, kv := range [][2]string{{"core.fsmonitor", script}, {"log.showSignature", "true"}, {"gpg.program", script}, {"core.pager", script}, {"commit.gpgsign", "true"}, {"user.signingkey", "x"}} {
 		git(t, repo, "", "config", kv[0], kv[1])
 	}

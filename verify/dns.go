@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -150,6 +149,13 @@ type dnsServer struct {
 	// flight to it give up at once.
 	downCtx    context.Context
 	markedDown context.CancelFunc
+	// sockets are the UDP sockets to it kept for reuse; echo says
+	// whether it echoes the letter case of questions (dnsEchoUnknown,
+	// dnsEchoExact, dnsEchoFolded), caseMisses how many answers in a
+	// row came in another case since it last echoed one exactly.
+	sockets    *dnsSockets
+	echo       atomic.Int32
+	caseMisses atomic.Int32
 }
 
 // dnsAfterFunc arranges for f to be called once d has passed for a query
@@ -176,6 +182,8 @@ type dnsResolver struct {
 	// keep are the FCrDNS suffixes (FQDNs) of the crawlers verified: PTR
 	// answers are cut down to the names fcrdnsKeepNames keeps for them.
 	keep []string
+	// rand fills a query's id and letter case; nil means crypto/rand.
+	rand func([]byte)
 	// onQuery, when set, is told of every query sent (Verifier.OnQuery).
 	onQuery func(DNSQuery)
 }
@@ -201,7 +209,7 @@ func newDNSResolver(servers []string, timeout time.Duration, retries int, warn f
 	r := &dnsResolver{timeout: timeout, retries: retries, after: dnsAfter, warn: warn, ignored: new(atomic.Int64)}
 	for _, s := range servers {
 		ctx, cancel := context.WithCancel(context.Background())
-		r.servers = append(r.servers, &dnsServer{addr: s, downCtx: ctx, markedDown: cancel})
+		r.servers = append(r.servers, &dnsServer{addr: s, downCtx: ctx, markedDown: cancel, sockets: dnsSocketsFor(s)})
 	}
 	return r
 }
@@ -247,10 +255,10 @@ func (r *dnsResolver) exchangeServer(ctx context.Context, name string, qtype uin
 	if r.allDown() {
 		return nil, nil, r.downErr()
 	}
-	q := new(dns.Msg)
-	q.SetQuestion(name, qtype)
-	q.RecursionDesired = true
-	q.SetEdns0(dnsUDPSize, false)
+	q, err := newDNSQuery(name, qtype, r.rand)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	var lastErr error
 	answered := make([]bool, len(r.servers))
@@ -264,7 +272,7 @@ func (r *dnsResolver) exchangeServer(ctx context.Context, name string, qtype uin
 				return nil, nil, err
 			}
 			asked = true
-			q.Id = dns.Id()
+			q.arm()
 			resp, err := r.try(ctx, s, q)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -308,7 +316,7 @@ func (r *dnsResolver) exchangeServer(ctx context.Context, name string, qtype uin
 // try sends q to one server (UDP, then TCP on truncation) and keeps the
 // server's reachability state: any answer shows it alive; a timeout or a
 // network error counts towards finding it unreachable.
-func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.Msg, error) {
+func (r *dnsResolver) try(ctx context.Context, s *dnsServer, q *dnsQuery) (*dns.Msg, error) {
 	if s.down.Load() {
 		return nil, s.downErr()
 	}
@@ -347,24 +355,25 @@ func dnsIsTCPMismatch(err error) bool {
 // send sends q to s over UDP, and again over TCP when the UDP answer is
 // truncated, within r.timeout. Answers that do not match q are ignored
 // (over UDP anyone can send them) and the real one waited for.
-func (r *dnsResolver) send(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.Msg, error) {
-	tctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stopTimer := r.after(q.Question[0].Name, r.timeout, func() { cancel(errDNSTryTimeout) })
+func (r *dnsResolver) send(ctx context.Context, s *dnsServer, q *dnsQuery) (*dns.Msg, error) {
+	a := &dnsAbort{}
+	stopTimer := r.after(q.name, r.timeout, func() { a.abort(errDNSTryTimeout) })
 	defer stopTimer()
-	stopDown := context.AfterFunc(s.downCtx, func() { cancel(ErrDNSUnreachable) })
+	stopDown := context.AfterFunc(s.downCtx, func() { a.abort(ErrDNSUnreachable) })
 	defer stopDown()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { a.abort(context.Cause(ctx)) })
+		defer stop()
+	}
 
-	resp, ignored, err := dnsExchange(tctx, "udp", q, s.addr, r.ignored)
+	resp, ignored, err := r.exchangeUDP(a, s, q)
 	if err == nil && resp.Truncated {
-		var n int
-		resp, n, err = dnsExchange(tctx, "tcp", q, s.addr, r.ignored)
-		ignored += n
+		resp, err = exchangeTCP(ctx, a, s, q)
 	}
 	if err == nil {
 		return resp, nil
 	}
-	switch cause := context.Cause(tctx); {
+	switch cause := a.why(); {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case cause == errDNSTryTimeout && ignored > 0:
@@ -377,60 +386,58 @@ func (r *dnsResolver) send(ctx context.Context, s *dnsServer, q *dns.Msg) (*dns.
 	return nil, dnsNetError(err, r.timeout)
 }
 
-// dnsExchange sends q to addr over network ("udp" or "tcp") and reads the
-// answer until ctx is done. Over UDP, packets that are not an answer to q
-// (another id, another question, not a DNS message) are counted in
-// ignored and skipped; over TCP, where they cannot be slipped in, such an
-// answer is an error. Each packet ignored is counted in total too.
-func dnsExchange(ctx context.Context, network string, q *dns.Msg, addr string, total *atomic.Int64) (resp *dns.Msg, ignored int, err error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, 0, err
+// dnsAbort ends a query before its answer: its time ran out, its server
+// was found unreachable, or its context ended. The connection in use is
+// given a read deadline in the past, which ends a read waiting on it.
+type dnsAbort struct {
+	mu     sync.Mutex
+	cause  error
+	conn   net.Conn
+	cancel context.CancelFunc
+}
+
+// abort ends the query for cause, unless it was ended already.
+func (a *dnsAbort) abort(cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cause != nil {
+		return
 	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	co := &dns.Conn{Conn: c, UDPSize: dnsUDPSize}
-	if err := co.WriteMsg(q); err != nil {
-		return nil, 0, err
+	a.cause = cause
+	if a.conn != nil {
+		a.conn.SetDeadline(aLongTimeAgo)
 	}
-	for {
-		m, err := co.ReadMsg()
-		if err != nil {
-			if network == "udp" && !dnsIsReadError(err) {
-				ignored++
-				total.Add(1)
-				continue
-			}
-			return nil, ignored, err
-		}
-		if !dnsAnswers(q, m) {
-			if network == "udp" {
-				ignored++
-				total.Add(1)
-				continue
-			}
-			return nil, ignored, dnsTCPMismatch{}
-		}
-		return m, ignored, nil
+	if a.cancel != nil {
+		a.cancel()
 	}
 }
 
-// dnsIsReadError tells an error of the connection from one of a packet
-// that did not parse.
-func dnsIsReadError(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
+// why is the cause the query was ended for, nil if it was not.
+func (a *dnsAbort) why() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cause
 }
 
-// dnsAnswers reports whether resp is a response to q.
-func dnsAnswers(q, resp *dns.Msg) bool {
-	if !resp.Response || resp.Id != q.Id || len(resp.Question) != 1 {
-		return false
+// attach makes c the connection an abort ends (and cancel the function it
+// calls), or returns the cause when the query was ended already.
+func (a *dnsAbort) attach(c net.Conn, cancel context.CancelFunc) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cause != nil {
+		return a.cause
 	}
-	a, b := q.Question[0], resp.Question[0]
-	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && strings.EqualFold(a.Name, b.Name)
+	a.conn, a.cancel = c, cancel
+	return nil
+}
+
+// detach lets go of the connection, and reports whether the query was
+// ended meanwhile (its deadline may then have been touched).
+func (a *dnsAbort) detach() (ended bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conn, a.cancel = nil, nil
+	return a.cause != nil
 }
 
 // downErr is why s, marked down, is not asked.
@@ -479,12 +486,11 @@ func (r *dnsResolver) failed(ctx context.Context, s *dnsServer, seq uint64, err 
 // answer of any kind shows s alive; no answer, with dnsDownAfter failures
 // in a row, marks it down.
 func (r *dnsResolver) probe(ctx context.Context, s *dnsServer, seq uint64, why error) {
-	q := new(dns.Msg)
-	q.SetQuestion(".", dns.TypeNS)
-	q.RecursionDesired = true
-	q.SetEdns0(dnsUDPSize, false)
-	q.Id = dns.Id()
-	_, err := r.withTimeout(r.timeout/2).send(ctx, s, q)
+	q, err := newDNSQuery(".", dns.TypeNS, r.rand)
+	if err == nil {
+		q.arm()
+		_, err = r.withTimeout(r.timeout/2).send(ctx, s, q)
+	}
 	if err == nil {
 		s.answered()
 		return
@@ -595,13 +601,12 @@ func (r *dnsResolver) trust(ctx context.Context, s *dnsServer) error {
 // NS (or SOA) records of the root, dnsSanityBroken for any other answer
 // (rcode names it), dnsSanityUnknown with the error when none came.
 func (r *dnsResolver) checkRoot(ctx context.Context, s *dnsServer) (dnsSanity, string, error) {
-	q := new(dns.Msg)
-	q.SetQuestion(".", dns.TypeNS)
-	q.RecursionDesired = true
-	q.SetEdns0(dnsUDPSize, false)
-	var err error
+	q, err := newDNSQuery(".", dns.TypeNS, r.rand)
+	if err != nil {
+		return dnsSanityUnknown, "", err
+	}
 	for attempt := 0; attempt <= r.retries; attempt++ {
-		q.Id = dns.Id()
+		q.arm()
 		var resp *dns.Msg
 		resp, err = r.try(ctx, s, q)
 		if err != nil {

@@ -33,6 +33,12 @@
 // Queries go to the configured servers in turn (UDP, TCP when truncated),
 // each with a timeout and retries; an answer that does not answer its
 // query (another id or question) is ignored and the real one waited for.
+// Each query carries a random id and a random letter case of its name
+// (0x20; a resolver that does not echo the case is noticed and matched
+// without it), and goes out on a connected UDP socket with a random
+// source port; a socket serves one query at a time and is kept for the
+// next only when its answer came alone (at most 128 queries and 2 s): a
+// stray, forged or late packet, or a timeout, retires it (dnswire.go).
 // Addresses left unverified for want of an answer are tried once more at
 // the end with a longer timeout. Answers are kept for their TTL in a
 // [DNSCache] between runs. A resolver that says NXDOMAIN even for the

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -300,8 +301,17 @@ func (v *Verifier) Verify(ctx context.Context, addrs []netip.Addr) []Result {
 }
 
 // run verifies todo with up to Concurrency workers, asking res, and counts
-// each address done in done.
+// each address done in done. One address (watch judges them one by one)
+// is verified in the caller's goroutine.
 func (v *Verifier) run(ctx context.Context, res *dnsResolver, todo []netip.Addr, done *atomic.Int64) {
+	if len(todo) == 1 {
+		r := v.verifyOne(ctx, res, todo[0])
+		v.mu.Lock()
+		v.done[todo[0]] = r
+		v.mu.Unlock()
+		done.Add(1)
+		return
+	}
 	workers := v.Concurrency
 	if workers <= 0 {
 		workers = DefaultDNSConcurrency
@@ -371,6 +381,29 @@ func fcrdnsSpread(a netip.Addr) uint64 {
 // inList reports whether the IP list in force covers a (unmapped, without
 // its zone).
 func (v *Verifier) inList(a netip.Addr) bool { return v.listed.Contains(fcrdnsKey(a)) }
+
+// reverseName is the name of a's PTR record, under in-addr.arpa. (IPv4,
+// IPv4-mapped IPv6 unmapped) or ip6.arpa., in lower case, fully qualified:
+// what dns.ReverseAddr makes of its text, without parsing it again.
+func reverseName(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is4() {
+		b := a.As4()
+		buf := make([]byte, 0, len("255.255.255.255.in-addr.arpa."))
+		for i := 3; i >= 0; i-- {
+			buf = strconv.AppendUint(buf, uint64(b[i]), 10)
+			buf = append(buf, '.')
+		}
+		return string(append(buf, "in-addr.arpa."...))
+	}
+	const hex = "0123456789abcdef"
+	b := a.As16()
+	buf := make([]byte, 0, 64+len("ip6.arpa."))
+	for i := 15; i >= 0; i-- {
+		buf = append(buf, hex[b[i]&0xf], '.', hex[b[i]>>4], '.')
+	}
+	return string(append(buf, "ip6.arpa."...))
+}
 
 // fcrdnsKey is the form of a verified: IPv4-mapped IPv6 addresses
 // unmapped, zones dropped.
@@ -483,10 +516,7 @@ func (v *Verifier) fcrdns(ctx context.Context, res *dnsResolver, a netip.Addr, r
 		r.DNSError, r.DNSFailure = err.Error(), dnsFailureKind(err)
 		return fcrdnsNoAnswer, ""
 	}
-	arpa, err := dns.ReverseAddr(a.String())
-	if err != nil {
-		return noAnswer(err)
-	}
+	arpa := reverseName(a)
 	ptr := v.memo.lookup(ctx, res, arpa, dns.TypePTR)
 	r.DNS = append(r.DNS, ptr.ans)
 	if ptr.Err != nil {

@@ -606,16 +606,19 @@ func (h *fcrdnsSynthHandler) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	m := new(dns.Msg)
 	m.SetReply(r)
 	q := r.Question[0]
+	// Names in any letter case, as a server must read them (the
+	// resolver sends them in random case).
+	name := strings.ToLower(q.Name)
 	hdr := dns.RR_Header{Name: q.Name, Class: dns.ClassINET, Ttl: 3600, Rrtype: q.Qtype}
 	switch q.Qtype {
 	case dns.TypePTR:
 		var o [4]int
-		if _, err := fmt.Sscanf(q.Name, "%d.%d.%d.%d.in-addr.arpa.", &o[3], &o[2], &o[1], &o[0]); err == nil {
+		if _, err := fmt.Sscanf(name, "%d.%d.%d.%d.in-addr.arpa.", &o[3], &o[2], &o[1], &o[0]); err == nil {
 			m.Answer = append(m.Answer, &dns.PTR{Hdr: hdr, Ptr: fmt.Sprintf("host-%d-%d-%d-%d.bot.lohisoft.com.", o[0], o[1], o[2], o[3])})
 		}
 	case dns.TypeA:
 		var o [4]byte
-		if _, err := fmt.Sscanf(q.Name, "host-%d-%d-%d-%d.bot.lohisoft.com.", &o[0], &o[1], &o[2], &o[3]); err == nil {
+		if _, err := fmt.Sscanf(name, "host-%d-%d-%d-%d.bot.lohisoft.com.", &o[0], &o[1], &o[2], &o[3]); err == nil {
 			m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: net.IP(o[:])})
 		}
 	}

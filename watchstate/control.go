@@ -208,6 +208,10 @@ func Serve(ctx context.Context, ln net.Listener, h Handler) {
 func serveConn(ctx context.Context, c net.Conn, h Handler) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(serveTimeout))
+	if !peerAllowed(c) {
+		writeResponse(c, Response{Error: "refused: only root and the user the watch runs as may ask it"})
+		return
+	}
 	br := bufio.NewReader(io.LimitReader(c, maxRequest+1))
 	line, err := br.ReadBytes('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {

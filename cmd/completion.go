@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// completionValues is the annotation of a flag that lists the values
+// shell completion offers for it (completeWith).
+const completionValues = "lohibot-audit/values"
+
+// failOnValues are the values of --fail-on.
+var failOnValues = []string{"spoofed", "violations", "any"}
+
+// completeWith makes shell completion offer values for the flag name of f.
+func completeWith(f *pflag.FlagSet, name string, values ...string) {
+	_ = f.SetAnnotation(name, completionValues, values)
+}
+
+// logFormatCompletions are the values shell completion offers for
+// --log-format: auto, every named format, and the prefixes of a format
+// string (nginx:, apache:) and of a syslog-forwarded log (syslog+).
+func logFormatCompletions() []string {
+	return append(append([]string{"auto"}, parse.DetectableFormats()...), "nginx:", "apache:", "syslog+")
+}
+
+// registerCompletions tells shell completion, for every command under
+// root, the values of --format and --fail-on (as completeWith listed
+// them), --log-format, and --crawler (the built-in crawlers, or a profile
+// file).
+func registerCompletions(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+			var complete cobra.CompletionFunc
+			switch {
+			case len(fl.Annotations[completionValues]) > 0:
+				values := fl.Annotations[completionValues]
+				complete = cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+			case fl.Name == "log-format":
+				complete = func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+					// After syslog+, the same names again.
+					pre := ""
+					if strings.HasPrefix(toComplete, "syslog+") {
+						pre = "syslog+"
+					}
+					var out []string
+					for _, v := range logFormatCompletions() {
+						if pre != "" && (v == "auto" || v == "syslog+") {
+							continue
+						}
+						out = append(out, pre+v)
+					}
+					return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+				}
+			case fl.Name == "crawler":
+				complete = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+					// A built-in name, or a profile file.
+					return crawler.BuiltinNames(), cobra.ShellCompDirectiveDefault
+				}
+			default:
+				return
+			}
+			_ = c.RegisterFlagCompletionFunc(fl.Name, complete)
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
