@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -220,12 +221,25 @@ func fmtDur(d time.Duration) string {
 
 // runBotnet runs the botnet case.
 func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) error {
-	b, err := newScene(ns)
+	freshTable(ns)
+	srv, stop, err := server()
 	if err != nil {
 		return err
 	}
-	defer b.close()
-	srv, list, logPath, f := b.srv, b.list, b.log, b.f
+	defer stop()
+	dir, err := os.MkdirTemp("", "benchwatch")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	logPath := filepath.Join(dir, "access.log")
+	list := filepath.Join(dir, "ips.json")
+	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 
 	nsf, err := os.Open("/run/netns/" + ns)
 	if err != nil {
