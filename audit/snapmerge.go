@@ -45,6 +45,12 @@ type MergeOptions struct {
 	// Overrides and MaxViolations are the conduct flags given.
 	Overrides     conduct.Overrides
 	MaxViolations int
+	// OptOuts, when set, gives each crawler's opted-out sites
+	// (--opted-out), by crawler name, once the crawlers are known (the
+	// snapshots' or Profiles); its error ends the merge before anything
+	// is replayed. OptOutGrace is --opt-out-grace.
+	OptOuts     func(profiles []*crawler.Profile) (map[string]conduct.OptOuts, error)
+	OptOutGrace time.Duration
 	// ClockSkew is how far apart the clocks of two servers may be
 	// (--clock-skew, conduct.Config.ClockSkew): the logs of snapshots of
 	// one server name share a clock, those of two are compared with it.
@@ -161,6 +167,12 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var optOuts map[string]conduct.OptOuts
+	if mo.OptOuts != nil && profiles[0] != nil {
+		if optOuts, err = mo.OptOuts(profiles); err != nil {
+			return nil, err
+		}
+	}
 	notes = append(notes, markDuplicateInputs(kept)...)
 	notes = append(notes, nameInputs(kept)...)
 
@@ -211,6 +223,9 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			s.Conduct = conduct.ConfigOf(p, mo.Overrides)
 			s.Conduct.MaxViolations = mo.MaxViolations
 			s.Conduct.Clock, s.Conduct.ClockSkew = clock, mo.ClockSkew
+			if oo := optOuts[p.Name]; oo != nil {
+				s.Conduct.OptedOut, s.Conduct.OptOutGrace = oo.For, mo.OptOutGrace
+			}
 		}
 		o.Subjects = append(o.Subjects, s)
 	}
@@ -243,6 +258,9 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	// Every address is in the audits now: the verdicts given without DNS
+	// were asked for as each was first seen, and are not asked again.
+	table.release()
 	var readWs []string
 	for _, r := range kept {
 		readWs = appendNew(readWs, r.readWs...)
@@ -549,8 +567,12 @@ func mergeLists(profiles []*crawler.Profile, kept []*snapshotRead) ([]*verify.IP
 // verdictTable holds the verdicts of the merged snapshots, per crawler:
 // for each address, the one made last.
 type verdictTable struct {
-	made    []time.Time // by snapshot, as kept
-	entries []map[netip.Addr]verdictEntry
+	made []time.Time // by snapshot, as kept
+	// entries are each crawler's addresses (without a zone: a key without
+	// pointers, which the garbage collector need not scan; a million
+	// spoofers take 30 MB less) and zoned, those with a zone.
+	entries []map[addrKey]verdictEntry
+	zoned   []map[netip.Addr]verdictEntry
 	// settled are the verdicts given without DNS, shared, by crawler;
 	// results the others, by address.
 	settled  [][]verify.Result
@@ -571,7 +593,8 @@ type verdictEntry struct {
 func newVerdictTable(crawlers, snapshots int) *verdictTable {
 	t := &verdictTable{made: make([]time.Time, snapshots)}
 	for range crawlers {
-		t.entries = append(t.entries, map[netip.Addr]verdictEntry{})
+		t.entries = append(t.entries, map[addrKey]verdictEntry{})
+		t.zoned = append(t.zoned, map[netip.Addr]verdictEntry{})
 		t.settled = append(t.settled, nil)
 		t.keys = append(t.keys, map[resultKey]int32{})
 		t.results = append(t.results, map[netip.Addr]verify.Result{})
@@ -579,6 +602,25 @@ func newVerdictTable(crawlers, snapshots int) *verdictTable {
 	t.differ = make([]int, crawlers)
 	t.examples = make([][]string, crawlers)
 	return t
+}
+
+// entry returns the verdict entry of address a of crawler c.
+func (t *verdictTable) entry(c int, a netip.Addr) (verdictEntry, bool) {
+	if a.Zone() != "" {
+		e, ok := t.zoned[c][a]
+		return e, ok
+	}
+	e, ok := t.entries[c][addrKey{ip: a.As16(), v4: a.Is4()}]
+	return e, ok
+}
+
+// setEntry sets the verdict entry of address a of crawler c.
+func (t *verdictTable) setEntry(c int, a netip.Addr, e verdictEntry) {
+	if a.Zone() != "" {
+		t.zoned[c][a] = e
+		return
+	}
+	t.entries[c][addrKey{ip: a.As16(), v4: a.Is4()}] = e
 }
 
 // get returns the verdict an entry stands for.
@@ -594,7 +636,7 @@ func (t *verdictTable) get(c int, a netip.Addr, e verdictEntry) verify.Result {
 // put gives address a of crawler c the verdict res, made in snapshot k
 // (settled: without DNS), unless it has one made later.
 func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bool) {
-	old, had := t.entries[c][a]
+	old, had := t.entry(c, a)
 	if had {
 		prev := t.get(c, a, old)
 		if prev.Verdict != res.Verdict || prev.Reason != res.Reason {
@@ -624,14 +666,23 @@ func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bo
 	} else {
 		t.results[c][a] = res
 	}
-	t.entries[c][a] = e
+	t.setEntry(c, a, e)
+}
+
+// release lets the addresses' entries go once the hits are replayed: the
+// audits asked Settled for each address as they first saw it (Classify's
+// results stay).
+func (t *verdictTable) release() {
+	for c := range t.entries {
+		t.entries[c], t.zoned[c] = nil, nil
+	}
 }
 
 // settledFunc is the Audit.Settled of crawler c: the verdicts the
 // snapshots gave without DNS.
 func (t *verdictTable) settledFunc(c int) func(netip.Addr) (verify.Result, bool) {
 	return func(a netip.Addr) (verify.Result, bool) {
-		e, ok := t.entries[c][a]
+		e, ok := t.entry(c, a)
 		if !ok || e.settled < 0 {
 			return verify.Result{}, false
 		}

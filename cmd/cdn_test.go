@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -290,4 +291,34 @@ func nftCheck(t *testing.T, rules string) {
 		}
 	}
 	t.Fatalf("nft -c -f rejected the rules: %v\n%s\n%s", err, out, rules)
+}
+
+// TestEnvoyClientField: Envoy's default format takes its clients from
+// X-Forwarded-For (it logs no connecting address), and the report says so;
+// a request without one has no client, which the report does not call a
+// host name.
+func TestEnvoyClientField(t *testing.T) {
+	const log = `[2026-12-02T10:00:05.310Z] "GET / HTTP/1.1" 200 - 0 2750 26 25 "10.0.0.4, 203.0.113.7" "Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)" "cc21d9b0" "www.example.org" "10.0.2.1:80"
+[2026-12-02T10:00:06.310Z] "GET /x HTTP/1.1" 200 - 0 2750 26 25 "-" "Mozilla/5.0 (compatible; LohiSoftBot/1.0; +https://lohisoft.com/bot)" "cc21d9b1" "www.example.org" "10.0.2.1:80"
+`
+	env, args, _ := cdnEnv(t, log)
+	code, stdout, stderr := identityRun(t, env, append([]string{"logs", "--format", "json", "--log-format", "envoy", "-"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rep, got := cdnVerdicts(t, stdout)
+	if want := map[string]string{"203.0.113.7": "spoofed/no-ptr/", "-": "unverified/not-an-address/"}; !maps.Equal(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	if in := rep.Inputs[0]; in.ClientField != "x-forwarded-for" || in.RealClientHits != 2 {
+		t.Errorf("input %+v, want client_field x-forwarded-for, 2 real client hits", in)
+	}
+	env, args, _ = cdnEnv(t, log)
+	code, page, stderr := identityRun(t, env, append([]string{"logs", "--format", "html", "--log-format", "envoy", "-"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if s := html.UnescapeString(page); strings.Contains(s, "host name") || !strings.Contains(s, "the log names no client") {
+		t.Errorf("the page calls the unknown client a host name, or does not say no client was logged")
+	}
 }

@@ -160,6 +160,9 @@ func TestMergeEqualsOneRun(t *testing.T) {
 		if n%4 == 2 {
 			logFlags = append(logFlags, "--since", "2026-12-01T12:00:00Z")
 		}
+		if n%5 == 3 {
+			flags = append(flags, "--opted-out", "a.example=2026-12-01T12:00:00Z", "--opt-out-grace", "1h")
+		}
 		if n%2 == 0 {
 			logFlags = append(logFlags, "--trusted-proxy", "private")
 		}
@@ -257,8 +260,57 @@ func TestMergeEqualsOneRun(t *testing.T) {
 			if w, g := reportWithoutTime(t, want), reportWithoutTime(t, got); w != g {
 				t.Fatalf("fleet %d %s: merged report differs from one run's:\n%s", n, sp.name, lineDiff(w, g))
 			}
+			if oneServer {
+				continue
+			}
+			// With the default skew, what the servers' clocks may hide is
+			// taken away, nothing added: a request it finds sent at once
+			// with another or too soon after one (concurrency, pause) was
+			// found so with the skew 0 (a concurrency may become a pause),
+			// and the robots rules are the same. (Not so for backoff and
+			// auth: an answer whose next request another server logged
+			// within the skew of it waits for the next request surely
+			// after it, which may then be the one at fault.)
+			code, skewed, errOut := runInMemory(t, "", append(append([]string{"merge"}, flags...), snaps...)...)
+			if code != 0 {
+				t.Fatalf("fleet %d %s: merge with the default skew: exit %d: %s", n, sp.name, code, errOut)
+			}
+			exact, wide := faultsOf(t, got), faultsOf(t, skewed)
+			for at, kinds := range wide {
+				if kinds["concurrency"]+kinds["pause"] > 0 && exact[at]["concurrency"]+exact[at]["pause"] == 0 {
+					t.Errorf("fleet %d %s: with the default skew %s is at fault (%v); with the skew 0 it is not (%v)", n, sp.name, at, kinds, exact[at])
+				}
+			}
+			for at, kinds := range exact {
+				if kinds["robots"] != wide[at]["robots"] {
+					t.Errorf("fleet %d %s: %s: %d robots violations with the skew 0, %d with the default", n, sp.name, at, kinds["robots"], wide[at]["robots"])
+				}
+			}
 		}
 	}
+}
+
+// faultsOf counts a JSON report's violations by file and line, then kind.
+func faultsOf(t *testing.T, out string) map[string]map[string]int {
+	t.Helper()
+	var r struct {
+		Violations []struct {
+			Kind, File string
+			Line       int64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not a JSON report: %v", err)
+	}
+	m := map[string]map[string]int{}
+	for _, v := range r.Violations {
+		at := fmt.Sprintf("%s:%d", v.File, v.Line)
+		if m[at] == nil {
+			m[at] = map[string]int{}
+		}
+		m[at][v.Kind]++
+	}
+	return m
 }
 
 // lineDiff shows the first lines where a and b differ.
@@ -592,5 +644,27 @@ func TestMergedReportToEmit(t *testing.T) {
 	}
 	if strings.Contains(rules, "79.139.58.98") {
 		t.Errorf("rules block the genuine crawler:\n%s", rules)
+	}
+}
+
+// TestMergeOptedOut: --opted-out is a conduct flag of the merge: a value
+// that does not name its crawler is refused (exit 2) when the snapshots
+// audit several, once they are read; named, its violations are reported.
+func TestMergeOptedOut(t *testing.T) {
+	dir := t.TempDir()
+	web1 := handLog(t, dir, "web1.log", fleetReq{end: "10:00:00", path: "/a"}, fleetReq{end: "10:05:00", path: "/b"})
+	two := []string{"--crawler", "lohisoftbot", "--crawler", "googlebot"}
+	snap := snapshotOf(t, dir, "two.snap", two, web1)
+	code, out, errOut := runInMemory(t, "", "merge", "--format", "json", "--opted-out", "www.example.org=2026-12-01T10:01:00Z", snap)
+	if code != 2 || out != "" || !strings.Contains(errOut, "the run audits 2 crawlers") {
+		t.Errorf("unnamed --opted-out over two crawlers: exit %d, %q, %q", code, out, errOut)
+	}
+	code, _, errOut = runInMemory(t, "", append([]string{"merge", "--opted-out", "nosuchbot:www.example.org=2026-12-01"}, append(two, snap)...)...)
+	if code != 2 || !strings.Contains(errOut, "not audited") {
+		t.Errorf("--opted-out of a crawler not audited: exit %d, %q", code, errOut)
+	}
+	m, _ := jsonReport(t, 0, "merge", "--format", "json", "--opted-out", "lohisoftbot:www.example.org=2026-12-01T10:01:00Z", "--opt-out-grace", "1m", snap)
+	if got := strings.Join(violationsOf(m), "\n"); !strings.Contains(got, "opt-out /b") || strings.Contains(got, "opt-out /a") {
+		t.Errorf("violations:\n%s", got)
 	}
 }

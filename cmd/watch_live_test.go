@@ -494,3 +494,39 @@ func TestWatchCrawlers(t *testing.T) {
 		t.Errorf("acted on:\n%s", got)
 	}
 }
+
+// SIGHUP applies a --trusted-proxy the config file gained to the log
+// readers too: before the reload the proxy's address is the client that
+// claims; after it, the address its X-Forwarded-For names, and the proxy
+// is never judged again.
+func TestWatchReloadTrustsProxies(t *testing.T) {
+	srv, list, log := watchFixture(t)
+	cfg := filepath.Join(filepath.Dir(list), "config.yaml")
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\n")
+	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--config", cfg, "--log-format", "nginx_main")
+	line := func(addr, xff string, sec int) string {
+		return strings.TrimSuffix(liveLine(addr, claimUA, "/", sec), "\n") + ` "` + xff + `"` + "\n"
+	}
+	w.write(line("198.51.100.5", "203.0.113.80", 0))
+	if v := w.waitVerdict("198.51.100.5", 1); v != "spoofed/fcrdns" {
+		t.Fatalf("the proxy's address before the reload: %s, want spoofed/fcrdns (it is the client)", v)
+	}
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\ntrusted-proxy:\n  - 198.51.100.0/24\n")
+	w.reload()
+	w.write(line("198.51.100.5", "203.0.113.81", 10), line("198.51.100.5", "192.0.2.10", 11))
+	if v := w.waitVerdict("203.0.113.81", 1); v != "spoofed/fcrdns" {
+		t.Errorf("the client behind the proxy after the reload: %s, want spoofed/fcrdns", v)
+	}
+	if v := w.waitVerdict("192.0.2.10", 1); v != "genuine/fcrdns" {
+		t.Errorf("the crawler behind the proxy after the reload: %s, want genuine/fcrdns", v)
+	}
+	if code := w.stop(); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, w.stderr.String())
+	}
+	if got := verdictsOf(t, w.stdout.String(), "198.51.100.5"); len(got) != 1 {
+		t.Errorf("the proxy was judged %d times (%v), want once, before the reload", len(got), got)
+	}
+	if strings.Contains(w.stdout.String(), "203.0.113.80") {
+		t.Errorf("the header was read before the reload:\n%s", w.stdout.String())
+	}
+}

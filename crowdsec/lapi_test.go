@@ -249,6 +249,7 @@ func TestQueueOutage(t *testing.T) {
 	var said []string
 	var sayMu sync.Mutex
 	pushed := make(chan Result, 100)
+	saying := make(chan string, 100)
 	clock := newFakeAfter()
 	q := &Queue{
 		Pusher: &Pusher{Client: newClient(t, l), TTL: time.Hour, Version: "test"},
@@ -256,6 +257,7 @@ func TestQueueOutage(t *testing.T) {
 			sayMu.Lock()
 			said = append(said, m)
 			sayMu.Unlock()
+			saying <- m
 		},
 		After:  clock.After,
 		OnPush: func(r Result) { pushed <- r },
@@ -272,9 +274,16 @@ func TestQueueOutage(t *testing.T) {
 	}
 
 	// The Local API goes down: bans wait, the outage is said once, the
-	// backoff grows.
+	// backoff grows. The first ban's push fails and the queue waits on
+	// the clock (asked) before the others come, so that the outage is
+	// said with one ban waiting: the queue may try at any moment after
+	// an Add, and the test waits for that try, not for time.
 	l.Stop()
-	for _, p := range []string{"203.0.113.2/32", "203.0.113.3/32", "2001:db8::/64"} {
+	if err := q.Add(ban("203.0.113.2/32")); err != nil {
+		t.Fatal(err)
+	}
+	<-clock.asked
+	for _, p := range []string{"203.0.113.3/32", "2001:db8::/64"} {
 		if err := q.Add(ban(p)); err != nil {
 			t.Fatal(err)
 		}
@@ -286,13 +295,21 @@ func TestQueueOutage(t *testing.T) {
 	if err := q.Add(ban("203.0.113.2/32")); err != nil {
 		t.Errorf("a ban that waits already: %v", err)
 	}
-	<-clock.asked
 	clock.ch <- time.Time{}
 	<-clock.asked
 	l.Restart(t)
 	clock.ch <- time.Time{}
 	if r := <-pushed; r.Added != 3 {
 		t.Errorf("push after the outage: %+v", r)
+	}
+	// The queue says the Local API is back after the push is counted:
+	// wait for it, then stop.
+	for m := ""; !strings.Contains(m, "takes decisions again"); {
+		select {
+		case m = <-saying:
+		case <-time.After(time.Minute):
+			t.Fatal("the end of the outage was never said")
+		}
 	}
 	cancel()
 	<-done
@@ -303,7 +320,7 @@ func TestQueueOutage(t *testing.T) {
 	}
 	clock.mu.Unlock()
 	sayMu.Lock()
-	if len(said) != 2 || !strings.Contains(said[0], "cannot push decisions") || !strings.Contains(said[0], "3 wait") ||
+	if len(said) != 2 || !strings.Contains(said[0], "cannot push decisions") || !strings.Contains(said[0], "1 wait") ||
 		!strings.Contains(said[1], "takes decisions again") {
 		t.Errorf("said %q", said)
 	}

@@ -181,13 +181,30 @@ func (s *TokenSet) Contains(b []byte) bool { return s.Match(b) != 0 }
 // Match returns the groups whose tokens appear in b, text as a server
 // logs it (with its escapes), as a bit mask (bit i for groups[i] of
 // NewTokenSet), or 0.
-func (s *TokenSet) Match(b []byte) uint64 { return s.match(b, true) }
+func (s *TokenSet) Match(b []byte) uint64 { return s.match(b, matchEscaped) }
 
 // MatchText is Match for text without escapes, such as a decoded JSON
 // string: every byte stands for itself.
-func (s *TokenSet) MatchText(b []byte) uint64 { return s.match(b, false) }
+func (s *TokenSet) MatchText(b []byte) uint64 { return s.match(b, matchText) }
 
-func (s *TokenSet) match(b []byte, escaped bool) uint64 {
+// MayContain reports whether b holds any of the tokens anywhere, in any
+// case, also inside a longer word: a line that does not cannot be a claim
+// in any format, however the format encodes its User-Agent (IIS's '+' for
+// spaces puts a token character before the token). A reader that keeps
+// the lines that may be claims and parses only those (watch) uses it; the
+// parser then decides.
+func (s *TokenSet) MayContain(b []byte) bool { return s.match(b, matchAnywhere) != 0 }
+
+// How match reads the text around a token.
+type matchMode uint8
+
+const (
+	matchText     matchMode = iota // every byte stands for itself
+	matchEscaped                   // a server's escape before a token is a boundary
+	matchAnywhere                  // no boundaries: a token inside a word counts
+)
+
+func (s *TokenSet) match(b []byte, mode matchMode) uint64 {
 	if s == nil || len(b) < s.minLen {
 		return 0
 	}
@@ -204,13 +221,13 @@ func (s *TokenSet) match(b []byte, escaped bool) uint64 {
 			}
 			for j := i; j < i+8; j++ {
 				if b[j]|0x20 == a {
-					mask |= s.tokensAt(b, j, a, escaped)
+					mask |= s.tokensAt(b, j, a, mode)
 				}
 			}
 		}
 		for ; i <= hi; i++ {
 			if b[i]|0x20 == a {
-				mask |= s.tokensAt(b, i, a, escaped)
+				mask |= s.tokensAt(b, i, a, mode)
 			}
 		}
 		return mask
@@ -230,28 +247,28 @@ func (s *TokenSet) match(b []byte, escaped bool) uint64 {
 			m |= (v - swarOnes) &^ v & swarHighs
 		}
 		for ; m != 0; m &= m - 1 {
-			mask |= s.anyAt(b, i+bits.TrailingZeros64(m)>>3, escaped)
+			mask |= s.anyAt(b, i+bits.TrailingZeros64(m)>>3, mode)
 		}
 	}
 	for ; i <= hi; i++ {
-		mask |= s.anyAt(b, i, escaped)
+		mask |= s.anyAt(b, i, mode)
 	}
 	return mask
 }
 
 // anyAt checks the tokens of every anchor that b[j] is.
-func (s *TokenSet) anyAt(b []byte, j int, escaped bool) uint64 {
+func (s *TokenSet) anyAt(b []byte, j int, mode matchMode) uint64 {
 	var mask uint64
 	for _, a := range s.anchors {
 		if b[j] == a.b || a.fold && b[j]|0x20 == a.b {
-			mask |= s.tokensAt(b, j, a.b, escaped)
+			mask |= s.tokensAt(b, j, a.b, mode)
 		}
 	}
 	return mask
 }
 
 // tokensAt checks the tokens anchored on byte a, with the anchor at b[j].
-func (s *TokenSet) tokensAt(b []byte, j int, a byte, escaped bool) uint64 {
+func (s *TokenSet) tokensAt(b []byte, j int, a byte, mode matchMode) uint64 {
 	if j+1 < len(b) {
 		c := b[j+1]
 		if s.follow[a][c>>6]&(1<<(c&63)) == 0 {
@@ -266,8 +283,8 @@ func (s *TokenSet) tokensAt(b []byte, j int, a byte, escaped bool) uint64 {
 		// The edges first: a byte each, they rule out most places (a
 		// host name's ".google.com") before the bytes are compared.
 		if p >= 0 && e <= len(b) &&
-			(!t.openStart || p == 0 || !tokenChars[b[p-1]] || escaped && escapeEndsAt(b, p)) &&
-			(!t.openEnd || e == len(b) || !tokenChars[b[e]]) &&
+			(!t.openStart || p == 0 || mode == matchAnywhere || !tokenChars[b[p-1]] || mode == matchEscaped && escapeEndsAt(b, p)) &&
+			(!t.openEnd || e == len(b) || mode == matchAnywhere || !tokenChars[b[e]]) &&
 			equalFoldLower(b[p:e], t.lower) {
 			mask |= 1 << t.group
 		}

@@ -65,6 +65,15 @@ func naive(groups [][]string, b []byte, escaped bool) uint64 {
 	return mask
 }
 
+func asciiOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 var claimGroups = [][]string{{"LohiSoftBot"}, {"Googlebot"}, {"bingbot"}}
 
 // testClaims is the token set the tests read logs with: LohiSoftBot's.
@@ -186,6 +195,15 @@ func FuzzTokenSet(f *testing.F) {
 		}
 		if got, want := s.MatchText(b), naive(groups, b, false); got != want {
 			t.Errorf("MatchText(%q) with %q = %b, want %b", b, groups, got, want)
+		}
+		// MayContain: a token anywhere, in any case, and so never less
+		// than Match or MatchText.
+		want := false
+		for _, tok := range []string{t1, t2, "LohiSoftBot"} {
+			want = want || tok != "" && bytes.Contains(bytes.ToLower(b), bytes.ToLower([]byte(tok))) && asciiOnly(tok)
+		}
+		if got := s.MayContain(b); got != want && asciiOnly(t1+t2) || !got && (s.Match(b) != 0 || s.MatchText(b) != 0) {
+			t.Errorf("MayContain(%q) with %q = %v, want %v", b, groups, got, want)
 		}
 	})
 }

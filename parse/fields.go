@@ -249,6 +249,9 @@ func (p *lineParser) setExtra(rec *Record, it *item, b []byte) {
 			rec.Client = addr.Unmap()
 		}
 	case fXFFClient:
+		// The client is the last X-Forwarded-For address and no
+		// connecting address is logged: Peer stays zero.
+		rec.ClientFrom = FromXForwardedFor
 		if len(b) != 1 || b[0] != '-' {
 			rec.XFF = string(b)
 		}

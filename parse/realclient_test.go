@@ -90,6 +90,26 @@ func TestRealClient(t *testing.T) {
 		{"envoy behind cloudflare", cf, false, Envoy,
 			`[2026-12-01T06:25:01.310Z] "GET /index.html HTTP/1.1" 200 - 0 2750 26 25 "157.55.39.1,162.158.106.126" "` + bingbot + `" "cc21d9b0" "www.example.org" "10.0.2.1:80"`,
 			"157.55.39.1", "162.158.106.126", FromXForwardedFor, false},
+		{"envoy, no proxy trusted", nil, false, Envoy,
+			`[2026-12-01T06:25:01.310Z] "GET /index.html HTTP/1.1" 200 - 0 2750 26 25 "66.249.66.1,157.55.39.1" "` + bingbot + `" "cc21d9b0" "www.example.org" "10.0.2.1:80"`,
+			"157.55.39.1", "", FromXForwardedFor, false},
+		{"envoy without x-forwarded-for", cf, false, Envoy,
+			`[2026-12-01T06:25:01.310Z] "GET /index.html HTTP/1.1" 200 - 0 2750 26 25 "-" "` + bingbot + `" "cc21d9b0" "www.example.org" "10.0.2.1:80"`,
+			"invalid IP", "", FromXForwardedFor, false},
+		{"iis cs(x-forwarded-for)", cf, false, W3C, w3cLine("cs(X-Forwarded-For)", "162.158.106.126", "66.249.66.1,+157.55.39.1"),
+			"157.55.39.1", "162.158.106.126", FromXForwardedFor, false},
+		{"iis x-forwarded-for", cf, false, W3C, w3cLine("x-forwarded-for", "162.158.106.126", "157.55.39.1"),
+			"157.55.39.1", "162.158.106.126", FromXForwardedFor, false},
+		{"iis cs(cf-connecting-ip)", cf, false, W3C, w3cLine("cs(CF-Connecting-IP)", "162.158.106.126", "157.55.39.1"),
+			"157.55.39.1", "162.158.106.126", FromCFConnectingIP, false},
+		{"iis cs(true-client-ip)", mustSet(t, false, "198.51.100.0/24"), false, W3C, w3cLine("cs(True-Client-IP)", "198.51.100.3", "157.55.39.1"),
+			"157.55.39.1", "198.51.100.3", FromTrueClientIP, false},
+		{"iis cs(x-real-ip)", mustSet(t, false, "private"), false, W3C, w3cLine("cs(X-Real-IP)", "10.0.0.9", "157.55.39.1"),
+			"157.55.39.1", "10.0.0.9", FromXRealIP, false},
+		{"iis cs(x-real-ip) absent", mustSet(t, false, "private"), false, W3C, w3cLine("cs(X-Real-IP)", "10.0.0.9", "-"),
+			"10.0.0.9", "", FromXRealIP, true},
+		{"iis cs(cf-connecting-ip), edge not trusted", mustSet(t, false, "fastly"), false, W3C, w3cLine("cs(CF-Connecting-IP)", "162.158.106.126", "157.55.39.1"),
+			"162.158.106.126", "", FromAddress, false},
 		{"caddy behind cloudflare", cf, false, Caddy,
 			`{"level":"info","ts":1796106301.5241024,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"162.158.106.126","remote_port":"41342","client_ip":"162.158.106.126","proto":"HTTP/2.0","method":"GET","host":"www.example.org","uri":"/index.html","headers":{"User-Agent":["` + bingbot + `"],"Cf-Connecting-Ip":["157.55.39.1"]}},"duration":0.026,"size":2750,"status":200}`,
 			"157.55.39.1", "162.158.106.126", FromCFConnectingIP, false},
@@ -123,6 +143,13 @@ func TestRealClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// w3cLine is an IIS log of one request whose real-client header is
+// logged in the field named header.
+func w3cLine(header, cip, value string) string {
+	return "#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent) " + header + "\n" +
+		"2026-12-04 10:00:00 " + cip + " GET / 200 " + strings.ReplaceAll(bingbot, " ", "+") + " " + value
 }
 
 func mustNginx(t *testing.T, s string) *Format {

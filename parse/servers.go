@@ -1,7 +1,10 @@
 package parse
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -188,6 +191,12 @@ func w3cField(name string, cloudfront bool) (field, uint8) {
 		return fProto, decLog
 	case "x-forwarded-for", "cs(x-forwarded-for)":
 		return fXFF, dec
+	case "cs(cf-connecting-ip)":
+		return fCFConnectingIP, dec
+	case "cs(true-client-ip)":
+		return fTrueClientIP, dec
+	case "cs(x-real-ip)":
+		return fXRealIP, dec
 	}
 	return fIgnore, decLog
 }
@@ -238,4 +247,83 @@ func w3cFields(line []byte) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(string(line[len(p):])), true
+}
+
+// IsFieldsDirective reports whether line is a W3C extended log's #Fields:
+// directive: not a request, but what says how the lines after it are
+// read. A reader of selected lines (watch keeps the claimed ones) must
+// pass these on too, in their place.
+func IsFieldsDirective(line []byte) bool {
+	_, ok := w3cFields(bytes.TrimRight(line, "\r"))
+	return ok
+}
+
+// directiveStep is how many bytes LastFieldsDirective reads at a time
+// (tests make it small).
+var directiveStep = 1 << 20
+
+// maxDirective is the longest #Fields: line LastFieldsDirective looks
+// for; a longer line is no directive a server writes.
+const maxDirective = 64 << 10
+
+// LastFieldsDirective returns the last #Fields: directive line in the
+// first end bytes of r, or nil when there is none or r does not start as
+// a W3C extended log does (with a '#' line): the directive in force where
+// reading begins when a W3C log is followed from its end. It reads r
+// backwards from end, so a directive near the end is found at once; a log
+// of another kind is not read past its first bytes.
+func LastFieldsDirective(r io.ReaderAt, end int64) ([]byte, error) {
+	if end <= 0 {
+		return nil, nil
+	}
+	var first [1]byte
+	if _, err := r.ReadAt(first[:], 0); err != nil {
+		return nil, err
+	}
+	if first[0] != '#' {
+		return nil, nil
+	}
+	step := int64(directiveStep)
+	var partial []byte // the end of a line whose start is not read yet
+	skip := false      // that line is too long to be a directive
+	for hi := end; hi > 0; {
+		lo := max(0, hi-step)
+		b := make([]byte, hi-lo, hi-lo+int64(len(partial)))
+		if _, err := r.ReadAt(b, lo); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		b = append(b, partial...)
+		i := len(b)
+		if skip {
+			// The rest of the line too long to keep.
+			if i = bytes.LastIndexByte(b, '\n'); i < 0 {
+				if lo == 0 {
+					return nil, nil
+				}
+				hi = lo
+				continue
+			}
+			skip = false
+		}
+		for {
+			j := bytes.LastIndexByte(b[:i], '\n')
+			if j < 0 && lo > 0 {
+				break
+			}
+			line := b[j+1 : i]
+			if IsFieldsDirective(line) {
+				return bytes.Clone(bytes.TrimRight(line, "\r")), nil
+			}
+			if j < 0 {
+				return nil, nil
+			}
+			i = j
+		}
+		partial, skip = nil, i > maxDirective
+		if !skip {
+			partial = bytes.Clone(b[:i])
+		}
+		hi = lo
+	}
+	return nil, nil
 }

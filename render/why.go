@@ -64,7 +64,7 @@ func unverifiedText(reason, dnsFailure string) string {
 	case verify.ReasonNotChecked:
 		return "not checked in this run"
 	case verify.ReasonNotAnAddress:
-		return "a host name, not an address"
+		return "no IP address logged"
 	case verify.ReasonProxy:
 		return "a CDN edge or proxy"
 	}
@@ -84,7 +84,6 @@ var reasonText = map[string]string{
 	verify.ReasonNotInSnapshot:   "not in the built-in snapshot of the crawler's IP list, which may be older than the address (decided without DNS; run 'lohibot-audit ips update')",
 	verify.ReasonNoIPList:        "the crawler has no IP list and DNS was not asked (offline, or the crawler has no PTR names to check)",
 	verify.ReasonNotChecked:      "not checked in this run",
-	verify.ReasonNotAnAddress:    "the log has a host name, not an address",
 	verify.ReasonProxy:           "a CDN's edge or a proxy, which forwards others' requests: never judged, never blocked",
 }
 
@@ -94,12 +93,29 @@ func addressReasonText(a Address) string {
 	switch {
 	case a.Reason == verify.ReasonDNSError:
 		return dnsFailureText(a.DNSFailure) + " and it is not in the IP list"
+	case a.Reason == verify.ReasonNotAnAddress:
+		return notAnAddressText(a.IP)
 	case a.Reason != "":
 		return reasonText[a.Reason]
 	case a.Method == verify.MethodIPList && a.DNSFailure != "":
 		return "in the crawler's published IP list (" + dnsFailureText(a.DNSFailure) + ")"
 	}
 	return reasonText[a.Method]
+}
+
+// notAnAddressText says what a client that is no IP address is, from the
+// text the log holds for it: "-" (no client logged: Envoy's default
+// format takes the client from X-Forwarded-For, which a request from
+// inside does not carry), an address with a zone, or a host name
+// (Apache's HostnameLookups On).
+func notAnAddressText(client string) string {
+	switch {
+	case client == "" || client == "-":
+		return "the log names no client (\"-\" where its address would be, as when the client is read from an X-Forwarded-For the request did not carry): never looked up, never blocked"
+	case strings.Contains(client, "%"):
+		return "the log has an address with a zone, which cannot be looked up"
+	}
+	return "the log has a host name, not an address"
 }
 
 // withProxy names the proxy after the reason proxy: "proxy: cloudflare".

@@ -28,7 +28,9 @@ var whyCases = append([]whyCase{
 	{verdict: verify.Unverified, method: verify.MethodIPList, reason: verify.ReasonNoIPList,
 		card: "no IP list and no DNS check", row: "no IP list and DNS was not asked", why: "ip-list: no-ip-list"},
 	{verdict: verify.Unverified, reason: verify.ReasonNotChecked, card: "not checked in this run", row: "not checked in this run", why: "not-checked"},
-	{verdict: verify.Unverified, reason: verify.ReasonNotAnAddress, card: "a host name, not an address", row: "a host name", why: "not-an-address"},
+	{verdict: verify.Unverified, reason: verify.ReasonNotAnAddress, ip: "crawler.example.com", card: "no IP address logged", row: "the log has a host name", why: "not-an-address"},
+	{verdict: verify.Unverified, reason: verify.ReasonNotAnAddress, ip: "-", card: "no IP address logged", row: "the log names no client", why: "not-an-address"},
+	{verdict: verify.Unverified, reason: verify.ReasonNotAnAddress, ip: "fe80::1%eth0", card: "no IP address logged", row: "an address with a zone", why: "not-an-address"},
 	{verdict: verify.Unverified, method: verify.MethodFCrDNS, reason: verify.ReasonDNSError,
 		card: "DNS could not answer", row: "DNS could not answer and it is not in the IP list", why: "fcrdns: dns-error"},
 }, dnsErrorCases()...)
@@ -38,6 +40,7 @@ type whyCase struct {
 	method, reason string
 	failure        string
 	warnings       []string
+	ip             string // the address as the log has it; "" for 192.0.2.1
 	// card is the unverified card's note; row a part of the address's
 	// explanation; why the table's WHY cell.
 	card, row, why string
@@ -71,7 +74,11 @@ func dnsErrorCases() []whyCase {
 func TestVerdictLabelsFollowReason(t *testing.T) {
 	for _, tc := range whyCases {
 		name := strings.Join([]string{string(tc.verdict), tc.method, tc.reason, tc.failure}, "/")
-		a := Address{IP: "192.0.2.1", Verdict: string(tc.verdict), Method: tc.method, Reason: tc.reason, DNSFailure: tc.failure, Warnings: tc.warnings, Hits: 3}
+		ip := tc.ip
+		if ip == "" {
+			ip = "192.0.2.1"
+		}
+		a := Address{IP: ip, Verdict: string(tc.verdict), Method: tc.method, Reason: tc.reason, DNSFailure: tc.failure, Warnings: tc.warnings, Hits: 3}
 		p := &Page{Summary: Summary{ClaimedHits: 3}, Addresses: slices.Values([]Address{a})}
 		if tc.verdict == verify.Unverified {
 			p.Summary.UnverifiedHits = 3

@@ -39,6 +39,9 @@ type Config struct {
 	// Concurrency is how many addresses each crawler's judge verifies at
 	// once; zero means DefaultConcurrency.
 	Concurrency int
+	// MaxAddresses bounds the addresses each crawler's judge holds; zero
+	// means DefaultMaxAddresses (see JudgeOptions.MaxAddresses).
+	MaxAddresses int
 	// MaxViolations bounds the violations reported per site and kind
 	// (conduct.Config.MaxViolations; zero: all).
 	MaxViolations int
@@ -106,7 +109,8 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		name := p.Name
 		// The crawler's published addresses are judged first.
 		judge := NewJudge(JudgeOptions{Checker: ch, Concurrency: c.Concurrency, TTL: ttl, Now: now,
-			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed})
+			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed,
+			MaxAddresses: c.MaxAddresses, Say: func(m string) { w.o.Say(name + ": " + m) }})
 		cfg := conduct.ConfigOf(p, c.Overrides)
 		cfg.MaxViolations = c.MaxViolations
 		if oo := c.OptOuts[name]; oo != nil {
@@ -144,7 +148,9 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 var ErrCrawlersChanged = errors.New("the crawlers to watch changed: restart watch to watch others")
 
 // Reload takes new IP lists and verifiers (id, of the same crawlers as
-// the Watcher's), robots.txt and never-block prefixes, as a SIGHUP asks:
+// the Watcher's), its proxies (for blocking and for the log readers, which
+// read the lines after the ones being read with them), robots.txt and
+// never-block prefixes, as a SIGHUP asks:
 // addresses are judged again as they are seen. It works on a Watcher made
 // by NewFor only.
 func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robots.Robots, never []netip.Prefix) error {
@@ -160,6 +166,8 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	s.mu.Unlock()
 	w.o.Guard.SetLists(id.Lists, never)
 	w.o.Guard.SetProxies(id.Proxies)
+	// The log readers too, from the next lines on.
+	w.setReaderTrust(id.Proxies)
 	for i, ch := range s.checkers {
 		ch.SetNew(verifierFactory(id.Verifiers[i], s.dns.Observe))
 		w.crawlers[i].Judge.Stale()

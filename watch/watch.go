@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,9 @@ type Options struct {
 	Files  []string
 	Follow follow.Options
 	// Format is the log format; nil detects it per file from its first
-	// claimed lines.
+	// claimed lines (and a W3C extended log's #Fields: directive, which
+	// is read before the lines it describes even when following starts
+	// after it).
 	Format *parse.Format
 	// SiteOf names the site of a file's lines that record no virtual host.
 	SiteOf   func(file string) string
@@ -137,8 +140,16 @@ type Watcher struct {
 	bspace  *sync.Cond
 	bstop   bool // the parser has stopped: readLoop waits no more
 
+	// trust is what the log readers trust to carry the real client in a
+	// header (Options.TrustXFF and Trust, then each Reload's): each batch
+	// of lines is read with the one in force when its reading begins.
+	trust atomic.Pointer[readTrust]
+
 	formats map[string]*parse.Format // parser goroutine only
 	undet   map[string]bool
+	// fields is each W3C log's #Fields: directive in force after the
+	// lines parsed so far (parser goroutine only).
+	fields map[string][]byte
 
 	crawlers []*watched
 	cmu      sync.Mutex // the crawlers' conduct queues and trackers
@@ -218,9 +229,25 @@ type watched struct {
 	leftOut atomic.Int64
 }
 
+// readTrust is the trust of the log readers: every connecting address
+// (--trust-xff), or set's.
+type readTrust struct {
+	all bool
+	set *proxy.Set
+}
+
+// setReaderTrust makes the log readers trust s from the next batch of
+// lines on: the lines being read keep the trust they began with.
+func (w *Watcher) setReaderTrust(s *proxy.Set) {
+	w.trust.Store(&readTrust{all: s.All(), set: s})
+}
+
 type batch struct {
 	data []byte
 	nums []int64
+	// claims counts the claimed lines of data; the others are W3C
+	// #Fields: directives, which say how the lines after them are read.
+	claims int
 }
 
 // startedCh is closed once following has begun.
@@ -246,7 +273,7 @@ func New(o Options) *Watcher {
 		o.SiteOf = func(string) string { return "" }
 	}
 	w := &Watcher{o: o, batches: map[string]*batch{}, free: map[string]*batch{}, bwake: make(chan struct{}, 1),
-		formats: map[string]*parse.Format{}, undet: map[string]bool{}, said: map[string]bool{}, started1: make(chan struct{}),
+		formats: map[string]*parse.Format{}, undet: map[string]bool{}, fields: map[string][]byte{}, said: map[string]bool{}, started1: make(chan struct{}),
 		acts: newActQueue(), adds: make(chan []addItem, 64), files: map[string]*fileStat{}, dns: o.DNS,
 		saveNow: make(chan struct{}, 1)}
 	w.book.blocks = map[netip.Addr]*blockRec{}
@@ -258,6 +285,7 @@ func New(o Options) *Watcher {
 		o.Guard.SetHeld(w.held)
 	}
 	w.bspace = sync.NewCond(&w.bmu)
+	w.trust.Store(&readTrust{all: o.TrustXFF, set: o.Trust})
 	groups := make([][]string, len(o.Subjects))
 	for i, c := range o.Subjects {
 		w.crawlers = append(w.crawlers, &watched{Subject: c})
@@ -364,6 +392,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			fs.kind.Store(int32(e.Kind))
 		}
 		switch e.Kind {
+		case follow.Opened:
+			w.openedAt(e)
 		case follow.Missing, follow.Unreadable, follow.Polling:
 			w.o.Say(e.String())
 		case follow.Ended:
@@ -494,6 +524,7 @@ func (w *Watcher) judgeStats() JudgeStats {
 		s.Queued += x.Queued
 		s.Checks += x.Checks
 		s.Forgotten += x.Forgotten
+		s.Early += x.Early
 	}
 	return s
 }
@@ -516,7 +547,14 @@ func (w *Watcher) readLoop(f *follow.Follower) {
 		fs.line.Store(l.Num)
 		fs.offset.Store(l.Offset + l.Size + 1)
 		fs.last.Store(w.o.Now().UnixNano())
-		if !w.claims.Contains(l.Text) {
+		// Any line that may carry a token goes to the parser, which
+		// decides: the format may encode the User-Agent (IIS writes '+'
+		// for spaces, CloudFront %20), so a claim need not be at token
+		// boundaries in the raw line.
+		if !w.claims.MayContain(l.Text) {
+			if len(l.Text) > 0 && l.Text[0] == '#' && !l.Overlong && parse.IsFieldsDirective(l.Text) {
+				w.keep(l.File, l.Text, l.Num, false)
+			}
 			continue
 		}
 		w.claimed.Add(1)
@@ -525,32 +563,65 @@ func (w *Watcher) readLoop(f *follow.Follower) {
 			fs.malformed.Add(1)
 			continue
 		}
-		w.bmu.Lock()
-		for w.bsize > maxBatch && !w.bstop {
-			w.bspace.Wait()
-		}
-		b := w.batches[l.File]
-		if b == nil {
-			if b = w.free[l.File]; b != nil {
-				delete(w.free, l.File)
-			} else {
-				b = &batch{}
-			}
-			w.batches[l.File] = b
-			w.order = append(w.order, l.File)
-		}
-		b.data = append(b.data, l.Text...)
-		b.data = append(b.data, '\n')
-		b.nums = append(b.nums, l.Num)
-		w.bsize += len(l.Text) + 1
-		w.bmu.Unlock()
-		select {
-		case w.bwake <- struct{}{}:
-		default:
-		}
+		w.keep(l.File, l.Text, l.Num, true)
 	}
 	if err := f.Err(); err != nil && !errors.Is(err, context.Canceled) {
 		w.o.Say(fmt.Sprintf("following stopped: %v", err))
+	}
+}
+
+// openedAt is told that a file is followed from e.Offset: when that is
+// not its start and the file is a W3C extended log, the #Fields:
+// directive in force there is kept for the parser, as if it had been
+// read, so that the lines after it are read by it. It runs on readLoop's
+// goroutine (follow's OnEvent), before the file's first line.
+func (w *Watcher) openedAt(e follow.Event) {
+	if e.Offset <= 0 || e.File == follow.Stdin {
+		return
+	}
+	f, err := os.Open(e.File)
+	if err != nil {
+		return // follow says why it cannot read the file
+	}
+	defer f.Close()
+	d, err := parse.LastFieldsDirective(f, e.Offset)
+	if err != nil {
+		w.o.Say(fmt.Sprintf("%s: cannot read its #Fields: directive (%v): its lines may not be read until the next one", e.File, err))
+		return
+	}
+	if d != nil {
+		w.keep(e.File, d, 0, false)
+	}
+}
+
+// keep queues a line of file for the parser: a claimed line, or a W3C
+// directive (not claimed) that says how the next ones are read.
+func (w *Watcher) keep(file string, text []byte, num int64, claimed bool) {
+	w.bmu.Lock()
+	for w.bsize > maxBatch && !w.bstop {
+		w.bspace.Wait()
+	}
+	b := w.batches[file]
+	if b == nil {
+		if b = w.free[file]; b != nil {
+			delete(w.free, file)
+		} else {
+			b = &batch{}
+		}
+		w.batches[file] = b
+		w.order = append(w.order, file)
+	}
+	b.data = append(b.data, text...)
+	b.data = append(b.data, '\n')
+	b.nums = append(b.nums, num)
+	if claimed {
+		b.claims++
+	}
+	w.bsize += len(text) + 1
+	w.bmu.Unlock()
+	select {
+	case w.bwake <- struct{}{}:
+	default:
 	}
 }
 
@@ -589,26 +660,39 @@ func (w *Watcher) parseAll(ctx context.Context) {
 	w.bmu.Lock()
 	for name, b := range got {
 		if cap(b.data) <= 1<<20 {
-			b.data, b.nums = b.data[:0], b.nums[:0]
+			b.data, b.nums, b.claims = b.data[:0], b.nums[:0], 0
 			w.free[name] = b
 		}
 	}
 	w.bmu.Unlock()
 }
 
-// parse reads one file's claimed lines.
+// parse reads one file's claimed lines. A W3C log's lines are read after
+// the #Fields: directive in force before them, and the batch's own
+// directives change it from where they stand.
 func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
+	data, nums := b.data, b.nums
+	if d := w.fields[name]; d != nil {
+		data = append(append(append(make([]byte, 0, len(d)+1+len(data)), d...), '\n'), data...)
+		nums = append([]int64{0}, nums...)
+	}
+	if b.claims < len(b.nums) {
+		w.fields[name] = lastDirective(b.data, w.fields[name])
+	}
+	if b.claims == 0 {
+		return
+	}
 	f := w.o.Format
 	if f == nil {
 		f = w.formats[name]
 	}
 	if f == nil {
 		var err error
-		f, err = parse.Detect(b.data)
+		f, err = parse.Detect(data)
 		if err != nil {
-			w.malformed.Add(int64(len(b.nums)))
+			w.malformed.Add(int64(b.claims))
 			if fs := w.files[name]; fs != nil {
-				fs.malformed.Add(int64(len(b.nums)))
+				fs.malformed.Add(int64(b.claims))
 			}
 			if !w.undet[name] {
 				w.undet[name] = true
@@ -618,14 +702,15 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 		}
 		w.formats[name] = f
 	}
-	r := parse.NewReader(bytes.NewReader(b.data), parse.Options{
-		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: w.o.TrustXFF, Trust: w.o.Trust, Claims: w.claims,
-		Workers: 1, ChunkSize: len(b.data) + 1, MaxExamples: 1, Location: w.o.Location,
+	trust := w.trust.Load()
+	r := parse.NewReader(bytes.NewReader(data), parse.Options{
+		Name: name, Format: f, Site: w.o.SiteOf(name), TrustXFF: trust.all, Trust: trust.set, Claims: w.claims,
+		Workers: 1, ChunkSize: len(data) + 1, MaxExamples: 1, Location: w.o.Location,
 	})
 	for r.Scan() {
 		rec := *r.Record()
-		if rec.Line >= 1 && int(rec.Line) <= len(b.nums) {
-			rec.Line = b.nums[rec.Line-1]
+		if rec.Line >= 1 && int(rec.Line) <= len(nums) {
+			rec.Line = nums[rec.Line-1]
 		}
 		w.record(&rec)
 	}
@@ -636,6 +721,23 @@ func (w *Watcher) parse(ctx context.Context, name string, b *batch) {
 	if ctx.Err() != nil {
 		r.Close()
 	}
+}
+
+// lastDirective returns the last W3C #Fields: directive among the lines of
+// data, or cur when there is none.
+func lastDirective(data, cur []byte) []byte {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > 0 && line[0] == '#' && parse.IsFieldsDirective(line) {
+			cur = bytes.Clone(line)
+		}
+	}
+	return cur
 }
 
 // record handles one claimed hit.
@@ -748,9 +850,13 @@ func (w *Watcher) Summary() string {
 	if leftOut > 0 {
 		violations += fmt.Sprintf(" (%d more not shown, past --max-violations per site and kind)", leftOut)
 	}
-	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %d forgotten); %s; %d blocked",
+	forgotten := fmt.Sprintf("%d forgotten", s.Forgotten)
+	if s.Early > 0 {
+		forgotten += fmt.Sprintf(", %d of them early at the bound of addresses held", s.Early)
+	}
+	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %s); %s; %d blocked",
 		w.o.Now().Sub(w.started).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
-		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, violations, w.blocked.Load())
+		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), forgotten, violations, w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
 	}

@@ -404,3 +404,75 @@ func TestWatcherLosesNoLineUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// iisHeader is the header IIS writes at the start of a log and after each
+// restart, with the #Fields: directive that says how the lines read.
+func iisHeader(fields string) string {
+	return "#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n#Date: 2026-12-01 10:00:00\n#Fields: " + fields + "\n"
+}
+
+// waitLines waits until the watcher has read n lines.
+func waitLines(t *testing.T, tw *testWatch, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(hang); tw.w.Stats().Lines < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lines read, want %d", tw.w.Stats().Lines, n)
+		}
+	}
+}
+
+// A growing IIS log is followed: its #Fields: directive, written before
+// following began, says how the new lines read; a directive written later
+// (IIS restarted with other fields), alone or with lines after it, changes
+// that from where it stands. Spoofers are blocked, the genuine crawler is
+// not, and no line is malformed.
+func TestWatcherFollowsW3C(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	log := filepath.Join(t.TempDir(), "u_ex261201.log")
+	const ua = "Mozilla/5.0+(compatible;+LohiSoftBot/1.0;++https://lohisoft.com/bot)"
+	first := "date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken"
+	line1 := func(addr string) string {
+		return "2026-12-01 10:00:01 10.0.0.2 GET /a - 443 - " + addr + " " + ua + " - 200 0 0 15\n"
+	}
+	// Written before following begins: read by nobody.
+	appendFile(t, log, iisHeader(first)+line1("198.51.100.1")+strings.Repeat("2026-12-01 10:00:01 10.0.0.2 GET /b - 443 - 198.51.100.2 curl/8 - 200 0 0 15\n", 3000))
+	tw := startWatch(t, z, []string{log}, nil)
+	want := map[netip.Addr]bool{}
+	for _, a := range []string{"203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"} {
+		want[netip.MustParseAddr(a)] = true
+	}
+
+	appendFile(t, log, line1("192.0.2.10")+line1("203.0.113.1"))
+	waitBlocked(t, tw, want, netip.MustParseAddr("203.0.113.1"))
+
+	// IIS restarted with other fields: the directive comes alone, then
+	// its lines.
+	second := "date time c-ip cs-username s-ip cs-method cs-uri-stem sc-status cs(User-Agent) cs-host time-taken"
+	line2 := func(addr string) string {
+		return "2026-12-01 11:00:01 " + addr + " - 10.0.0.2 GET /c 404 " + ua + " shop.example.org 31\n"
+	}
+	appendFile(t, log, iisHeader(second))
+	waitLines(t, tw, 2+4)
+	appendFile(t, log, line2("203.0.113.2")+line2("192.0.2.10"))
+	waitBlocked(t, tw, want, netip.MustParseAddr("203.0.113.2"))
+
+	// And once more, the directive with lines after it in one write.
+	appendFile(t, log, iisHeader(first)+line1("203.0.113.3")+iisHeader(second)+line2("203.0.113.4"))
+	waitBlocked(t, tw, want, netip.MustParseAddr("203.0.113.3"))
+	waitBlocked(t, tw, want, netip.MustParseAddr("203.0.113.4"))
+	tw.stop()
+
+	st := tw.w.Stats()
+	if st.Malformed != 0 || st.Records != 6 || st.Claimed != 6 {
+		t.Errorf("stats %+v, want 6 claimed records, none malformed", st)
+	}
+	tw.set.mu.Lock()
+	defer tw.set.mu.Unlock()
+	if len(tw.set.set) != 4 {
+		t.Errorf("block set %v, want the 4 spoofers", tw.set.set)
+	}
+	if !strings.Contains(tw.events.String(), `"ip":"192.0.2.10"`) || !strings.Contains(tw.events.String(), `"verdict":"genuine"`) {
+		t.Errorf("the genuine crawler was not judged; events:\n%s", tw.events.String())
+	}
+}

@@ -37,6 +37,7 @@ func main() {
 	rate := flag.Int("rate", 10000, "botnet: new spoofers a second")
 	fill := flag.Int("prefill", 1000000, "botnet: addresses each IPv4 set holds before")
 	botProfile := flag.String("botnet-cpuprofile", "", "write a pprof CPU profile of the botnet case to `FILE`")
+	flag.BoolVar(&keepState, "state", true, "let watch keep its state (in the bench's temporary directory), as it does by default; -state=false runs it with --no-state")
 	onlyBotnet := flag.Bool("only-botnet", false, "run the botnet case alone (for a minute unless -botnet says)")
 	flag.Parse()
 	if *onlyBotnet && *botnet == 0 {
@@ -152,7 +153,8 @@ func (p *proc) settle() string {
 // with its events in dir, and reads its stderr.
 func startWatch(bin, ns, srv, list, log, dir string, extra ...string) (*proc, error) {
 	args := append([]string{"watch", "--nftables", "--nft-netns", "/run/netns/" + ns, "--resolver", srv,
-		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "1m"}, extra...)
+		"--ip-list", list, "--no-cache", "--site", "bench.example", "--verdict-ttl", "1m"}, stateArgs(dir)...)
+	args = append(args, extra...)
 	cmd := exec.Command(bin, append(args, log)...)
 	cmd.Stdout, _ = os.Create(filepath.Join(dir, "events.jsonl"))
 	pipe, _ := cmd.StderrPipe()
@@ -419,4 +421,17 @@ func run(bin, ns string, spoofers int, steady, long time.Duration) error {
 		fmt.Printf("rss at the end (%s): %s\n", time.Since(began).Round(time.Second), p.rss())
 	}
 	return nil
+}
+
+// keepState says whether watch keeps its state (-state).
+var keepState = true
+
+// stateArgs are watch's state options: its state in dir (never the
+// machine's /var/lib/lohibot-audit, which a later run would restore), or
+// none.
+func stateArgs(dir string) []string {
+	if !keepState {
+		return []string{"--no-state"}
+	}
+	return []string{"--state-dir", filepath.Join(dir, "state")}
 }
