@@ -46,7 +46,7 @@ type ModSecOptions struct {
 // In BlockSpoofed mode a chained rule per crawler denies requests whose
 // User-Agent holds one of its tokens as a product token, as the audit
 // reads claims (t:lowercase and @rx with the token boundaries of
-// parse.TokenSet: "NotLohiSoftBotX" is no claim), unless REMOTE_ADDR
+// parse.TokenSet: "NotExampleBotX" holds no claim of ExampleBot), unless REMOTE_ADDR
 // matches the crawler's addresses, and further rules deny the spoofing
 // addresses outright. In BlockBot mode rules deny the crawlers' addresses.
 // In AllowBot mode rules let the crawlers' addresses past every later rule
