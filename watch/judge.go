@@ -13,6 +13,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"sync"
@@ -34,6 +35,11 @@ const (
 	// doubles from the first to the second.
 	DefaultRetryMin = 30 * time.Second
 	DefaultRetryMax = 15 * time.Minute
+	// DefaultMaxAddresses bounds the addresses a judge holds (about 250
+	// bytes each): a botnet of 10,000 new addresses a second would
+	// otherwise hold nine million for the 15-minute TTL. See
+	// JudgeOptions.MaxAddresses.
+	DefaultMaxAddresses = 2_000_000
 )
 
 // Checker verifies one address. The judge calls it from several goroutines
@@ -83,22 +89,90 @@ type JudgeOptions struct {
 	// Prefer, when set, tells the addresses to judge first (those in the
 	// crawler's IP list, say). See Judge.
 	Prefer func(netip.Addr) bool
+	// MaxAddresses bounds the addresses held; zero means
+	// DefaultMaxAddresses. Past it, Tick forgets the settled verdicts
+	// other than genuine that were seen least recently, down to nine
+	// tenths of it: such an address seen again is judged again (a
+	// spoofer is blocked again), never let through unjudged. Addresses
+	// waiting for their verdict and genuine ones are never forgotten
+	// early, so these alone may hold more.
+	MaxAddresses int
+	// Say, when set, is told the first time the bound is reached.
+	Say func(string)
 }
 
-// entry is what the judge knows of one address.
+// entry is what the judge knows of one address, kept small: a botnet
+// puts a million addresses in the judge for a TTL (176 bytes each, and
+// the map's slot; a whole verify.Result made it 384). Clock times are
+// offsets from the judge's start (Judge.clock), which keep the clock's
+// monotonic reading.
+//
+// Of a result the judge keeps, for its TTL, the verdict, how and why it
+// was reached, whether the IP list holds the address, the DNS failure
+// and error (the address is the map's key): the names and answers it
+// rests on go with its event, and a botnet's million addresses do not
+// keep them. Verdict, method, reason and DNS failure are the verify
+// package's constants and take no memory of their own; the DNS error,
+// free text, is kept apart for the few addresses DNS failed for, and so
+// are the PTR names of a verdict restored from a state file.
 type entry struct {
-	res     verify.Result
-	judged  bool      // res holds a verdict
-	busy    bool      // queued or being checked
-	at      time.Time // when res was reached
-	retryAt time.Time // unverified: when to judge again
-	attempt int
+	verdict        verify.Verdict
+	method, reason string
+	dnsFailure     string
+	more           *entryMore
+	inIPList       bool
 
-	hits         int64
-	first, last  time.Time
-	ua           string
-	lastActivity time.Time // clock time of the last hit, for forgetting
+	judged  bool // verdict is set
+	busy    bool // queued or being checked
+	attempt int32
+	at      time.Duration // when the verdict was reached
+	retryAt time.Duration // unverified: when to judge again
+	// lastActivity is the clock time of the last hit, for forgetting.
+	lastActivity time.Duration
+
+	hits        int64
+	first, last time.Time // as logged
+	ua          string    // interned (Judge.intern)
 }
+
+// entryMore is what few entries keep beyond the verdict.
+type entryMore struct {
+	dnsError string
+	ptr      []string
+}
+
+// set keeps what the judge keeps of r, its PTR names (if any) only with
+// keepPTR.
+func (e *entry) set(r verify.Result, keepPTR bool) {
+	e.verdict, e.method, e.reason, e.dnsFailure, e.inIPList = r.Verdict, r.Method, r.Reason, r.DNSFailure, r.InIPList
+	e.more = nil
+	if len(r.PTR) == 0 {
+		keepPTR = false
+	}
+	if r.DNSError != "" || keepPTR {
+		e.more = &entryMore{dnsError: r.DNSError}
+		if keepPTR {
+			e.more.ptr = r.PTR
+		}
+	}
+}
+
+// result is the verdict standing for a, as the judge keeps it.
+func (e *entry) result(a netip.Addr) verify.Result {
+	r := verify.Result{Addr: a, Verdict: e.verdict, Method: e.method, Reason: e.reason, InIPList: e.inIPList,
+		DNSFailure: e.dnsFailure}
+	if e.more != nil {
+		r.DNSError, r.PTR = e.more.dnsError, e.more.ptr
+	}
+	return r
+}
+
+// longAgo is an entry time that every clock time is a TTL after (Stale).
+const longAgo = -1 << 62
+
+// maxInterned bounds the user agents the judge interns; past it the
+// table starts again (a botnet sends few distinct ones, a crawler one).
+const maxInterned = 4096
 
 // Judge judges addresses in the background: Seen never waits for DNS. It
 // is safe for concurrent use.
@@ -128,6 +202,16 @@ type Judge struct {
 	busy        int        // addresses queued, being checked or being handed to OnVerdict
 
 	checks, forgotten int64
+	// early counts the verdicts forgotten before their TTL, at
+	// MaxAddresses; said tells the bound was said.
+	early int64
+	said  bool
+	// clock is when the judge was made: entries' clock times are
+	// offsets from it.
+	clock time.Time
+	// uas interns user agents: a botnet's million addresses send a few
+	// distinct ones, each kept once.
+	uas map[string]string
 }
 
 // NewJudge returns a judge; Run starts its workers.
@@ -145,11 +229,32 @@ func NewJudge(o JudgeOptions) *Judge {
 		o.RetryMax = DefaultRetryMax
 	}
 	o.RetryMax = max(o.RetryMax, o.RetryMin)
+	if o.MaxAddresses <= 0 {
+		o.MaxAddresses = DefaultMaxAddresses
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return &Judge{o: o, m: map[netip.Addr]*entry{}, genuine: map[netip.Addr]struct{}{}, genuineNets: map[netip.Prefix]int{},
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), clock: o.Now(), uas: map[string]string{}}
+}
+
+// since is clock time t as an entry keeps it.
+func (j *Judge) since(t time.Time) time.Duration { return t.Sub(j.clock) }
+
+// intern returns ua, shared with the entries that have it; j.mu is held.
+func (j *Judge) intern(ua string) string {
+	if ua == "" {
+		return ""
+	}
+	if s, ok := j.uas[ua]; ok {
+		return s
+	}
+	if len(j.uas) >= maxInterned {
+		clear(j.uas)
+	}
+	j.uas[ua] = ua
+	return ua
 }
 
 // Hit is what the judge keeps of a request from an address.
@@ -163,12 +268,12 @@ type Hit struct {
 // is older than the TTL, is queued to be judged; Seen itself never waits.
 func (j *Judge) Seen(a netip.Addr, h Hit) (verify.Result, bool) {
 	a = a.Unmap().WithZone("")
-	now := j.o.Now()
+	now := j.since(j.o.Now())
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e := j.m[a]
 	if e == nil {
-		e = &entry{first: h.Time, ua: h.UserAgent}
+		e = &entry{first: h.Time, ua: j.intern(h.UserAgent)}
 		j.m[a] = e
 	}
 	e.hits++
@@ -177,13 +282,16 @@ func (j *Judge) Seen(a netip.Addr, h Hit) (verify.Result, bool) {
 		e.first = h.Time
 	}
 	if e.ua == "" {
-		e.ua = h.UserAgent
+		e.ua = j.intern(h.UserAgent)
 	}
 	e.lastActivity = now
-	if !e.busy && (!e.judged || now.Sub(e.at) >= j.o.TTL) {
+	if !e.busy && (!e.judged || now-e.at >= j.o.TTL) {
 		j.enqueue(a, e)
 	}
-	return e.res, e.judged
+	if !e.judged {
+		return verify.Result{}, false
+	}
+	return e.result(a), true
 }
 
 // Stale makes every standing verdict due: each address is judged again
@@ -193,29 +301,21 @@ func (j *Judge) Stale() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for _, e := range j.m {
-		e.at = time.Time{}
+		e.at = longAgo
 	}
-}
-
-// slim is what the judge keeps of a result for its TTL: the address, the
-// verdict, how and why it was reached, the DNS failure. The names and
-// answers it rests on go with its event, and a botnet's million addresses
-// do not keep them in memory.
-func slim(r verify.Result) verify.Result {
-	return verify.Result{Addr: r.Addr, Verdict: r.Verdict, Method: r.Method, Reason: r.Reason, InIPList: r.InIPList,
-		DNSError: r.DNSError, DNSFailure: r.DNSFailure}
 }
 
 // Result returns the verdict that stands for a, if any: the address, the
-// verdict, its method, reason and DNS failure (see slim).
+// verdict, its method, reason and DNS failure (see entry).
 func (j *Judge) Result(a netip.Addr) (verify.Result, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e := j.m[a.Unmap().WithZone("")]
+	a = a.Unmap().WithZone("")
+	e := j.m[a]
 	if e == nil || !e.judged {
 		return verify.Result{}, false
 	}
-	return e.res, true
+	return e.result(a), true
 }
 
 // netOf is the network a crawler's neighbouring addresses share: the /16
@@ -233,7 +333,7 @@ func netOf(a netip.Addr) netip.Prefix {
 // likely reports whether a is likely genuine, to be judged first; j.mu is
 // held.
 func (j *Judge) likely(a netip.Addr, e *entry) bool {
-	if e.judged && e.res.Verdict == verify.Genuine {
+	if e.judged && e.verdict == verify.Genuine {
 		return true
 	}
 	if j.genuineNets[netOf(a)] > 0 {
@@ -301,25 +401,73 @@ func (j *Judge) enqueue(a netip.Addr, e *entry) {
 // seen for a TTL are forgotten (their verdicts with them), so memory holds
 // only what the last TTL saw. Call it every few seconds.
 func (j *Judge) Tick() {
-	now := j.o.Now()
+	now := j.since(j.o.Now())
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for a, e := range j.m {
 		switch {
 		case e.busy:
-		case now.Sub(e.lastActivity) >= j.o.TTL && (!e.judged || now.Sub(e.at) >= j.o.TTL):
+		case now-e.lastActivity >= j.o.TTL && (!e.judged || now-e.at >= j.o.TTL):
 			delete(j.m, a)
 			j.setGenuine(a, false)
 			j.forgotten++
-		case e.judged && e.res.Verdict == verify.Unverified && e.attempt > 0 && !now.Before(e.retryAt):
+		case e.judged && e.verdict == verify.Unverified && e.attempt > 0 && now >= e.retryAt:
 			j.enqueue(a, e)
 		}
+	}
+	if len(j.m) > j.o.MaxAddresses {
+		j.forgetEarly(len(j.m) - j.o.MaxAddresses*9/10)
 	}
 	if cap(j.queue) > 1024 && len(j.queue) < cap(j.queue)/4 {
 		j.queue = append([]netip.Addr(nil), j.queue...)
 	}
 	if cap(j.first) > 1024 && len(j.first) < cap(j.first)/4 {
 		j.first = append([]netip.Addr(nil), j.first...)
+	}
+}
+
+// forgetEarly forgets about n settled verdicts other than genuine, those
+// seen least recently, at MaxAddresses; j.mu is held. The time before
+// which to forget is read from a sample of them (the map's order is
+// random enough), and one pass forgets at most n.
+func (j *Judge) forgetEarly(n int) {
+	const sampleSize = 4096
+	forgettable := func(e *entry) bool { return !e.busy && e.judged && e.verdict != verify.Genuine }
+	var sample []time.Duration
+	total := 0
+	for _, e := range j.m {
+		if !forgettable(e) {
+			continue
+		}
+		total++
+		if len(sample) < sampleSize {
+			sample = append(sample, e.lastActivity)
+		}
+	}
+	if total == 0 {
+		return
+	}
+	slices.Sort(sample)
+	// The share of the forgettable to forget, and the time below which
+	// about that share was last seen (all of them at the same time: ties
+	// are forgotten in the map's order).
+	i := min(len(sample)-1, max(0, (n*len(sample)+total-1)/total-1))
+	before := sample[i]
+	k := 0
+	for a, e := range j.m {
+		if k >= n {
+			break
+		}
+		if forgettable(e) && e.lastActivity <= before {
+			delete(j.m, a)
+			k++
+		}
+	}
+	j.forgotten += int64(k)
+	j.early += int64(k)
+	if !j.said && j.o.Say != nil {
+		j.said = true
+		j.o.Say(fmt.Sprintf("judge: %d addresses held, the most allowed: verdicts other than genuine seen least recently are forgotten before their TTL (judged again if seen again); %d so far", j.o.MaxAddresses, k))
 	}
 }
 
@@ -395,7 +543,7 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	// call the judge, so j.mu is not held around it.
 	j.emitMu.Lock()
 	defer j.emitMu.Unlock()
-	now := j.o.Now()
+	now := j.since(j.o.Now())
 	j.mu.Lock()
 	e := j.m[a]
 	if e == nil { // forgotten meanwhile cannot happen while busy; be safe
@@ -404,19 +552,20 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	}
 	v := Verdict{Result: r}
 	if e.judged {
-		v.Previous = e.res.Verdict
+		v.Previous = e.verdict
 	}
-	e.res, e.judged, e.busy, e.at = slim(r), true, false, now
+	e.set(r, false)
+	e.judged, e.busy, e.at = true, false, now
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	j.checks++
 	if retryable(r) {
 		e.attempt++
 		wait := j.o.RetryMin << min(e.attempt-1, 20)
-		e.retryAt = now.Add(min(wait, j.o.RetryMax))
+		e.retryAt = now + min(wait, j.o.RetryMax)
 	} else {
 		e.attempt = 0
 	}
-	v.Attempt = e.attempt
+	v.Attempt = int(e.attempt)
 	v.Hits, v.FirstSeen, v.LastSeen, v.UserAgent = e.hits, e.first, e.last, e.ua
 	j.mu.Unlock()
 	if j.o.OnVerdict != nil {
@@ -444,19 +593,22 @@ type JudgeStats struct {
 	// Checks counts judgements made; Forgotten addresses dropped after a
 	// TTL without a request.
 	Checks, Forgotten int64
+	// Early counts the verdicts forgotten before their TTL because the
+	// judge held MaxAddresses (counted in Forgotten too).
+	Early int64
 }
 
 // Stats returns the counts now.
 func (j *Judge) Stats() JudgeStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	s := JudgeStats{Queued: len(j.first) + len(j.queue), Checks: j.checks, Forgotten: j.forgotten}
+	s := JudgeStats{Queued: len(j.first) + len(j.queue), Checks: j.checks, Forgotten: j.forgotten, Early: j.early}
 	for _, e := range j.m {
 		if !e.judged {
 			s.Pending++
 			continue
 		}
-		switch e.res.Verdict {
+		switch e.verdict {
 		case verify.Genuine:
 			s.Genuine++
 		case verify.Spoofed:
@@ -501,7 +653,9 @@ func (j *Judge) Restore(r verify.Result, at time.Time) bool {
 	if _, ok := j.m[a]; ok {
 		return false
 	}
-	j.m[a] = &entry{res: r, judged: true, at: at, lastActivity: at}
+	e := &entry{judged: true, at: j.since(at), lastActivity: j.since(at)}
+	e.set(r, true)
+	j.m[a] = e
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	return true
 }
@@ -511,14 +665,18 @@ func (j *Judge) Restore(r verify.Result, at time.Time) bool {
 // turn when asked again. The judge is locked meanwhile: f must not call
 // it.
 func (j *Judge) Verdicts(f func(r verify.Result, at time.Time)) {
-	now := j.o.Now()
+	now := j.since(j.o.Now())
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for _, e := range j.m {
-		if !e.judged || retryable(e.res) || now.Sub(e.at) >= j.o.TTL {
+	for a, e := range j.m {
+		if !e.judged || now-e.at >= j.o.TTL {
 			continue
 		}
-		f(e.res, e.at)
+		r := e.result(a)
+		if retryable(r) {
+			continue
+		}
+		f(r, j.clock.Add(e.at))
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -185,5 +187,146 @@ func TestJudgeForgetsIdleAddresses(t *testing.T) {
 	}
 	if s := j.Stats(); s.Forgotten != 600 {
 		t.Fatalf("forgotten %d, want 600", s.Forgotten)
+	}
+}
+
+// What stands for an address for its TTL is what its event said of it
+// but the names and answers: verdict, method, reason, IP list, DNS
+// failure and error; and the judge keeps one copy of each user agent.
+func TestJudgeKeepsWhatStands(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.30", "crawler-3.bot.lohisoft.com")
+	z.failAddr("192.0.2.30", true)
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, OnVerdict: got.on})
+	ua := func() string { return string([]byte("Mozilla/5.0 (compatible; LohiSoftBot/1.0)")) } // a copy each time, as parsed
+	for _, a := range []string{"192.0.2.30", "203.0.113.30"} {
+		j.Seen(netip.MustParseAddr(a), Hit{UserAgent: ua()})
+	}
+	events := map[string]Verdict{}
+	for range 2 {
+		v := got.next(t)
+		events[v.Addr.String()] = v
+	}
+	for a, v := range events {
+		if len(v.DNS) == 0 {
+			t.Errorf("%s: the event carries no DNS answers", a)
+		}
+		want := verify.Result{Addr: v.Addr, Verdict: v.Verdict, Method: v.Method, Reason: v.Reason, InIPList: v.InIPList,
+			DNSError: v.DNSError, DNSFailure: v.DNSFailure}
+		r, ok := j.Result(netip.MustParseAddr(a))
+		if !ok || fmt.Sprintf("%+v", r) != fmt.Sprintf("%+v", want) {
+			t.Errorf("%s: stands as\n%+v\nwant\n%+v", a, r, want)
+		}
+		if s, ok := j.Seen(netip.MustParseAddr(a), Hit{UserAgent: ua()}); !ok || fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
+			t.Errorf("%s: Seen says\n%+v\nwant\n%+v", a, s, want)
+		}
+	}
+	if v := events["192.0.2.30"]; v.Verdict != verify.Unverified || v.DNSFailure != verify.DNSFailureServFail || v.DNSError == "" {
+		t.Errorf("192.0.2.30: %s %q %q, want unverified for a servfail, with its error", v.Verdict, v.DNSFailure, v.DNSError)
+	}
+	if v := events["203.0.113.30"]; v.Verdict != verify.Spoofed || v.Reason != verify.ReasonNoPTR {
+		t.Errorf("203.0.113.30: %s %s, want spoofed no-ptr", v.Verdict, v.Reason)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	a, b := j.m[netip.MustParseAddr("192.0.2.30")].ua, j.m[netip.MustParseAddr("203.0.113.30")].ua
+	if a != ua() || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Errorf("user agents %q and %q are kept apart", a, b)
+	}
+}
+
+// Past MaxAddresses the judge forgets the verdicts other than genuine seen
+// least recently, says so once, and judges such an address again when it
+// comes back; genuine verdicts and addresses waiting for theirs stay.
+func TestJudgeBoundsAddresses(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.40", "crawler-4.bot.lohisoft.com")
+	release := z.holdAddr("198.51.100.40")
+	defer release()
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	var said []string
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, OnVerdict: got.on,
+		MaxAddresses: 100, Say: func(m string) { said = append(said, m) }})
+	spoofer := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{203, 0, byte(113 + i/200), byte(i)}) }
+	j.Seen(netip.MustParseAddr("192.0.2.40"), Hit{})
+	got.next(t)
+	j.Seen(netip.MustParseAddr("198.51.100.40"), Hit{}) // waits for DNS throughout
+	const n = 150
+	for i := range n {
+		clock.Advance(time.Second)
+		j.Seen(spoofer(i), Hit{})
+		if v := got.next(t); v.Verdict != verify.Spoofed {
+			t.Fatalf("%s: %s", v.Addr, v.Verdict)
+		}
+	}
+	j.Tick() // Tick is the caller of Say: said is not shared
+	s := j.Stats()
+	// 152 held, 100 allowed: forgotten down to 90.
+	if held := s.Genuine + s.Spoofed + s.Unverified + s.Pending; held != 90 || s.Genuine != 1 || s.Pending != 1 || s.Early != 62 || s.Forgotten != 62 {
+		t.Fatalf("after the bound: %+v, want 90 held (the genuine and the pending one among them), 62 forgotten early", s)
+	}
+	for i := range n {
+		_, ok := j.Result(spoofer(i))
+		if want := i >= 62; ok != want {
+			t.Errorf("spoofer %d (seen %d s before the last): held %v, want %v", i, n-1-i, ok, want)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "100 addresses held") {
+		t.Errorf("said %q", said)
+	}
+	// A forgotten spoofer seen again is judged again.
+	if _, ok := j.Seen(spoofer(0), Hit{}); ok {
+		t.Fatal("a forgotten verdict still stands")
+	}
+	if v := got.next(t); v.Addr != spoofer(0) || v.Verdict != verify.Spoofed || !v.New() {
+		t.Fatalf("judged again: %s %s new %v", v.Addr, v.Verdict, v.New())
+	}
+	j.Tick()
+	if s := j.Stats(); s.Early != 62 || len(said) != 1 {
+		t.Errorf("below the bound: %+v, said %d times", s, len(said))
+	}
+}
+
+// A verdict restored from a state file stands as it was written, its PTR
+// names and time included, and is handed back the same for the next one.
+func TestJudgeRestoreRoundTrip(t *testing.T) {
+	clock := newFakeClock()
+	j := NewJudge(JudgeOptions{Checker: nil, Now: clock.Now, TTL: time.Hour})
+	at := clock.Now().Add(-10 * time.Minute).UTC()
+	in := []verify.Result{
+		{Addr: netip.MustParseAddr("192.0.2.50"), Verdict: verify.Genuine, Method: verify.MethodFCrDNS, PTR: []string{"crawler-5.bot.lohisoft.com"}},
+		{Addr: netip.MustParseAddr("203.0.113.50"), Verdict: verify.Spoofed, Method: verify.MethodFCrDNS, Reason: verify.ReasonNoPTR, PTR: []string{}},
+	}
+	for _, r := range in {
+		if !j.Restore(r, at) {
+			t.Fatalf("%s not restored", r.Addr)
+		}
+	}
+	got := map[netip.Addr]verify.Result{}
+	j.Verdicts(func(r verify.Result, when time.Time) {
+		if !when.Equal(at) {
+			t.Errorf("%s: judged at %s, want %s", r.Addr, when, at)
+		}
+		got[r.Addr] = r
+	})
+	in[1].PTR = nil // none kept: the state file writes none either
+	for _, r := range in {
+		if fmt.Sprintf("%+v", got[r.Addr]) != fmt.Sprintf("%+v", r) {
+			t.Errorf("%s: handed back\n%+v\nwant\n%+v", r.Addr, got[r.Addr], r)
+		}
+	}
+	if g := j.Genuine(); len(g) != 1 || g[0] != in[0].Addr {
+		t.Errorf("genuine %v", g)
+	}
+	clock.Advance(50 * time.Minute)
+	n := 0
+	j.Verdicts(func(verify.Result, time.Time) { n++ })
+	if n != 0 {
+		t.Errorf("%d verdicts handed back after their TTL", n)
 	}
 }

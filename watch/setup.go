@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	// Concurrency is how many addresses each crawler's judge verifies at
 	// once; zero means DefaultConcurrency.
 	Concurrency int
+	// MaxAddresses bounds the addresses each crawler's judge holds; zero
+	// means DefaultMaxAddresses (see JudgeOptions.MaxAddresses).
+	MaxAddresses int
 	// MaxViolations bounds the violations reported per site and kind
 	// (conduct.Config.MaxViolations; zero: all).
 	MaxViolations int
@@ -105,7 +109,8 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 		name := p.Name
 		// The crawler's published addresses are judged first.
 		judge := NewJudge(JudgeOptions{Checker: ch, Concurrency: c.Concurrency, TTL: ttl, Now: now,
-			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed})
+			OnVerdict: func(v Verdict) { w.OnVerdictOf(ctx, name)(v) }, Prefer: ch.Listed,
+			MaxAddresses: c.MaxAddresses, Say: func(m string) { w.o.Say(name + ": " + m) }})
 		cfg := conduct.ConfigOf(p, c.Overrides)
 		cfg.MaxViolations = c.MaxViolations
 		if oo := c.OptOuts[name]; oo != nil {
@@ -153,11 +158,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	if s == nil {
 		return errors.New("watch: Reload needs a Watcher made by NewFor")
 	}
-	names := make([]string, len(id.Profiles))
-	for i, p := range id.Profiles {
-		names[i] = p.Name
-	}
-	if !slices.Equal(names, s.names) {
+	if !slices.Equal(crawler.Names(id.Profiles), s.names) {
 		return ErrCrawlersChanged
 	}
 	s.mu.Lock()

@@ -524,6 +524,7 @@ func (w *Watcher) judgeStats() JudgeStats {
 		s.Queued += x.Queued
 		s.Checks += x.Checks
 		s.Forgotten += x.Forgotten
+		s.Early += x.Early
 	}
 	return s
 }
@@ -849,9 +850,13 @@ func (w *Watcher) Summary() string {
 	if leftOut > 0 {
 		violations += fmt.Sprintf(" (%d more not shown, past --max-violations per site and kind)", leftOut)
 	}
-	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %d forgotten); %s; %d blocked",
+	forgotten := fmt.Sprintf("%d forgotten", s.Forgotten)
+	if s.Early > 0 {
+		forgotten += fmt.Sprintf(", %d of them early at the bound of addresses held", s.Early)
+	}
+	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %s); %s; %d blocked",
 		w.o.Now().Sub(w.started).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
-		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), s.Forgotten, violations, w.blocked.Load())
+		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), forgotten, violations, w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
 	}
