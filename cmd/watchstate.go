@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"net/netip"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -255,7 +255,7 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 		case rerr != nil:
 			return &exitError{code: ExitIncomplete, err: fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), unwrapPathError(rerr))}
 		}
-		s = stoppedStatus(l, env.Now())
+		s = l.Stopped(env.Now())
 		written = l.Written
 	default:
 		return err
@@ -269,40 +269,6 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 		return err
 	}
 	return render.WatchStatus(env.Stdout, s, written, env.Now())
-}
-
-// stoppedStatus is the status a state file gives: the last status its
-// watch wrote (nothing of it when an unblock made the file), with the
-// blocks and holds counted from its records as they stand now.
-func stoppedStatus(l *watchstate.Loaded, now time.Time) watchstate.Status {
-	var s watchstate.Status
-	if l.Status != nil {
-		s = *l.Status
-	}
-	s.Running = false
-	if s.PID == 0 {
-		s.PID = l.PID
-	}
-	inForce := map[string]map[netip.Addr]bool{}
-	for _, b := range l.Blocks {
-		if !b.Until.After(now) {
-			continue
-		}
-		if inForce[b.Target] == nil {
-			inForce[b.Target] = map[netip.Addr]bool{}
-		}
-		inForce[b.Target][b.Addr] = true
-	}
-	for i := range s.Blocks {
-		s.Blocks[i].InForce = int64(len(inForce[s.Blocks[i].Target]))
-	}
-	s.Held = 0
-	for _, h := range l.Holds {
-		if h.Until.After(now) {
-			s.Held++
-		}
-	}
-	return s
 }
 
 // unblockOptions are the flags of unblock.
@@ -330,7 +296,9 @@ terminal).
 
 With a running watch (its state directory), the watch does it; without one,
 unblock does it with what the state says (the nftables table, the CrowdSec
-credentials) and writes the hold into the state for the next watch.`,
+credentials) and writes the hold into the state for the next watch; with no
+state there, it says so and takes the addresses out of the sets of the
+default table (inet lohibot) in its own network namespace.`,
 		Example: `  lohibot-audit unblock 203.0.113.7
   lohibot-audit unblock --ttl 30d 203.0.113.7 2001:db8::7`,
 		Args: cobra.ArbitraryArgs,
@@ -370,12 +338,12 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	case err == nil:
 		out = resp.Unblocked
 	case errors.Is(err, watchstate.ErrNotRunning):
-		u, closeU, err := stoppedUnblocker(env, dir)
+		say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
+		u, closeU, err := stoppedUnblocker(env, dir, say)
 		if err != nil {
 			return err
 		}
 		defer closeU()
-		say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
 		out, err = watch.UnblockStopped(ctx, dir, addrs, ttl, now, u, say)
 		if errors.Is(err, watchstate.ErrLocked) {
 			return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("state directory %s: %w, but it does not answer on its socket", sanitize(dir), err),
@@ -409,14 +377,25 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 }
 
 // stoppedUnblocker undoes blocks where the state of dir says the last
-// watch made them: its nftables table, its CrowdSec Local API.
-func stoppedUnblocker(env *Env, dir string) (watch.Unblocker, func(), error) {
+// watch made them: its nftables table, its CrowdSec Local API. With no
+// state to say (none there, one that cannot be read, or one only unblock
+// wrote), it takes the
+// addresses out of the default table's sets in this network namespace,
+// where watch --nftables and emit nftables put them, and says so.
+func stoppedUnblocker(env *Env, dir string, say func(string)) (watch.Unblocker, func(), error) {
 	var u watch.Unblocker
 	closer := func() {}
 	l, err := watchstate.Read(dir, env.Now())
-	if err != nil {
-		// Nothing known of where blocks went: the hold is written all the
-		// same (UnblockStopped says what it does with a bad state).
+	if err != nil || l.Status == nil {
+		// Nothing known of where blocks went (no state, one that cannot be
+		// read, or one no watch wrote, only unblock): the hold is written
+		// all the same (UnblockStopped says what it does with a bad state).
+		msg := fmt.Sprintf("no state in %s tells where a watch blocked", dir)
+		if runtime.GOOS == "linux" {
+			u.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: emit.DefaultNFTTable, SetOnly: true}}}
+			msg += fmt.Sprintf(": taking the addresses out of the sets of nftables table %s here, if it holds them", emit.DefaultNFTTable)
+		}
+		say(msg + "; CrowdSec decisions are not known: end them with 'cscli decisions delete --ip ADDRESS'")
 		return u, closer, nil
 	}
 	t := l.Targets

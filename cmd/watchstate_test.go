@@ -311,3 +311,47 @@ func TestUnblockCrowdSec(t *testing.T) {
 		t.Errorf("held: %d, want 2", s.Held)
 	}
 }
+
+// With no state to say where blocks went (a watch run with --no-state, or
+// elsewhere), unblock takes the address out of the default table's sets
+// where it runs, says so, and writes the hold.
+func TestUnblockWithoutState(t *testing.T) {
+	ns := watchNetNS(t)
+	for _, args := range [][]string{
+		{"add", "table", "inet", "lohibot"},
+		{"add", "set", "inet", "lohibot", "spoofed_live_v4", "{ type ipv4_addr; flags timeout; }"},
+		{"add", "element", "inet", "lohibot", "spoofed_live_v4", "{ 198.51.100.77, 198.51.100.78 }"},
+	} {
+		if out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "nft"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("nft %q: %v: %s", args, err, out)
+		}
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	cmd := exec.Command("ip", "netns", "exec", ns, auditBinary(t), "unblock", "--state-dir", state, "198.51.100.77")
+	cmd.Env = binaryEnv(t)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), `"nftables":["spoofed_live_v4"]`) ||
+		!strings.Contains(stderr.String(), "no state in "+state) || !strings.Contains(stderr.String(), "cscli decisions delete") {
+		t.Fatalf("unblock: %v; stdout %s; stderr %s", err, stdout.String(), stderr.String())
+	}
+	if set := nftSet(t, ns, "spoofed_live_v4"); strings.Contains(set, "198.51.100.77") || !strings.Contains(set, "198.51.100.78") {
+		t.Errorf("the set after unblock:\n%s", set)
+	}
+	// The state unblock wrote holds no watch's targets: the next unblock
+	// still goes to the default table.
+	cmd = exec.Command("ip", "netns", "exec", ns, auditBinary(t), "unblock", "--state-dir", state, "198.51.100.78")
+	cmd.Env = binaryEnv(t)
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), `"nftables":["spoofed_live_v4"]`) {
+		t.Fatalf("second unblock: %v; stdout %s; stderr %s", err, stdout.String(), stderr.String())
+	}
+	if set := nftSet(t, ns, "spoofed_live_v4"); strings.Contains(set, "198.51.100.78") {
+		t.Errorf("the set after the second unblock:\n%s", set)
+	}
+	if s := watchStatusOf(t, state); s.Held != 2 {
+		t.Errorf("held: %d, want 2", s.Held)
+	}
+}
