@@ -185,6 +185,8 @@ func TestVerifyCrawlerErrors(t *testing.T) {
 		{"invalid file", []string{"--crawler", bad}, bad + `:3: fcrdns: "com": give a domain of two labels or more`},
 		{"twice", []string{"--crawler", "googlebot", "--crawler", "GoogleBot"}, "crawler googlebot is given twice"},
 		{"ip list for several", []string{"--crawler", "googlebot", "--crawler", "bingbot", "--ip-list", "/tmp/x.json"}, "--ip-list /tmp/x.json with 2 crawlers"},
+		// The default crawler's list given is a list given, not the default.
+		{"default list for several", []string{"--crawler", "googlebot", "--crawler", "bingbot", "--ip-list", DefaultIPListURL}, "--ip-list " + DefaultIPListURL + " with 2 crawlers"},
 	} {
 		code, _, stderr := crawlerVerify(t, "", append(append([]string{"--offline", "--no-cache"}, tc.args...), "192.0.2.1")...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {

@@ -11,15 +11,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
-// crawlerNames are the names of profiles.
-func crawlerNames(profiles []*crawler.Profile) []string {
-	names := make([]string, len(profiles))
-	for i, p := range profiles {
-		names[i] = p.Name
-	}
-	return names
-}
-
 // conductOverrides are the conduct flags moved away from their defaults,
 // which hold every crawler of the run to them (SPEC §10). For the default
 // crawler, whose promises are the defaults, the flags decide alone.

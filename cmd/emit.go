@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -243,19 +242,8 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 			return err
 		}
 		incomplete = err
-		in.Sources = emitLogSources(files)
-		in.IPListSource = rep.Summary.IPListSource
-		if id != nil {
-			in.Proxies = id.Proxies
-			in.Crawlers = emit.CrawlersOf(crawlerNames(id.Profiles), id.Profiles, id.Lists)
-			in.Named = len(o.Crawlers) > 0
-		}
-		// An address the audit itself could not use is no news: the
-		// audit's warnings said what went wrong.
-		_ = in.AddReport(rep)
-		if rep != nil {
-			warnAll(env, rep.Warnings)
-		}
+		in.AddAudit(rep, id, len(o.Crawlers) > 0, files)
+		warnAll(env, rep.Warnings)
 	}
 
 	// An IP list fetch cut short by Ctrl-C leaves a fallback list in
@@ -328,43 +316,22 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 // emitTargetOptions checks the flags of target t and returns its options,
 // so that a bad flag is a usage error before any log is read.
 func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
-	var opts emit.Options
-	switch t.Name {
-	case "nftables":
-		ttl, err := emit.ParseTTL(o.TTL)
-		if err == nil {
-			_, err = emit.FormatNFTDuration(ttl)
-		}
-		if err != nil {
-			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
-		}
-		opts.NFTables = emit.NFTOptions{TTL: ttl, Hook: o.NFTHook, Priority: o.NFTPriority, Table: o.NFTTable, SetOnly: o.SetOnly}
-	case "cloudflare":
-		out, err := emit.ParseCloudflareOutput(o.CloudflareOutput)
-		if err != nil {
-			return opts, usageError("--cloudflare-output %q: use ruleset, list or expression", o.CloudflareOutput)
-		}
-		opts.Cloudflare = emit.CloudflareOptions{Output: out, ListName: o.CloudflareList, Matches: o.CloudflareMatch}
-	case "crowdsec":
-		ttl, err := emit.ParseTTL(o.TTL)
-		if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-			return opts, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
-		}
-		opts.CrowdSec = emit.CrowdSecOptions{TTL: ttl}
-	case "modsecurity":
-		if o.ModSecIDBase < 1 || o.ModSecIDBase > emit.ModSecMaxID-1000 {
-			return opts, usageError("--modsec-id-base %d: give a rule ID from 1 to %d (1-99999 is the range for local rules)", o.ModSecIDBase, emit.ModSecMaxID-1000)
-		}
-		opts.ModSec = emit.ModSecOptions{IDBase: o.ModSecIDBase}
-	}
-	if err := t.Check(opts); err != nil {
+	opts, err := t.Options(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
+		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
+		CloudflareMatches: o.CloudflareMatch, ModSecIDBase: o.ModSecIDBase})
+	if err != nil {
 		return opts, usageError("%s", emitOptionMessage(err))
 	}
 	return opts, nil
 }
 
-// emitOptionMessage strips the package's sentinel from an option error.
+// emitOptionMessage words an option error for the command line: the
+// flag named as given, without the package's sentinel.
 func emitOptionMessage(err error) string {
+	var bad *emit.SettingError
+	if errors.As(err, &bad) {
+		return "--" + bad.Error()
+	}
 	return strings.TrimPrefix(err.Error(), emit.ErrBadOption.Error()+": ")
 }
 
@@ -394,21 +361,6 @@ func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
 		return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", bad.Value)
 	}
 	return never, err
-}
-
-// emitLogSources names the log inputs for the rules' header.
-func emitLogSources(files []string) []string {
-	if len(files) == 0 {
-		return []string{"stdin"}
-	}
-	out := make([]string, len(files))
-	for i, f := range files {
-		if f == "-" {
-			f = "stdin"
-		}
-		out[i] = f
-	}
-	return out
 }
 
 // emitFromReport fills in from a --report file and the IP list in force.
@@ -456,7 +408,7 @@ func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.R
 	if err != nil {
 		return err
 	}
-	names, warnings := crawlerNames(profiles), []string(nil)
+	names, warnings := crawler.Names(profiles), []string(nil)
 	if named {
 		if names, profiles, warnings, err = emitReportCrawlers(rep, name, o.Crawlers); err != nil {
 			return err
@@ -549,19 +501,14 @@ func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, 
 // emitter's notes. Addresses left out because of --never-block are what
 // the user asked for: they are said only on a terminal.
 func emitWarnPlan(env *Env, p *emit.Plan) {
-	byReason := map[emit.SkipReason][]string{}
-	for _, s := range p.Skipped {
-		byReason[s.Reason] = append(byReason[s.Reason], ipfmt.Prefix(s.Prefix))
-	}
-	reasons := make([]string, 0, len(byReason))
-	for r := range byReason {
-		reasons = append(reasons, string(r))
-	}
-	sort.Strings(reasons)
+	reasons, byReason := p.SkippedBy()
 	var special []string
-	for _, rs := range reasons {
-		r := emit.SkipReason(rs)
-		list := emitShortList(byReason[r])
+	for _, r := range reasons {
+		var shown []string
+		for _, pr := range byReason[r] {
+			shown = append(shown, ipfmt.Prefix(pr))
+		}
+		list := emitShortList(shown)
 		switch {
 		case r == emit.SkipNeverBlock:
 			if env.StderrTTY {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -50,7 +49,7 @@ func (o *readOptions) settings(getenv func(string) string) (readSettings, error)
 		}
 		s.Location, s.ZoneName = loc, loc.String()
 	}
-	n, err := parseByteSize(o.MaxDict)
+	n, err := parse.ParseByteSize(o.MaxDict)
 	if err != nil || n < 1<<20 {
 		return s, usageError("bad --max-dict %q: give a size of at least 1MiB, such as 128MiB or 1GiB", o.MaxDict)
 	}
@@ -74,39 +73,6 @@ func localZoneName(getenv func(string) string) string {
 		name = fmt.Sprintf("UTC%+d", off/3600)
 	}
 	return name
-}
-
-// parseByteSize reads a size in bytes with an optional binary unit: 512,
-// 64KiB, 128MiB, 1GiB (K, M, G and KB, MB, GB mean the same).
-func parseByteSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := len(t)
-	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
-		i--
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	var shift uint
-	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
-	case "":
-		if unit == "b" || unit == "" {
-			shift = 0
-		} else {
-			return 0, fmt.Errorf("unknown unit %q", unit)
-		}
-	case "k":
-		shift = 10
-	case "m":
-		shift = 20
-	case "g":
-		shift = 30
-	default:
-		return 0, fmt.Errorf("unknown unit %q", unit)
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)>>shift {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n << shift, nil
 }
 
 // formatOptions are the flags of `format test`.
@@ -198,99 +164,10 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	defer in.Close()
 	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict, Claims: parse.NewTokenSet(groups)})
 	if res != nil {
-		writeFormatTest(env.Stdout, res, read.ZoneName)
+		render.FormatTest(env.Stdout, res, read.ZoneName)
 	}
 	if err != nil {
 		return &exitError{code: ExitIncomplete, err: err}
 	}
 	return nil
-}
-
-// writeFormatTest prints what parse.TestFormat found, escaping the log's
-// text.
-func writeFormatTest(w io.Writer, t *parse.FormatTest, zone string) {
-	esc := parse.EscapeControl
-	if len(t.Candidates) > 0 {
-		fmt.Fprintf(w, "candidates (the first %d lines that are neither blank nor comments):\n", t.Candidates[0].Lines)
-		for _, c := range t.Candidates {
-			if c.Fit == 0 && strings.HasPrefix(c.Format.Name(), "syslog+") {
-				continue // said for the plain format
-			}
-			mark := " "
-			if t.Format != nil && c.Format.Name() == t.Format.Name() {
-				mark = "*"
-			}
-			fmt.Fprintf(w, "%s %-28s %3d of %d fit", mark, c.Format.Name(), c.Fit, c.Lines)
-			if c.FirstMiss > 0 {
-				fmt.Fprintf(w, "; line %d does not: %s", c.FirstMiss, esc(c.Reason))
-			}
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintln(w)
-	}
-	switch {
-	case t.Format == nil && t.DetectErr != nil:
-		fmt.Fprintf(w, "format: none: %s\n", esc(t.DetectErr.Error()))
-		if t.Closest != nil {
-			fmt.Fprintf(w, "the lines are shown as the closest format, %s, reads them\n", t.Closest.Name())
-		}
-	case t.Detected:
-		fmt.Fprintf(w, "format: %s (detected)\n", t.Format.Name())
-	case t.Format != nil:
-		fmt.Fprintf(w, "format: %s\n", t.Format.Name())
-		if best := bestCandidate(t.Candidates); best != nil && best.Format.Name() != t.Format.Name() {
-			fmt.Fprintf(w, "auto-detection reads %d of these %d lines as %s (try --log-format auto)\n", best.Fit, best.Lines, best.Format.Name())
-		}
-	}
-	if t.Format != nil && t.Format.NeedsZone() {
-		fmt.Fprintf(w, "times without a UTC offset are read in %s (--timezone)\n", zone)
-	}
-	if t.Compression != "" {
-		fmt.Fprintf(w, "compression: %s\n", t.Compression)
-	}
-	for _, l := range t.Lines {
-		fmt.Fprintln(w)
-		switch l.Kind {
-		case "blank":
-			fmt.Fprintf(w, "line %d: blank\n", l.Line)
-			continue
-		case "comment":
-			fmt.Fprintf(w, "line %d: comment: %s\n", l.Line, esc(l.Text))
-			continue
-		case "request":
-			fmt.Fprintf(w, "line %d: fits\n", l.Line)
-		default:
-			fmt.Fprintf(w, "line %d: does not fit: %s\n", l.Line, esc(l.Reason))
-			fmt.Fprintf(w, "  %s\n", esc(l.Text))
-			if len(l.Fields) > 0 {
-				fmt.Fprintln(w, "  read before it left the format:")
-			}
-		}
-		width := 18
-		for _, f := range l.Fields {
-			width = max(width, min(len(f.Name), 32))
-		}
-		for _, f := range l.Fields {
-			fmt.Fprintf(w, "  %-*s %s", width, f.Name, esc(f.Text))
-			if f.Value != "" {
-				fmt.Fprintf(w, "  → %s", esc(f.Value))
-			}
-			fmt.Fprintln(w)
-		}
-		if l.Record != nil {
-			fmt.Fprintf(w, "  = %s\n", esc(l.Record.Summary()))
-		}
-	}
-}
-
-// bestCandidate is the candidate auto-detection would choose: the first
-// that fits the most lines, more than half of them.
-func bestCandidate(cs []parse.CandidateTrace) *parse.CandidateTrace {
-	var best *parse.CandidateTrace
-	for i := range cs {
-		if c := &cs[i]; c.Fit*2 > c.Lines && (best == nil || c.Fit > best.Fit) {
-			best = c
-		}
-	}
-	return best
 }

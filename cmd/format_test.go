@@ -52,14 +52,6 @@ func TestReadFlagsChecked(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.says)
 		}
 	}
-	for _, tc := range []struct {
-		in   string
-		want int64
-	}{{"512", 512}, {"64KiB", 64 << 10}, {"128MiB", 128 << 20}, {"1G", 1 << 30}, {"2gb", 2 << 30}} {
-		if got, err := parseByteSize(tc.in); err != nil || got != tc.want {
-			t.Errorf("parseByteSize(%q) = %d, %v", tc.in, got, err)
-		}
-	}
 }
 
 // TestFormatTest runs format test as a user would: auto on a log with

@@ -94,11 +94,11 @@ func identityProxies(o *auditOptions, dir string) (*proxy.Set, []string, error) 
 }
 
 // identityListOverride is the --ip-list value that replaces the profiles'
-// own lists: "" for the default (each profile's lists), the value when one
+// own lists: "" for none (each profile's lists), the value when one
 // crawler is audited; with several, a usage error.
 func identityListOverride(o *auditOptions, profiles []*crawler.Profile) (string, error) {
 	v := strings.TrimSpace(o.IPList)
-	if v == DefaultIPListURL {
+	if v == "" {
 		return "", nil
 	}
 	if len(profiles) > 1 {
@@ -149,7 +149,7 @@ func identityCheckFlags(o *auditOptions) error {
 		return usageError("--dns-concurrency %d: give a number from 1 to %d, such as %d", o.DNSConcurrency, identityMaxConcurrency, verify.DefaultDNSConcurrency)
 	}
 	if strings.TrimSpace(o.IPList) == "" {
-		return usageError("--ip-list is empty: give an https:// URL or a file")
+		return nil // each crawler's own lists
 	}
 	if err := urlarg.Check(o.IPList, "https"); err != nil {
 		return &exitError{code: ExitUsage, err: withHint(

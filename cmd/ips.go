@@ -150,10 +150,11 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "update",
 		Short: "Fetch the IP list now and cache it",
-		Long: `update fetches the list named by --ip-list (default
-https://lohisoft.com/bot/ips.json) now, revalidating the cached copy, and
-says what happened: 200 (a new list, cached), 304 (the cached list is
-current) or rejected (the cached or built-in list stays in force; exit 3).
+		Long: `update fetches the crawler's lists (the default crawler's is
+https://lohisoft.com/bot/ips.json), or the one --ip-list names, now,
+revalidating the cached copy, and says what happened: 200 (a new list,
+cached), 304 (the cached list is current) or rejected (the cached or
+built-in list stays in force; exit 3).
 It fetches the CDNs' edge lists too (Cloudflare, Fastly, CloudFront,
 Bunny; see --trusted-proxy), which runs then read from the cache: a list
 that cannot be had leaves its cached copy, else the built-in snapshot, in

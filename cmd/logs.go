@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"net/netip"
 	"os"
 	"time"
 
@@ -63,12 +62,6 @@ on stderr and skipped, while a named file that does not exist is an error
 func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) error {
 	format, err := o.reportFormat(env)
 	if err != nil {
-		return err
-	}
-	if err := refuseTerminal(env, format); err != nil {
-		return err
-	}
-	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 		return err
 	}
 	ro := reportOptions(env, o)
@@ -226,7 +219,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		MaxDict:    read.MaxDict,
 		Subjects:   subjects,
 		Named:      len(o.Crawlers) > 0,
-		Classifier: identityClassifier{id},
+		Classifier: id,
 		Robots:     robotsSetWarnings{robots},
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(append(logs.Warnings(), siteFlags.Unmatched(files)...), audit.SiteWarnings(sites, ins)...)
@@ -279,16 +272,6 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 	}
 	return profiles, nil
 }
-
-// identityClassifier gives audit.Run the verdicts of the identity in
-// force, and its warnings.
-type identityClassifier struct{ id *verify.Identity }
-
-func (c identityClassifier) Classify(ctx context.Context, crawler int, addrs []netip.Addr) map[netip.Addr]verify.Result {
-	return c.id.Classify(ctx, crawler, addrs)
-}
-
-func (c identityClassifier) Warnings() []string { return c.id.Warnings() }
 
 // opener opens the log name for audit.Run: stdin for "-", else the file,
 // with its size when it is a regular file.

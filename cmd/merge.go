@@ -73,12 +73,6 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if err != nil {
 		return err
 	}
-	if err := refuseTerminal(env, format); err != nil {
-		return err
-	}
-	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
-		return err
-	}
 	if err := checkConductFlags(o); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
@@ -65,8 +66,8 @@ type auditOptions struct {
 }
 
 // DefaultIPListURL is where the default crawler's operator publishes its
-// addresses (its profile's first list): --ip-list at this value stands for
-// each crawler's own lists.
+// addresses (its profile's first list), named in --ip-list's help: the
+// flag's default, "", is each crawler's own lists.
 var DefaultIPListURL = crawler.DefaultProfile().IPLists[0]
 
 func addConfigFlag(f *pflag.FlagSet, o *auditOptions) {
@@ -79,7 +80,7 @@ func addIdentityFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.DurationVar(&o.DNSTimeout, "dns-timeout", 2*time.Second, "timeout per DNS query")
 	f.IntVar(&o.DNSRetries, "dns-retries", 2, "retries per DNS query before it counts as failed")
 	f.IntVar(&o.DNSConcurrency, "dns-concurrency", verify.DefaultDNSConcurrency, "addresses verified at once (each needs a PTR and then a forward lookup)")
-	f.StringVar(&o.IPList, "ip-list", DefaultIPListURL, "the crawler's IP list: an https URL or a file")
+	f.StringVar(&o.IPList, "ip-list", "", "the crawler's IP list: an https URL or a file (default: each crawler's own lists; "+crawler.DefaultTitle()+"'s is "+DefaultIPListURL+")")
 	f.BoolVar(&o.Offline, "offline", false, "no network at all: the cached or built-in IP list decides")
 	addCacheFlags(f, o)
 }
@@ -140,24 +141,13 @@ func timeWindow(sinceFlag, untilFlag string, now time.Time) (since, until time.T
 	return since, until, nil
 }
 
-// timeBound parses a --since/--until value: RFC 3339 (or a bare date), or
-// a duration back from now, in Go's units or with days (24h, 7d, 1d12h).
+// timeBound parses a --since/--until value (audit.ParseTime).
 func timeBound(name, v string, now time.Time) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
+	t, err := audit.ParseTime(v, now)
+	if err != nil {
+		return t, usageError("--%s %q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration back from now (24h, 7d)", name, v)
 	}
-	if d, err := crawler.ParseDuration(v); err == nil {
-		if d < 0 {
-			d = -d
-		}
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, usageError("--%s %q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration back from now (24h, 7d)", name, v)
+	return t, nil
 }
 
 // failOnMatch says whether --fail-on asks for exit 1 given the findings.

@@ -28,13 +28,23 @@ func (o *auditOptions) formatName(env *Env) string {
 	return "json"
 }
 
-// reportFormat returns the renderer of --format for a report.
+// reportFormat returns the renderer of --format for a report, after the
+// checks every command writing a report makes first: a format that is not
+// for a terminal (html) refused when standard output is one, and --fail-on
+// known.
 func (o *auditOptions) reportFormat(env *Env) (render.Renderer, error) {
 	name := o.formatName(env)
-	if r, ok := render.Lookup(name); ok {
-		return r, nil
+	r, ok := render.Lookup(name)
+	if !ok {
+		return nil, usageError("unknown --format %q: use %s", name, orList(render.Names()))
 	}
-	return nil, usageError("unknown --format %q: use %s", name, orList(render.Names()))
+	if err := refuseTerminal(env, r); err != nil {
+		return nil, err
+	}
+	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // documentFormat returns the renderer of --format for a command's output

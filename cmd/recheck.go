@@ -18,12 +18,6 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 	if err != nil {
 		return err
 	}
-	if err := refuseTerminal(env, format); err != nil {
-		return err
-	}
-	if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
-		return err
-	}
 	chosen, err := resolveCrawlers(crawlers)
 	if err != nil {
 		return err

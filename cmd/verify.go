@@ -115,21 +115,12 @@ crawlers to recheck (a profile file for one not built in).`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			doc := &render.Verdicts{Lists: id.Lists, Warnings: id.Warnings(), Now: env.Now()}
-			var spoofed int64
-			for _, a := range addrs {
-				for i, p := range profiles {
-					r := perCrawler[i][a]
-					name := ""
-					if len(crawlers) > 0 {
-						name = p.Name
-					}
-					doc.Rows = append(doc.Rows, render.Verdict{Crawler: name, List: i, Result: r})
-					if r.Verdict == verify.Spoofed {
-						spoofed++
-					}
-				}
+			var names []string
+			if len(crawlers) > 0 {
+				names = crawler.Names(profiles)
 			}
+			doc := &render.Verdicts{Rows: render.VerdictRows(addrs, perCrawler, names), Lists: id.Lists, Warnings: id.Warnings(), Now: env.Now()}
+			spoofed := doc.Spoofed()
 			for _, w := range doc.Warnings {
 				warnf(env, "%s", w)
 			}

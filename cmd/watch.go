@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/metrics"
@@ -308,7 +309,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}}
 	}
 	if csCreds != nil {
-		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawlerNames(profiles), ttl, say)
+		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawler.Names(profiles), ttl, say)
 	}
 	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
 		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"net/netip"
 	"os"
 	"runtime"
 	"time"
@@ -256,7 +255,7 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 		case rerr != nil:
 			return &exitError{code: ExitIncomplete, err: fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), unwrapPathError(rerr))}
 		}
-		s = stoppedStatus(l, env.Now())
+		s = l.Stopped(env.Now())
 		written = l.Written
 	default:
 		return err
@@ -270,40 +269,6 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 		return err
 	}
 	return render.WatchStatus(env.Stdout, s, written, env.Now())
-}
-
-// stoppedStatus is the status a state file gives: the last status its
-// watch wrote (nothing of it when an unblock made the file), with the
-// blocks and holds counted from its records as they stand now.
-func stoppedStatus(l *watchstate.Loaded, now time.Time) watchstate.Status {
-	var s watchstate.Status
-	if l.Status != nil {
-		s = *l.Status
-	}
-	s.Running = false
-	if s.PID == 0 {
-		s.PID = l.PID
-	}
-	inForce := map[string]map[netip.Addr]bool{}
-	for _, b := range l.Blocks {
-		if !b.Until.After(now) {
-			continue
-		}
-		if inForce[b.Target] == nil {
-			inForce[b.Target] = map[netip.Addr]bool{}
-		}
-		inForce[b.Target][b.Addr] = true
-	}
-	for i := range s.Blocks {
-		s.Blocks[i].InForce = int64(len(inForce[s.Blocks[i].Target]))
-	}
-	s.Held = 0
-	for _, h := range l.Holds {
-		if h.Until.After(now) {
-			s.Held++
-		}
-	}
-	return s
 }
 
 // unblockOptions are the flags of unblock.

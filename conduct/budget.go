@@ -111,6 +111,19 @@ func (b *budgetPage) hiAfter(o *budgetPage) bool {
 	return b.hiSec > o.hiSec || b.hiSec == o.hiSec && b.hiNsec > o.hiNsec
 }
 
+// stillClosing widens a closing budget window [lo, hi] by page p's span
+// and reports whether p still falls inside it (the widened span fits in
+// window): the window closes at the first page that does not.
+func stillClosing(lo, hi time.Time, p *hit, window time.Duration) (time.Time, time.Time, bool) {
+	if p.sLo.Before(lo) {
+		lo = p.sLo
+	}
+	if p.sHi.After(hi) {
+		hi = p.sHi
+	}
+	return lo, hi, hi.Sub(lo) <= window
+}
+
 func (b *budgetState) page(n int) *budgetPage { return &b.win[n-b.first] }
 
 func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
@@ -119,14 +132,7 @@ func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
 		return
 	}
 	if x := b.closing; x != nil {
-		lo, hi := x.lo, x.hi
-		if p.sLo.Before(lo) {
-			lo = p.sLo
-		}
-		if p.sHi.After(hi) {
-			hi = p.sHi
-		}
-		if hi.Sub(lo) <= window {
+		if lo, hi, ok := stillClosing(x.lo, x.hi, p, window); ok {
 			x.lo, x.hi = lo, hi
 			x.count++
 			x.countLog(f)

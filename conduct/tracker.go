@@ -126,14 +126,7 @@ func (s *trackSite) budget(p *hit) {
 		return
 	}
 	if s.closing {
-		lo, hi := s.closeLo, s.closeHi
-		if p.sLo.Before(lo) {
-			lo = p.sLo
-		}
-		if p.sHi.After(hi) {
-			hi = p.sHi
-		}
-		if hi.Sub(lo) <= window {
+		if lo, hi, ok := stillClosing(s.closeLo, s.closeHi, p, window); ok {
 			s.closeLo, s.closeHi = lo, hi
 			return
 		}

@@ -441,3 +441,12 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Names returns the names of profiles, in order.
+func Names(profiles []*Profile) []string {
+	names := make([]string, len(profiles))
+	for i, p := range profiles {
+		names[i] = p.Name
+	}
+	return names
+}

@@ -206,19 +206,7 @@ func (q *Queue) done(res Result) {
 	if len(res.Done) == 0 {
 		return
 	}
-	q.mu.Lock()
-	for _, p := range res.Done {
-		delete(q.items, p)
-	}
-	rest := q.order[:0]
-	for _, p := range q.order {
-		if _, ok := q.items[p]; ok {
-			rest = append(rest, p)
-		}
-	}
-	clear(q.order[len(rest):])
-	q.order = rest
-	q.mu.Unlock()
+	q.drop(res.Done)
 	if q.OnPush != nil {
 		q.OnPush(res)
 	}
@@ -236,7 +224,14 @@ func (q *Queue) stop() {
 // it ended.
 func (q *Queue) Lift(ctx context.Context, prefixes []netip.Prefix) ([]string, error) {
 	q.init()
+	q.drop(prefixes)
+	return q.Pusher.Lift(ctx, prefixes)
+}
+
+// drop takes the bans of prefixes out of the queue.
+func (q *Queue) drop(prefixes []netip.Prefix) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	for _, p := range prefixes {
 		delete(q.items, p)
 	}
@@ -248,6 +243,4 @@ func (q *Queue) Lift(ctx context.Context, prefixes []netip.Prefix) ([]string, er
 	}
 	clear(q.order[len(rest):])
 	q.order = rest
-	q.mu.Unlock()
-	return q.Pusher.Lift(ctx, prefixes)
 }

@@ -3,6 +3,7 @@ package emit
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -56,6 +57,17 @@ type Skipped struct {
 
 // SkipReason says why an address was kept out of a rule.
 type SkipReason string
+
+// SkippedBy groups the plan's skipped prefixes by reason: the reasons in
+// order of their names, each with its prefixes in the order skipped.
+func (p *Plan) SkippedBy() ([]SkipReason, map[SkipReason][]netip.Prefix) {
+	by := map[SkipReason][]netip.Prefix{}
+	for _, s := range p.Skipped {
+		by[s.Reason] = append(by[s.Reason], s.Prefix)
+	}
+	reasons := slices.Sorted(maps.Keys(by))
+	return reasons, by
+}
 
 // The reasons an address is kept out of a block (or allow) set.
 const (

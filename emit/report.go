@@ -10,8 +10,35 @@ import (
 	"strconv"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
+
+// AddAudit fills in from an audit run of the logs files ("-" or none:
+// stdin): their names as the rules' sources, the report's IP list source,
+// and its addresses and verdicts (AddReport; what it leaves out the
+// audit's own warnings said). id, when not nil, is the identity that
+// judged them: its crawlers, their lists and the proxies; named says
+// whether --crawler named the crawlers.
+func (in *Input) AddAudit(rep *audit.Report, id *verify.Identity, named bool, files []string) {
+	in.Sources = make([]string, 0, max(len(files), 1))
+	for _, f := range files {
+		if f == "-" {
+			f = "stdin"
+		}
+		in.Sources = append(in.Sources, f)
+	}
+	if len(files) == 0 {
+		in.Sources = append(in.Sources, "stdin")
+	}
+	in.IPListSource = rep.Summary.IPListSource
+	if id != nil {
+		in.Proxies = id.Proxies
+		in.Crawlers = CrawlersOf(crawler.Names(id.Profiles), id.Profiles, id.Lists)
+		in.Named = named
+	}
+	_ = in.AddReport(rep)
+}
 
 // MaxReportSize bounds the size of a JSON report read back for rules.
 const MaxReportSize = 256 << 20

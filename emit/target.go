@@ -2,7 +2,10 @@ package emit
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"time"
 )
 
 // Options holds the options of every target; each target reads its own
@@ -73,4 +76,67 @@ func (t Target) Check(o Options) error {
 		return err
 	}
 	return nil
+}
+
+// Settings are the targets' options as the command line gives them,
+// before they are checked: each target reads its own.
+type Settings struct {
+	// TTL is nftables' element timeout and CrowdSec's decision length
+	// (7d, 36h, 1d12h).
+	TTL                            string
+	NFTHook, NFTPriority, NFTTable string
+	SetOnly                        bool
+	CloudflareOutput               string
+	CloudflareList                 string
+	CloudflareMatches              bool
+	ModSecIDBase                   int
+}
+
+// SettingError is a setting that is not valid for its target: Setting
+// names it as the command line does (ttl, cloudflare-output,
+// modsec-id-base), Value is the value given and Want says what to give.
+type SettingError struct {
+	Setting, Value, Want string
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Setting, e.Value, e.Want)
+}
+
+// Options checks the settings target t reads and returns its Options,
+// so that a bad one is refused before any input is gathered: a
+// *SettingError, or an error wrapping ErrBadOption from Check.
+func (t Target) Options(s Settings) (Options, error) {
+	var o Options
+	badTTL := &SettingError{"ttl", strconv.Quote(s.TTL), "give a duration from 1s to 365d, such as 7d, 36h or 1d12h"}
+	switch t.Name {
+	case "nftables":
+		ttl, err := ParseTTL(s.TTL)
+		if err == nil {
+			_, err = FormatNFTDuration(ttl)
+		}
+		if err != nil {
+			return o, badTTL
+		}
+		o.NFTables = NFTOptions{TTL: ttl, Hook: s.NFTHook, Priority: s.NFTPriority, Table: s.NFTTable, SetOnly: s.SetOnly}
+	case "cloudflare":
+		out, err := ParseCloudflareOutput(s.CloudflareOutput)
+		if err != nil {
+			return o, &SettingError{"cloudflare-output", strconv.Quote(s.CloudflareOutput), "use ruleset, list or expression"}
+		}
+		o.Cloudflare = CloudflareOptions{Output: out, ListName: s.CloudflareList, Matches: s.CloudflareMatches}
+	case "crowdsec":
+		ttl, err := ParseTTL(s.TTL)
+		if err != nil || ttl < time.Second || ttl > MaxTTL {
+			return o, badTTL
+		}
+		o.CrowdSec = CrowdSecOptions{TTL: ttl}
+	case "modsecurity":
+		if s.ModSecIDBase < 1 || s.ModSecIDBase > ModSecMaxID-1000 {
+			return o, &SettingError{"modsec-id-base", strconv.Itoa(s.ModSecIDBase),
+				fmt.Sprintf("give a rule ID from 1 to %d (1-99999 is the range for local rules)", ModSecMaxID-1000)}
+		}
+		o.ModSec = ModSecOptions{IDBase: s.ModSecIDBase}
+	}
+	return o, t.Check(o)
 }

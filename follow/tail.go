@@ -212,15 +212,8 @@ func (t *tailer) poll(ticked bool) bool {
 	if fi.Mode().IsRegular() && fi.Size() == 0 {
 		return true
 	}
-	nf, err := os.Open(t.path)
-	if err != nil {
-		t.openFailed(err)
-		return true
-	}
-	nfi, err := nf.Stat()
-	if err != nil {
-		nf.Close()
-		t.unreadable(err)
+	nf, nfi, ok := t.openFile()
+	if !ok {
 		return true
 	}
 	// Read the old file to its end; its partial last line is whole now.
@@ -274,15 +267,8 @@ func (t *tailer) catchUp(g *gen) bool {
 // readable. It is read from its start, or from where its end was at start
 // when it is the same file that could not be opened then.
 func (t *tailer) open() bool {
-	file, err := os.Open(t.path)
-	if err != nil {
-		t.openFailed(err)
-		return false
-	}
-	fi, err := file.Stat()
-	if err != nil {
-		file.Close()
-		t.unreadable(err)
+	file, fi, ok := t.openFile()
+	if !ok {
 		return false
 	}
 	var off int64
@@ -292,6 +278,23 @@ func (t *tailer) open() bool {
 	t.startInfo = nil
 	t.use(file, fi, off)
 	return t.f.ctx.Err() == nil
+}
+
+// openFile opens the file its name points at now, and says why when it
+// cannot be opened or asked about.
+func (t *tailer) openFile() (*os.File, os.FileInfo, bool) {
+	f, err := os.Open(t.path)
+	if err != nil {
+		t.openFailed(err)
+		return nil, nil, false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		t.unreadable(err)
+		return nil, nil, false
+	}
+	return f, fi, true
 }
 
 // pollRetired reads rotated-away files for late lines, and closes them

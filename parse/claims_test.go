@@ -2,14 +2,10 @@ package parse
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/lohisoft/lohibot-audit/internal/addrset"
 )
 
 // naiveMatch is the obvious, slow definition of TokenSet.Match (escaped)
@@ -351,84 +347,6 @@ func TestReaderClaims(t *testing.T) {
 				t.Errorf("malformed %d (claims %d), want 1 (%d)", st.Malformed, st.MalformedClaims, tc.malformedClaims)
 			}
 		})
-	}
-}
-
-// TestListedText checks the text path of the listed addresses against
-// the set's own lookup, with sets of single addresses (matched as text),
-// of ranges and of both families, and texts written other ways.
-func TestListedText(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for round := 0; round < 200; round++ {
-		var prefixes []netip.Prefix
-		for range 1 + rng.IntN([]int{3, 300}[round%2]) {
-			if round%3 == 0 {
-				var b [16]byte
-				b[0], b[1], b[2] = 0x20, 0x01, byte(rng.IntN(4))
-				b[3] = byte(rng.IntN(256))
-				prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom16(b), 24+rng.IntN(105)).Masked())
-				continue
-			}
-			a := netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(8)), byte(rng.IntN(256))})
-			bits := 32
-			if round%2 == 1 {
-				bits = 16 + rng.IntN(17)
-			}
-			prefixes = append(prefixes, netip.PrefixFrom(a, bits).Masked())
-		}
-		s := addrset.New(prefixes)
-		for range 300 {
-			var a netip.Addr
-			if rng.IntN(3) == 0 {
-				var b [16]byte
-				b[0], b[1], b[2], b[3] = 0x20, 0x01, byte(rng.IntN(4)), byte(rng.IntN(256))
-				for i := 4; i < 16; i++ {
-					b[i] = byte(rng.IntN(256))
-				}
-				a = netip.AddrFrom16(b)
-			} else {
-				a = netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(9)), byte(rng.IntN(256))})
-			}
-			want := s.Contains(a)
-			if got := listedText(s, []byte(a.String())); got != want {
-				t.Fatalf("listedText(%s) = %v, want %v (%d prefixes)", a, got, want, len(prefixes))
-			}
-			if a.Is4() {
-				if got := listedText(s, []byte("::ffff:"+a.String())); got != want && s.HasIPv6() {
-					t.Fatalf("listedText(::ffff:%s) = %v, want %v", a, got, want)
-				}
-				b := a.As4()
-				if got := listedText(s, fmt.Appendf(nil, "%d.%d.%d.0%d", b[0], b[1], b[2], b[3])); got {
-					t.Fatalf("a leading zero is listed: %s", a)
-				}
-			}
-		}
-	}
-}
-
-// BenchmarkListedTextGoogle looks up the text of an address in a set as
-// large as Googlebot's published lists.
-func BenchmarkListedTextGoogle(b *testing.B) {
-	var prefixes []netip.Prefix
-	for i := range 250 {
-		prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{66, 249, byte(i / 8), byte(i % 8 * 32)}), 27))
-	}
-	s := addrset.New(prefixes)
-	text := []byte("203.0.113.77")
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		listedText(s, text)
-	}
-}
-
-// BenchmarkListedTextBuiltin looks up the text of an address in a
-// built-in list of two addresses (matched as text).
-func BenchmarkListedTextBuiltin(b *testing.B) {
-	s := addrset.New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")})
-	text := []byte("203.0.113.77")
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		listedText(s, text)
 	}
 }
 

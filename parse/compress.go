@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -177,4 +179,37 @@ func compressionOf(b []byte) compression {
 		return compression{"compress (.Z)", "gzip -dc"}
 	}
 	return compression{}
+}
+
+// ParseByteSize reads a size in bytes with an optional binary unit: 512,
+// 64KiB, 128MiB, 1GiB (K, M, G and KB, MB, GB mean the same), as --max-dict takes it.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	var shift uint
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
+	case "":
+		if unit == "b" || unit == "" {
+			shift = 0
+		} else {
+			return 0, fmt.Errorf("unknown unit %q", unit)
+		}
+	case "k":
+		shift = 10
+	case "m":
+		shift = 20
+	case "g":
+		shift = 30
+	default:
+		return 0, fmt.Errorf("unknown unit %q", unit)
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n << shift, nil
 }

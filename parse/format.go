@@ -423,6 +423,27 @@ var nginxVars = map[string]field{
 	"http_x_real_ip":        fXRealIP,
 }
 
+// literal gathers the literal text between a format string's fields.
+type literal struct {
+	b   strings.Builder
+	pos int // of its first byte in the format
+}
+
+func (l *literal) add(c byte, at int) {
+	if l.b.Len() == 0 {
+		l.pos = at
+	}
+	l.b.WriteByte(c)
+}
+
+// flush ends the literal, as f's next item when there is one.
+func (l *literal) flush(f *Format) {
+	if l.b.Len() > 0 {
+		f.items = append(f.items, item{isLit: true, lit: l.b.String(), pos: l.pos})
+		l.b.Reset()
+	}
+}
+
 // CompileNginx compiles an nginx log_format string. The string may be
 // given as in nginx.conf, as one or more quoted strings ('…' '…'), and
 // may start with escape=default|json|none.
@@ -433,21 +454,12 @@ func CompileNginx(s string) (*Format, error) {
 		return nil, err
 	}
 	f := &Format{name: "nginx:" + src, timeIsEnd: true}
-	var lit strings.Builder
-	litPos := 0
-	flush := func() {
-		if lit.Len() > 0 {
-			f.items = append(f.items, item{isLit: true, lit: lit.String(), pos: litPos})
-			lit.Reset()
-		}
-	}
+	var lit literal
+	flush := func() { lit.flush(f) }
 	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '$' {
-			if lit.Len() == 0 {
-				litPos = i
-			}
-			lit.WriteByte(c)
+			lit.add(c, i)
 			i++
 			continue
 		}
@@ -573,20 +585,9 @@ func CompileApache(s string) (*Format, error) {
 	src := s
 	body := apacheUnquote(s)
 	f := &Format{name: "apache:" + src}
-	var lit strings.Builder
-	litPos := 0
-	flush := func() {
-		if lit.Len() > 0 {
-			f.items = append(f.items, item{isLit: true, lit: lit.String(), pos: litPos})
-			lit.Reset()
-		}
-	}
-	addLit := func(c byte, at int) {
-		if lit.Len() == 0 {
-			litPos = at
-		}
-		lit.WriteByte(c)
-	}
+	var lit literal
+	flush := func() { lit.flush(f) }
+	addLit := lit.add
 	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '%' {

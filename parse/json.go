@@ -286,7 +286,7 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		if p.reads() && p.jsonReal && p.trustsText(addr) {
 			listed = p.listedBehindJSON(line, &vals)
 		} else {
-			listed = listedText(p.listed, addr)
+			listed = p.listed.ContainsText(addr)
 		}
 	}
 	if !claimed && !listed && !p.keepAll {

@@ -212,7 +212,7 @@ func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) 
 			// the one to look up.
 			listed = p.listedBehind(line, spans)
 		} else {
-			listed = listedText(p.listed, addr)
+			listed = p.listed.ContainsText(addr)
 		}
 	}
 	if !claimed && !listed && !p.keepAll {

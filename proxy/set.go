@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -126,17 +125,7 @@ func (s *Set) TrustsText(b []byte) bool {
 	if s.all {
 		return true
 	}
-	if s.trusted.empty() {
-		return false
-	}
-	if x, ok := parseIPv4(b); ok {
-		return s.trusted.contains4(x)
-	}
-	if len(s.trusted.v6) == 0 {
-		return false
-	}
-	a, err := netip.ParseAddr(string(b))
-	return err == nil && s.trusted.contains(a)
+	return s.trusted.containsText(b)
 }
 
 // InTrusted reports whether a is in a range --trusted-proxy names (what
@@ -219,34 +208,4 @@ func days(d time.Duration) string {
 		n = 0
 	}
 	return fmt.Sprintf("%d days", n)
-}
-
-// parseIPv4 parses a dotted quad (no leading zeros) without allocating.
-func parseIPv4(b []byte) (uint32, bool) {
-	var out [4]byte
-	part, digits, val := 0, 0, 0
-	for i := 0; i <= len(b); i++ {
-		if i == len(b) || b[i] == '.' {
-			if digits == 0 || part > 3 {
-				return 0, false
-			}
-			out[part] = byte(val)
-			part++
-			digits, val = 0, 0
-			continue
-		}
-		c := b[i]
-		if c < '0' || c > '9' || digits > 0 && val == 0 {
-			return 0, false
-		}
-		val = val*10 + int(c-'0')
-		digits++
-		if val > 255 {
-			return 0, false
-		}
-	}
-	if part != 4 {
-		return 0, false
-	}
-	return binary.BigEndian.Uint32(out[:]), true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,34 @@ type Verdict struct {
 	// List is the crawler's index in Verdicts.Lists.
 	List   int
 	Result verify.Result
+}
+
+// VerdictRows orders the verdicts of addrs address by address, each
+// judged as every crawler in turn (results[i] are crawler i's). names,
+// when not nil, name the crawlers on the rows (--crawler).
+func VerdictRows(addrs []netip.Addr, results []map[netip.Addr]verify.Result, names []string) []Verdict {
+	rows := make([]Verdict, 0, len(addrs)*len(results))
+	for _, a := range addrs {
+		for i, r := range results {
+			v := Verdict{List: i, Result: r[a]}
+			if names != nil {
+				v.Crawler = names[i]
+			}
+			rows = append(rows, v)
+		}
+	}
+	return rows
+}
+
+// Spoofed counts the rows whose verdict is spoofed.
+func (d *Verdicts) Spoofed() int64 {
+	var n int64
+	for _, r := range d.Rows {
+		if r.Result.Verdict == verify.Spoofed {
+			n++
+		}
+	}
+	return n
 }
 
 // verdictsData is the JSON and YAML of Verdicts.

@@ -41,12 +41,7 @@ func writeYAML(w io.Writer, v any, tty bool) error {
 // a space and holds a line break inside a list.
 func yamlNode(v any) (*yaml.Node, error) {
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
+	if err := encodeYAML(&buf, v); err != nil {
 		return nil, err
 	}
 	var doc yaml.Node
@@ -59,6 +54,16 @@ func yamlNode(v any) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
+// encodeYAML writes v as yaml.v3 does with a two-space indent.
+func encodeYAML(w io.Writer, v any) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
 // yamlText encodes a node as the reports' YAML (two-space indent), with
 // the fixes writeYAML describes.
 func yamlText(n *yaml.Node, tty bool) ([]byte, error) {
@@ -67,12 +72,7 @@ func yamlText(n *yaml.Node, tty bool) ([]byte, error) {
 		yamlTerminalStyle(n)
 	}
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
+	if err := encodeYAML(&buf, n); err != nil {
 		return nil, err
 	}
 	b := buf.Bytes()
@@ -119,13 +119,7 @@ func writeReportYAML(w io.Writer, r *audit.Report, tty bool) error {
 			// way through a node gives, three times faster.
 			if !tty {
 				direct.Reset()
-				enc := yaml.NewEncoder(&direct)
-				enc.SetIndent(2)
-				encErr = enc.Encode(map[string]any{l.key: []any{v}})
-				if encErr == nil {
-					encErr = enc.Close()
-				}
-				if encErr != nil {
+				if encErr = encodeYAML(&direct, map[string]any{l.key: []any{v}}); encErr != nil {
 					return false
 				}
 				if b := direct.Bytes(); plainASCII(b) && !bytes.Contains(b, []byte("!!binary")) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
+	"github.com/lohisoft/lohibot-audit/internal/httpsget"
 	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 )
 
@@ -239,7 +240,7 @@ type ipListEntry struct {
 func (e ipListEntry) prefix() (netip.Prefix, error) {
 	s := strings.TrimSpace(e.text)
 	bad := func(why string) error {
-		return fmt.Errorf("%w: %s %q %s", ErrIPListInvalid, e.where, ipShorten(e.text), why)
+		return fmt.Errorf("%w: %s %q %s", ErrIPListInvalid, e.where, httpsget.Shorten(e.text), why)
 	}
 	var p netip.Prefix
 	if strings.Contains(s, "/") {
@@ -286,7 +287,7 @@ func ipComparePrefix(a, b netip.Prefix) int {
 func ipDecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %s", ErrIPListInvalid, ipShorten(err.Error()))
+		return fmt.Errorf("%w: %s", ErrIPListInvalid, httpsget.Shorten(err.Error()))
 	}
 	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return fmt.Errorf("%w: data after the JSON value", ErrIPListInvalid)
@@ -323,18 +324,5 @@ func ipParseCreationTime(raw json.RawMessage) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: creationTime %q is not an RFC 3339 time", ErrIPListInvalid, ipShorten(s))
-}
-
-// ipShorten cuts s to a length fit for one line of an error message.
-func ipShorten(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return time.Time{}, fmt.Errorf("%w: creationTime %q is not an RFC 3339 time", ErrIPListInvalid, httpsget.Shorten(s))
 }

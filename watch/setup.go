@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -157,11 +158,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 	if s == nil {
 		return errors.New("watch: Reload needs a Watcher made by NewFor")
 	}
-	names := make([]string, len(id.Profiles))
-	for i, p := range id.Profiles {
-		names[i] = p.Name
-	}
-	if !slices.Equal(names, s.names) {
+	if !slices.Equal(crawler.Names(id.Profiles), s.names) {
 		return ErrCrawlersChanged
 	}
 	s.mu.Lock()

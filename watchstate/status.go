@@ -154,3 +154,38 @@ type Unblocked struct {
 	// Errors say what could not be undone.
 	Errors []string `json:"errors,omitempty"`
 }
+
+// Stopped is the status the state file gives of a watch that does not
+// run: the last status its watch wrote (nothing of it when an unblock
+// made the file), with the blocks and holds counted from its records as
+// they stand at now.
+func (l *Loaded) Stopped(now time.Time) Status {
+	var s Status
+	if l.Status != nil {
+		s = *l.Status
+	}
+	s.Running = false
+	if s.PID == 0 {
+		s.PID = l.PID
+	}
+	inForce := map[string]map[netip.Addr]bool{}
+	for _, b := range l.Blocks {
+		if !b.Until.After(now) {
+			continue
+		}
+		if inForce[b.Target] == nil {
+			inForce[b.Target] = map[netip.Addr]bool{}
+		}
+		inForce[b.Target][b.Addr] = true
+	}
+	for i := range s.Blocks {
+		s.Blocks[i].InForce = int64(len(inForce[s.Blocks[i].Target]))
+	}
+	s.Held = 0
+	for _, h := range l.Holds {
+		if h.Until.After(now) {
+			s.Held++
+		}
+	}
+	return s
+}

@@ -35,6 +35,9 @@ type range6 struct{ lo, hi [2]uint64 }
 // maxSingles4 is the most single IPv4 addresses kept as text.
 const maxSingles4 = 8
 
+// scanMax4 is the most IPv4 ranges Contains4 scans rather than searches.
+const scanMax4 = 16
+
 // New returns the set of the valid prefixes of ps (masked; a prefix that
 // holds others is kept beside them, and ranges that touch are merged).
 func New(ps []netip.Prefix) *Set {
@@ -157,7 +160,20 @@ func (s *Set) Contains4(a [4]byte) bool {
 	if s == nil {
 		return false
 	}
-	x := binary.BigEndian.Uint32(a[:])
+	return s.contains4(binary.BigEndian.Uint32(a[:]))
+}
+
+func (s *Set) contains4(x uint32) bool {
+	if len(s.v4) <= scanMax4 {
+		// A few ranges (a CDN's edges, a --trusted-proxy): a scan beats
+		// the search's setup.
+		for _, r := range s.v4 {
+			if r.lo <= x && x <= r.hi {
+				return true
+			}
+		}
+		return false
+	}
 	// The last range that starts at or before x.
 	i, _ := slices.BinarySearchFunc(s.v4, x, func(r range4, x uint32) int {
 		if r.lo <= x {
@@ -218,4 +234,74 @@ func (s *Set) Overlaps(p netip.Prefix) bool {
 		return 1
 	})
 	return i < len(s.v6) && cmp6(s.v6[i].lo, r.hi) <= 0
+}
+
+// ContainsText reports whether the address written in b (a log field) is
+// in the set, without allocating for an IPv4 address: a few single
+// addresses (Singles4) are matched by comparing bytes, any other IPv4
+// address by its bytes' range. Text is read as logs write it: an
+// IPv4-mapped IPv6 address stands for the IPv4 address it maps, and a
+// dotted quad with a leading zero is no address.
+func (s *Set) ContainsText(b []byte) bool {
+	if s == nil {
+		return false
+	}
+	if s.singles4 != nil {
+		for _, e := range s.singles4 {
+			if string(b) == e {
+				return true
+			}
+		}
+		return false
+	}
+	if x, ok := parse4(b); ok {
+		return s.contains4(x)
+	}
+	if len(s.v6) == 0 {
+		return false // an IPv6 address cannot be in an IPv4-only set
+	}
+	for _, c := range b {
+		if c == ':' {
+			a, err := netip.ParseAddr(string(b))
+			return err == nil && s.Contains(a.Unmap())
+		}
+	}
+	return false
+}
+
+// ParseIPv4 parses a dotted-quad IPv4 address as netip.ParseAddr reads
+// it (no leading zeros: ambiguous, octal to some), without allocating.
+func ParseIPv4(b []byte) ([4]byte, bool) {
+	x, ok := parse4(b)
+	var out [4]byte
+	binary.BigEndian.PutUint32(out[:], x)
+	return out, ok
+}
+
+// parse4 is ParseIPv4 giving the address as a number: the lookups take
+// it so, and building it as the digits come is faster than an array.
+func parse4(b []byte) (uint32, bool) {
+	var x uint32
+	part, digits, val := 0, 0, uint32(0)
+	for i := 0; i <= len(b); i++ {
+		if i == len(b) || b[i] == '.' {
+			if digits == 0 || part > 3 {
+				return 0, false
+			}
+			x = x<<8 | val
+			part++
+			digits, val = 0, 0
+			continue
+		}
+		c := b[i]
+		if c < '0' || c > '9' || digits > 0 && val == 0 {
+			return 0, false
+		}
+		val = val*10 + uint32(c-'0')
+		digits++
+		if val > 255 {
+			return 0, false
+		}
+	}
+	return x, part == 4
 }

@@ -1,6 +1,7 @@
 package addrset
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -148,7 +149,7 @@ func TestContainsAsLinearScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := 0; round < 200; round++ {
 		var prefixes []netip.Prefix
-		for range 1 + rng.IntN(300) {
+		for range 1 + rng.IntN([]int{12, 300}[round%2]) {
 			if rng.IntN(3) == 0 {
 				var b [16]byte
 				b[0], b[1], b[2] = 0x20, 0x01, byte(rng.IntN(4))
@@ -222,5 +223,83 @@ func TestSingles4(t *testing.T) {
 	var none *Set
 	if none.Contains(netip.MustParseAddr("79.139.58.98")) || !none.Empty() || none.HasIPv6() || none.Singles4() != nil {
 		t.Error("the nil set is not empty")
+	}
+}
+
+// TestContainsText checks the text path of the listed addresses against
+// the set's own lookup, with sets of single addresses (matched as text),
+// of ranges and of both families, and texts written other ways.
+func TestContainsText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 200; round++ {
+		var prefixes []netip.Prefix
+		for range 1 + rng.IntN([]int{3, 300}[round%2]) {
+			if round%3 == 0 {
+				var b [16]byte
+				b[0], b[1], b[2] = 0x20, 0x01, byte(rng.IntN(4))
+				b[3] = byte(rng.IntN(256))
+				prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom16(b), 24+rng.IntN(105)).Masked())
+				continue
+			}
+			a := netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(8)), byte(rng.IntN(256))})
+			bits := 32
+			if round%2 == 1 {
+				bits = 16 + rng.IntN(17)
+			}
+			prefixes = append(prefixes, netip.PrefixFrom(a, bits).Masked())
+		}
+		s := New(prefixes)
+		for range 300 {
+			var a netip.Addr
+			if rng.IntN(3) == 0 {
+				var b [16]byte
+				b[0], b[1], b[2], b[3] = 0x20, 0x01, byte(rng.IntN(4)), byte(rng.IntN(256))
+				for i := 4; i < 16; i++ {
+					b[i] = byte(rng.IntN(256))
+				}
+				a = netip.AddrFrom16(b)
+			} else {
+				a = netip.AddrFrom4([4]byte{66, 249, byte(rng.IntN(9)), byte(rng.IntN(256))})
+			}
+			want := s.Contains(a)
+			if got := s.ContainsText([]byte(a.String())); got != want {
+				t.Fatalf("ContainsText(%s) = %v, want %v (%d prefixes)", a, got, want, len(prefixes))
+			}
+			if a.Is4() {
+				if got := s.ContainsText([]byte("::ffff:" + a.String())); got != want && s.HasIPv6() {
+					t.Fatalf("ContainsText(::ffff:%s) = %v, want %v", a, got, want)
+				}
+				b := a.As4()
+				if got := s.ContainsText(fmt.Appendf(nil, "%d.%d.%d.0%d", b[0], b[1], b[2], b[3])); got {
+					t.Fatalf("a leading zero is listed: %s", a)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkContainsTextGoogle looks up the text of an address in a set as
+// large as Googlebot's published lists.
+func BenchmarkContainsTextGoogle(b *testing.B) {
+	var prefixes []netip.Prefix
+	for i := range 250 {
+		prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom4([4]byte{66, 249, byte(i / 8), byte(i % 8 * 32)}), 27))
+	}
+	s := New(prefixes)
+	text := []byte("203.0.113.77")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.ContainsText(text)
+	}
+}
+
+// BenchmarkContainsTextBuiltin looks up the text of an address in a
+// built-in list of two addresses (matched as text).
+func BenchmarkContainsTextBuiltin(b *testing.B) {
+	s := New([]netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")})
+	text := []byte("203.0.113.77")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.ContainsText(text)
 	}
 }

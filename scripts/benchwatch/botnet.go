@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -221,25 +220,12 @@ func fmtDur(d time.Duration) string {
 
 // runBotnet runs the botnet case.
 func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) error {
-	freshTable(ns)
-	srv, stop, err := server()
+	b, err := newScene(ns)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	dir, err := os.MkdirTemp("", "benchwatch")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	logPath := filepath.Join(dir, "access.log")
-	list := filepath.Join(dir, "ips.json")
-	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
-	f, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	defer b.close()
+	srv, dir, list, logPath, f := b.srv, b.dir, b.list, b.log, b.f
 
 	nsf, err := os.Open("/run/netns/" + ns)
 	if err != nil {

@@ -149,6 +149,44 @@ func (p *proc) settle() string {
 	}
 }
 
+// scene is what every case starts from: no table left by an earlier
+// case, a DNS server, and a temporary directory holding the IP list and
+// the log the case writes.
+type scene struct {
+	srv, dir, list, log string
+	f                   *os.File
+	stop                func()
+}
+
+func newScene(ns string) (*scene, error) {
+	freshTable(ns)
+	srv, stop, err := server()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "benchwatch")
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	b := &scene{srv: srv, dir: dir, stop: stop,
+		log: filepath.Join(dir, "access.log"), list: filepath.Join(dir, "ips.json")}
+	os.WriteFile(b.list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
+	if b.f, err = os.Create(b.log); err != nil {
+		os.RemoveAll(dir)
+		stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// close undoes newScene.
+func (b *scene) close() {
+	b.f.Close()
+	os.RemoveAll(b.dir)
+	b.stop()
+}
+
 // startWatch starts watch --nftables on log in the namespace, asking srv,
 // with its events in dir, and reads its stderr.
 func startWatch(bin, ns, srv, list, log, dir string, extra ...string) (*proc, error) {
@@ -176,25 +214,12 @@ func startWatch(bin, ns, srv, list, log, dir string, extra ...string) (*proc, er
 // one in a hundred a claim, nearly all from 40 addresses seen again and
 // again (judged once per verdict TTL), and 3 new claimants a minute.
 func runRealistic(bin, ns string, d time.Duration, profile string) error {
-	freshTable(ns)
-	srv, stop, err := server()
+	b, err := newScene(ns)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	dir, err := os.MkdirTemp("", "benchwatch")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	log := filepath.Join(dir, "access.log")
-	list := filepath.Join(dir, "ips.json")
-	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
-	f, err := os.Create(log)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	defer b.close()
+	srv, dir, list, log, f := b.srv, b.dir, b.list, b.log, b.f
 	var extra []string
 	if profile != "" {
 		extra = []string{"--cpu-profile", profile}
@@ -260,25 +285,12 @@ func runRealistic(bin, ns string, d time.Duration, profile string) error {
 }
 
 func run(bin, ns string, spoofers int, steady, long time.Duration) error {
-	freshTable(ns)
-	srv, stop, err := server()
+	b, err := newScene(ns)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	dir, err := os.MkdirTemp("", "benchwatch")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	log := filepath.Join(dir, "access.log")
-	list := filepath.Join(dir, "ips.json")
-	os.WriteFile(list, []byte(`{"ips":["79.139.58.98"]}`), 0o644)
-	f, err := os.Create(log)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	defer b.close()
+	srv, dir, list, log, f := b.srv, b.dir, b.list, b.log, b.f
 
 	p, err := startWatch(bin, ns, srv, list, log, dir)
 	if err != nil {
