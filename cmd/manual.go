@@ -104,7 +104,7 @@ func ManualOf(c *cobra.Command) Manual {
 		code(ExitInterrupted, interrupted)
 	case "lohibot-audit watch":
 		code(ExitOK, "stopped by SIGTERM or SIGINT (its normal way to stop), or standard input ended.")
-		code(ExitUsage, usage+" Bad options are found at start, before anything is followed.")
+		code(ExitUsage, usage+" Bad options are found at start, before anything is followed: among them a --state-dir another watch holds or that cannot be used, and a --metrics address that cannot be bound.")
 	case "lohibot-audit watch status":
 		code(ExitOK, "the status was shown: the running watch's, or the state the last one left.")
 		code(ExitUsage, usage)
@@ -112,7 +112,7 @@ func ManualOf(c *cobra.Command) Manual {
 	case "lohibot-audit unblock":
 		code(ExitOK, "every address was taken out of the blocks and is held out of blocking for --ttl.")
 		code(ExitUsage, usage+" An argument that is not an IP address is one too.")
-		code(ExitIncomplete, "not everything could be undone (each address's errors are said), or the state directory cannot be used.")
+		code(ExitIncomplete, "not everything could be undone (each address's errors are said), or the state directory cannot be used; or "+unwritable)
 	case "lohibot-audit merge":
 		code(ExitOK, "the merged report was written, and --fail-on (if given) did not match.")
 		code(ExitFindings, "--fail-on matched, as for logs.")

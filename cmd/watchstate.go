@@ -192,7 +192,7 @@ what the last one wrote into its state when it stopped.`,
 		},
 	}
 	addStateDirFlag(c.Flags(), &o)
-	c.Flags().StringVar(&format, "format", "", "output format: text or json (default text on a terminal, else json)")
+	c.Flags().StringVar(&format, "format", "", "output `FORMAT`: text or json (default text on a terminal, else json)")
 	return c
 }
 
@@ -307,7 +307,7 @@ default table (inet lohibot) in its own network namespace.`,
 		},
 	}
 	addStateDirFlag(c.Flags(), &o.stateFlags)
-	c.Flags().StringVar(&o.TTL, "ttl", "7d", "how long the addresses are held out of blocking (7d, 36h, 1d12h; at most 365d)")
+	c.Flags().StringVar(&o.TTL, "ttl", "7d", "how long the addresses are held out of blocking, a `DURATION` such as 7d, 36h or 1d12h (at most 365d)")
 	return c
 }
 

@@ -236,7 +236,7 @@ func writeReportText(t *Text, r *audit.Report, top int) error {
 			t.Heading("Addresses claiming to be " + who)
 		}
 		tab := &Table{Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
-			TitleColumns: 2}
+			Whole: []bool{5: true, 6: true}, TitleColumns: 2}
 		for _, ip := range ips {
 			tab.Rows = append(tab.Rows, []string{t.Cell(ip.IP, 45), t.Cell(string(ip.Verdict), 0), t.Cell(withProxy(Why(ip.Method, ip.Reason, ip.DNSFailure, ip.Warnings), ip.Reason, ip.Proxy), 60),
 				strconv.FormatInt(ip.Hits, 10), t.Cell(strings.Join(ip.PTR, " "), 60), tableTime(ip.FirstSeen), tableTime(ip.LastSeen)})
@@ -380,7 +380,7 @@ func writeViolationsText(t *Text, r *audit.Report, named bool, top int) {
 		}
 		// Past the width, a violation is a block: its kind, time,
 		// address and line, then its path and its detail whole.
-		tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, TitleColumns: 4, Blocks: true}
+		tab := &Table{Header: []string{"KIND", "TIME", "IP", "WHERE", "PATH", "DETAIL"}, Whole: []bool{1: true}, TitleColumns: 4, Blocks: true}
 		for _, i := range idx {
 			v := &r.Violations[i]
 			tab.Rows = append(tab.Rows, []string{t.Cell(v.Kind, 0), tableTime(v.Time), t.Cell(v.IP, 45), t.Cell(fmt.Sprintf("%s:%d", v.File, v.Line), 60),

@@ -22,8 +22,9 @@ const MinWidth = 20
 // At a width (Text's), a box table whose lines would be wider is narrowed
 // by the cheapest means first: headers wrapped at spaces (a column of
 // numbers under a long header gets as narrow as its numbers), then cells
-// wrapped at spaces, then, in the Break columns only, words broken. Within
-// each step the column whose narrowing adds the fewest lines goes first.
+// wrapped at spaces (not in the Whole columns), then, in the Break columns
+// only, words broken. Within each step the column whose narrowing adds the
+// fewest lines goes first.
 // When even that cannot fit, each row is written as a block: the title
 // columns on one line, then one indented line per other column with its
 // name, so that addresses, site names and reasons stay whole. A Markdown
@@ -36,6 +37,10 @@ type Table struct {
 	// the words of the other columns (addresses, site names, reasons such
 	// as not-in-ip-list, kinds, times) are never broken in a box table.
 	Break []bool
+	// Whole marks the columns whose cells are one unit although they hold
+	// a space (a time: "2026-12-01 07:00:06Z"): never wrapped, so that a
+	// time is not read as a date with its clock on the next line.
+	Whole []bool
 	// TitleColumns is how many leading columns make a block's first line
 	// (at least 1).
 	TitleColumns int
@@ -55,6 +60,9 @@ func (t *Table) withCrawler(i int, cell func(r int) string) {
 	}
 	if i < len(t.Break) {
 		t.Break = slices.Insert(slices.Clone(t.Break), i, false)
+	}
+	if i < len(t.Whole) {
+		t.Whole = slices.Insert(slices.Clone(t.Whole), i, false)
 	}
 	if i <= t.TitleColumns {
 		t.TitleColumns++
@@ -146,6 +154,9 @@ func (t *Table) narrow(natural []int, width int) ([]int, bool) {
 		}
 		steps[0][i] = max(cells, headerWord)
 		steps[1][i] = max(t.widest(i, longestWord), headerWord)
+		if i < len(t.Whole) && t.Whole[i] {
+			steps[1][i] = steps[0][i]
+		}
 		steps[2][i] = steps[1][i]
 		if i < len(t.Break) && t.Break[i] {
 			steps[2][i] = min(steps[1][i], max(leastBreak, headerWord))

@@ -270,3 +270,33 @@ func TestPrintfKeepsText(t *testing.T) {
 		}
 	}
 }
+
+// TestTableKeepsTimesWhole: a time is never wrapped at its space, in any
+// column and at any width the table is drawn at: a box whose time columns
+// hold each time on one line, or blocks. The addresses table at 100
+// columns once showed FIRST SEEN's clock on a line of its own while LAST
+// SEEN stayed whole.
+func TestTableKeepsTimesWhole(t *testing.T) {
+	const first, last = "2026-12-01 07:00:06Z", "2026-12-01 07:03:41Z"
+	for _, width := range []int{60, 80, 90, 100, 110, 120, 200} {
+		tab := &Table{
+			Header: []string{"IP", "VERDICT", "WHY", "HITS", "PTR", "FIRST SEEN", "LAST SEEN"},
+			Rows: [][]string{
+				{"192.0.2.66", "spoofed", "ip-list: not-in-ip-list", "10", "", first, last},
+				{"2001:db8:4:7::1", "spoofed", "ip-list: ipv6", "1", "", first, last},
+			},
+			Whole:        []bool{5: true, 6: true},
+			TitleColumns: 2,
+		}
+		tab.withCrawler(1, func(int) string { return "lohisoftbot" })
+		out := tab.text(false, width)
+		for _, l := range strings.Split(out, "\n") {
+			if textWidth(l) > width {
+				t.Errorf("width %d: a line of %d columns:\n%s", width, textWidth(l), out)
+			}
+		}
+		if got := strings.Count(out, first) + strings.Count(out, last); got != 4 {
+			t.Errorf("width %d: %d of 4 times whole:\n%s", width, got, out)
+		}
+	}
+}
