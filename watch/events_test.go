@@ -62,7 +62,7 @@ func TestEventsTerminalTime(t *testing.T) {
 func TestSummaryCountsInAgreement(t *testing.T) {
 	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	w := New(Options{Subjects: []Subject{{Name: lohiName, Tokens: lohiTokens, Judge: NewJudge(JudgeOptions{})}}, Events: &Events{W: &bytes.Buffer{}}, Now: func() time.Time { return now }})
-	w.started = now
+	w.started.Store(&now)
 	for n, want := range map[int64]string{
 		1: "1 line, 1 claimed, 1 malformed claim;",
 		2: "2 lines, 2 claimed, 2 malformed claims;",

@@ -413,7 +413,7 @@ func (w *Watcher) stateLoop(ctx context.Context) {
 // Status is what `watch status` shows of the watcher now.
 func (w *Watcher) Status() watchstate.Status {
 	now := w.o.Now()
-	s := watchstate.Status{PID: os.Getpid(), Version: w.o.Version, Started: w.started, At: now}
+	s := watchstate.Status{PID: os.Getpid(), Version: w.o.Version, Started: w.startedAt(), At: now}
 	for _, name := range w.o.Files {
 		f := w.files[name]
 		fs := watchstate.FileStatus{Name: name, Offset: f.offset.Load(), Line: f.line.Load(), Lines: f.lines.Load(),

@@ -165,8 +165,8 @@ type Watcher struct {
 	adds           chan []addItem
 	toAdd          []addItem // actLoop's round
 	acting, adding atomic.Int64
-	dnsDown        atomic.Bool // an outage was said
-	started        time.Time
+	dnsDown        atomic.Bool               // an outage was said
+	started        atomic.Pointer[time.Time] // when Run began; read by Status, which the control socket may ask before
 	saidMu         sync.Mutex
 	said           map[string]bool
 	lastLogTime    atomic.Int64
@@ -379,7 +379,8 @@ func (w *Watcher) act(ctx context.Context, crawler string, v Verdict, a netip.Ad
 // Run follows the files until ctx ends or every input ends (standard input
 // only), and returns nil then; an error only when following cannot start.
 func (w *Watcher) Run(ctx context.Context) error {
-	w.started = w.o.Now()
+	start := w.o.Now()
+	w.started.Store(&start)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fo := w.o.Follow
@@ -470,6 +471,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 // Started is closed once following has begun: every line written to the
 // files after that is read.
 func (w *Watcher) Started() <-chan struct{} { return w.started1 }
+
+// startedAt is when Run began, the zero time before.
+func (w *Watcher) startedAt() time.Time {
+	if t := w.started.Load(); t != nil {
+		return *t
+	}
+	return time.Time{}
+}
 
 // waitIdle waits until the judge has nothing left to judge, and no
 // spoofer waits for its actions.
@@ -855,7 +864,7 @@ func (w *Watcher) Summary() string {
 		forgotten += fmt.Sprintf(", %d of them early at the bound of addresses held", s.Early)
 	}
 	msg := fmt.Sprintf("watch: %s up; %s, %d claimed, %s; addresses: %d genuine, %d spoofed, %d unverified, %d pending (%s, %s); %s; %d blocked",
-		w.o.Now().Sub(w.started).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
+		w.o.Now().Sub(w.startedAt()).Round(time.Second), nouns.Count(w.lines.Load(), "line", "lines"), w.claimed.Load(), nouns.Count(w.malformed.Load(), "malformed claim", "malformed claims"),
 		s.Genuine, s.Spoofed, s.Unverified, s.Pending, nouns.Count(s.Checks, "judgement", "judgements"), forgotten, violations, w.blocked.Load())
 	if n := w.blockFailed.Load(); n > 0 {
 		msg += fmt.Sprintf(" (%d failed)", n)
