@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package crowdsectest runs a real CrowdSec Local API for tests: Debian's
 // crowdsec with its agent off (crowdsec -no-cs), each test with its own
 // configuration directory, SQLite database and loopback port, so that

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchwatch measures `lohibot-audit watch` as it runs: the time
 // from a spoofer's line being written to its address being in the kernel's
 // nftables set (inside a network namespace, with a prompt loopback DNS
