@@ -162,7 +162,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	if err != nil {
 		return nil, nil, err
 	}
-	files = logs.Files
+	files, logs.Stdin = logs.Files, env.Stdin
 	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
@@ -192,32 +192,22 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	}
 
 	sites := siteFlags.Choose(files)
-	inputs := make([]audit.Input, len(files))
-	for i, name := range files {
-		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: logs.Opener(env.Stdin, name)}
-	}
 	var prog *progress.Reads
 	if progressWanted(env, o) {
 		prog = progress.StartReads(env.Stderr, progressOptions(env))
 	}
 	defer prog.Stop()
-	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
-	for i := range subjects {
-		subjects[i].Conduct.MaxViolations = o.MaxViolations
-		if oo := optOuts[subjects[i].Profile.Name]; oo != nil {
-			subjects[i].Conduct.OptedOut, subjects[i].Conduct.OptOutGrace = oo.For, o.OptOutGrace
-		}
-	}
 	rep, err := audit.Run(ctx, audit.Options{
-		Inputs:     inputs,
-		Format:     logFormat,
-		TrustXFF:   o.TrustXFF,
-		Trust:      id.Proxies,
-		Now:        env.Now,
-		Location:   read.Location,
-		ZoneName:   read.ZoneName,
-		MaxDict:    read.MaxDict,
-		Subjects:   subjects,
+		Inputs:   audit.InputsOf(files, sites, logs.Opener),
+		Format:   logFormat,
+		TrustXFF: o.TrustXFF,
+		Trust:    id.Proxies,
+		Now:      env.Now,
+		Location: read.Location,
+		ZoneName: read.ZoneName,
+		MaxDict:  read.MaxDict,
+		Subjects: audit.SubjectsHeld(id, audit.Holding{Since: since, Until: until, Overrides: conductOverrides(o),
+			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
 		Robots:     robotsSetWarnings{robots},

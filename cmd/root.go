@@ -344,13 +344,7 @@ func interrupted(err error) bool {
 // characters are escaped.
 func printError(env *Env, err error) {
 	msg, more := errorLines(err.Error())
-	hint := ""
-	var h *hintError
-	if errors.As(err, &h) {
-		hint = h.hint
-	} else {
-		hint = fail.HintOf(err)
-	}
+	hint := fail.HintOf(err)
 	if more != "" && hint != "" {
 		hint = more + "; " + hint
 	} else if more != "" {
@@ -390,16 +384,8 @@ func errorLines(msg string) (first, rest string) {
 	return first, strings.Join(parts, "; ")
 }
 
-// hintError adds a hint line (what to do next) to an error.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-
-func withHint(err error, hint string) error { return &hintError{err: err, hint: hint} }
+// withHint adds a hint line (what to do next) to an error.
+func withHint(err error, hint string) error { return fail.New(fail.Other, err, hint) }
 
 // warnf prints a warning line on stderr.
 func warnf(env *Env, format string, a ...any) {

@@ -29,6 +29,8 @@ import (
 // name that does not exist stays one (a usage error).
 type Inputs struct {
 	Files []string
+	// Stdin is what "-" reads.
+	Stdin io.Reader
 	// fromPattern holds the files a pattern matched: such a file may be
 	// rotated away between the match and its reading.
 	fromPattern map[string]bool
@@ -110,12 +112,12 @@ func (in *Inputs) Warnings() []string {
 	return append([]string(nil), in.warnings...)
 }
 
-// Opener is the package's Opener, except that a file a pattern matched
+// Opener is the package's Opener (reading Stdin for "-"), except that a file a pattern matched
 // which is gone by the time it is read (rotated away between the match
 // and the read) reads as empty, with a warning: it was never the run's to
 // read whole.
-func (in *Inputs) Opener(stdin io.Reader, name string) func(context.Context) (io.ReadCloser, int64, error) {
-	open := Opener(stdin, name)
+func (in *Inputs) Opener(name string) func(context.Context) (io.ReadCloser, int64, error) {
+	open := Opener(in.Stdin, name)
 	if !in.fromPattern[name] {
 		return open
 	}

@@ -36,7 +36,7 @@ func TestPatternFileGoneBeforeRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, _, err := in.Opener(nil, filepath.Join(dir, "access.log.1"))(context.Background())
+	r, _, err := in.Opener(filepath.Join(dir, "access.log.1"))(context.Background())
 	if err != nil {
 		t.Fatalf("opening the rotated-away file: %v, want an empty read", err)
 	}
@@ -46,7 +46,7 @@ func TestPatternFileGoneBeforeRead(t *testing.T) {
 	if w := in.Warnings(); len(w) != 1 || !strings.Contains(w[0], "access.log.1, matched by a pattern, was gone") {
 		t.Errorf("warnings %q do not say the file was gone", in.Warnings())
 	}
-	if _, _, err := in.Opener(nil, filepath.Join(dir, "access.log"))(context.Background()); err == nil {
+	if _, _, err := in.Opener(filepath.Join(dir, "access.log"))(context.Background()); err == nil {
 		t.Error("a named file that vanished opened without error")
 	}
 }
