@@ -166,9 +166,10 @@ type Config struct {
 	// The concurrency, pause, backoff and auth checks widen the bounds of
 	// the two requests they compare by it when two clocks logged them;
 	// the budget, robots-not-fetched and robots-unavailable checks, whose
-	// windows are a day and more, widen every request of a site that
-	// several clocks logged by half of it either way. Zero or negative:
-	// the clocks agree.
+	// windows are a day and more, and the robots check's day of allow-all
+	// after a 4xx answer for /robots.txt, widen every request of a site
+	// that several clocks logged by half of it either way. Zero or
+	// negative: the clocks agree.
 	ClockSkew time.Duration
 	// OptedOut, when set, returns when a site asked the crawler's
 	// operator to leave it out of the crawl (the opt-out e-mail's time),
