@@ -789,15 +789,64 @@ type ipView struct {
 }
 
 // all yields the addresses in report order.
+// all yields the addresses in report order. Past a few thousand, they
+// are made in a goroutine of their own, a few batches ahead of the
+// caller writing them out.
 func (v *ipView) all() iter.Seq[IPReport] {
 	return func(yield func(IPReport) bool) {
-		for _, i := range v.order {
-			if !yield(v.report(i)) {
-				return
+		if len(v.order) < 4*ipBatch {
+			for _, i := range v.order {
+				if !yield(v.report(i)) {
+					return
+				}
+			}
+			return
+		}
+		full := make(chan []IPReport, 2)
+		free := make(chan []IPReport, 3)
+		done := make(chan struct{})
+		go func() {
+			defer close(full)
+			for order := v.order; len(order) > 0; {
+				var b []IPReport
+				select {
+				case b = <-free:
+				default:
+					b = make([]IPReport, 0, ipBatch)
+				}
+				for _, i := range order[:min(ipBatch, len(order))] {
+					b = append(b, v.report(i))
+				}
+				order = order[len(b):]
+				select {
+				case full <- b:
+				case <-done:
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(done)
+			for range full {
+			}
+		}()
+		for b := range full {
+			for _, ip := range b {
+				if !yield(ip) {
+					return
+				}
+			}
+			clear(b)
+			select {
+			case free <- b[:0]:
+			default:
 			}
 		}
 	}
 }
+
+// ipBatch is how many addresses all makes at once ahead of its caller.
+const ipBatch = 512
 
 // report makes the report entry of entry i.
 func (v *ipView) report(i uint32) IPReport {

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lohisoft/lohibot-audit/internal/snapfile"
@@ -60,7 +64,7 @@ func TestReadAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed := readAhead(sr, d, kinds, pool)
+		feed := readAhead(sr, d, kinds, pool, nil)
 		defer feed.stop()
 		var got []string
 		for len(got) < stopAfter {
@@ -104,5 +108,91 @@ func TestReadAhead(t *testing.T) {
 		if got, err := read(want, n); err != nil || len(got) != n {
 			t.Fatalf("stopped after %d: %q, %v", n, got, err)
 		}
+	}
+}
+
+// TestReadAheadHints: what the hint func gives each hit's client is
+// kept by hit, through blocks and however the addresses repeat.
+func TestReadAheadHints(t *testing.T) {
+	var b bytes.Buffer
+	w := snapfile.NewWriter(&b)
+	// The genuine crawler's two addresses, among others each seen once,
+	// and clients that are no address.
+	addrs := []netip.Addr{netip.MustParseAddr("79.139.58.98"), netip.MustParseAddr("2001:db8::7")}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want []netip.Addr
+	for i := range 20000 { // several blocks of 64 KiB
+		a := addrs[rng.IntN(len(addrs))]
+		switch rng.IntN(10) {
+		case 0:
+			a = netip.AddrFrom4([4]byte{203, 0, byte(i >> 8), byte(i)})
+		case 1:
+			a = netip.Addr{}
+		}
+		h := &snapfile.Hit{Mask: 1, Client: a, Site: "a.example", Target: "/p/" + strings.Repeat("x", rng.IntN(20)), Line: int64(i + 1), Status: 200}
+		if !a.IsValid() {
+			h.Raw = "unknown"
+		}
+		w.Hit(h)
+		want = append(want, a)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := snapfile.NewReader(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var digest [32]byte
+	for {
+		if _, _, err := sr.Next(); err != nil {
+			digest = sr.Digest
+			break
+		}
+	}
+	sr, _ = snapfile.NewReader(bytes.NewReader(b.Bytes()))
+	expect := func(a netip.Addr, out []int32) []int32 {
+		v := int32(-1)
+		if a.IsValid() {
+			s := a.As16()
+			v = int32(s[14])<<8 | int32(s[15])
+		}
+		return append(out, v, -v)
+	}
+	var calls atomic.Int64
+	hint := func(a netip.Addr, out []int32) []int32 {
+		calls.Add(1)
+		return expect(a, out)
+	}
+	feed := readAhead(sr, digest, string([]byte{snapfile.KindHits}), newFramePool(), hint)
+	defer feed.stop()
+	n, frames := 0, 0
+	for f := range feed.frames {
+		if f.err != nil {
+			if !errors.Is(f.err, io.EOF) {
+				t.Fatal(f.err)
+			}
+			break
+		}
+		frames++
+		if len(f.hints) != 2*len(f.hits) {
+			t.Fatalf("frame %d: %d hints for %d hits", frames, len(f.hints), len(f.hits))
+		}
+		for i, h := range f.hits {
+			if h.Client != want[n] {
+				t.Fatalf("hit %d: client %v, want %v", n, h.Client, want[n])
+			}
+			if w := expect(h.Client, nil); f.hints[2*i] != w[0] || f.hints[2*i+1] != w[1] {
+				t.Fatalf("hit %d (%v): hints %v, want %v", n, h.Client, f.hints[2*i:2*i+2], w)
+			}
+			n++
+		}
+		feed.recycle(f)
+	}
+	if n != len(want) || frames < 3 {
+		t.Fatalf("%d hits in %d frames, want %d in several", n, frames, len(want))
+	}
+	if c := calls.Load(); c >= int64(n/2) {
+		t.Fatalf("the hint was asked %d times for %d hits: the repeated addresses are asked again", c, n)
 	}
 }

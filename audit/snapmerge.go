@@ -252,7 +252,7 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			set.AddInput(InputReport{File: r.file.Name, Error: msg}, nil)
 			failed = append(failed, r.file.Name)
 		case !r.skip:
-			in, err := r.replay(ctx, set, frames)
+			in, err := r.replay(ctx, set, frames, table)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
 			}
@@ -614,6 +614,28 @@ type verdictTable struct {
 	// different verdicts, with a few of them.
 	differ   []int
 	examples [][]string
+	// hint, while the hits are replayed, is what Settled gives the
+	// address of the hit being added, by crawler, looked up ahead of it
+	// (settledIndex).
+	hint settledHint
+}
+
+// settledHint is the settled verdicts of an address, by crawler: an
+// index into verdictTable.settled, or -1 for none.
+type settledHint struct {
+	addr netip.Addr
+	idx  []int32
+	set  bool
+}
+
+// settledIndex returns the settled verdict of address a of crawler c
+// (an index into settled), or -1 for none. It only reads the table.
+func (t *verdictTable) settledIndex(c int, a netip.Addr) int32 {
+	e, ok := t.entry(c, a)
+	if !ok || e.settled < 0 {
+		return -1
+	}
+	return e.settled
 }
 
 type verdictEntry struct {
@@ -713,6 +735,15 @@ func (t *verdictTable) release() {
 // snapshots gave without DNS.
 func (t *verdictTable) settledFunc(c int) func(netip.Addr) (verify.Result, bool) {
 	return func(a netip.Addr) (verify.Result, bool) {
+		if h := &t.hint; h.set && h.addr == a {
+			i := h.idx[c]
+			if i < 0 {
+				return verify.Result{}, false
+			}
+			r := t.settled[c][i]
+			r.Addr = a
+			return r, true
+		}
 		e, ok := t.entry(c, a)
 		if !ok || e.settled < 0 {
 			return verify.Result{}, false
@@ -755,7 +786,7 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 	if err != nil {
 		return err
 	}
-	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindSettled, snapfile.KindVerdicts}), frames)
+	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindSettled, snapfile.KindVerdicts}), frames, nil)
 	defer feed.stop()
 	t.made[k] = r.made
 	settled := map[int][]verify.Result{}
@@ -851,13 +882,27 @@ func decodeVerdicts(b []byte, fn func(c int, a netip.Addr, settled int, res *ver
 // returns the inputs that were not read whole. The snapshot is read and
 // its hits decoded in a goroutine of their own, a few frames ahead of
 // the audits taking them in.
-func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool) ([]string, error) {
+func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable) ([]string, error) {
 	sr, err := r.reader()
 	if err != nil {
 		return nil, err
 	}
-	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindInputStart, snapfile.KindHits, snapfile.KindWarning, snapfile.KindInputEnd}), frames)
+	// The verdicts given without DNS are looked up beside the audits
+	// taking the hits in, for the addresses they see first.
+	nc := len(table.settled)
+	hint := func(a netip.Addr, out []int32) []int32 {
+		for c := range nc {
+			i := int32(-1)
+			if a.IsValid() {
+				i = table.settledIndex(c, a)
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindInputStart, snapfile.KindHits, snapfile.KindWarning, snapfile.KindInputEnd}), frames, hint)
 	defer feed.stop()
+	defer func() { table.hint.set = false }()
 	var failed []string
 	j := -1 // the input being replayed
 	skip := false
@@ -895,9 +940,16 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 			}
 			if !skip && j >= 0 {
 				for i := range f.hits {
-					recordOf(&rec, &f.hits[i], name)
+					h := &f.hits[i]
+					recordOf(&rec, h, name)
+					if h.Client.IsValid() && len(f.hints) >= (i+1)*nc {
+						table.hint = settledHint{addr: h.Client, idx: f.hints[i*nc : (i+1)*nc], set: true}
+					} else {
+						table.hint.set = false
+					}
 					set.Add(&rec)
 				}
+				table.hint.set = false
 			}
 		case snapfile.KindWarning:
 			if skip || said[string(p)] {
@@ -941,10 +993,11 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 // in the payload); or, last, err: io.EOF at the end, the digest being
 // the one the first pass read, or why the snapshot could not be read.
 type aheadFrame struct {
-	kind byte
-	p    []byte
-	hits []snapfile.Hit
-	err  error
+	kind  byte
+	p     []byte
+	hits  []snapfile.Hit
+	hints []int32 // by hit, what frameFeed.hint gives its client
+	err   error
 }
 
 // framePool keeps the memory of frames done with, for the next ones
@@ -975,13 +1028,22 @@ const (
 // readAhead starts reading the frames of sr, a few ahead of the caller,
 // who calls recycle with each frame once done with it and ends with
 // stop: those of the kinds listed (the others are read, and left out);
-// digest is the snapshot's as the first pass found it.
-func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePool) *frameFeed {
+// digest is the snapshot's as the first pass found it. hint, when not
+// nil, is called with the client of each hit decoded (not again for the
+// address of either of the two hits before), and what it appends is kept
+// in the frame's hints: as many values for every hit.
+func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePool, hint func(a netip.Addr, out []int32) []int32) *frameFeed {
 	ff := &frameFeed{frames: make(chan aheadFrame, aheadFrames), free: free,
 		quit: make(chan struct{}), taken: make(chan struct{}, 1)}
 	go func() {
 		defer close(ff.frames)
 		var d snapfile.HitDecoder
+		// Where the hints of the last two addresses are in the frame.
+		type hintAt struct {
+			a     netip.Addr
+			at, n int
+		}
+		var last [2]hintAt
 		send := func(f aheadFrame) bool {
 			select {
 			case ff.frames <- f:
@@ -1007,10 +1069,26 @@ func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePoo
 			case f = <-ff.free:
 			default:
 			}
-			f.kind, f.p, f.hits = kind, append(f.p[:0], p...), f.hits[:0]
+			f.kind, f.p, f.hits, f.hints = kind, append(f.p[:0], p...), f.hits[:0], f.hints[:0]
+			last = [2]hintAt{}
 			if kind == snapfile.KindHits {
 				err := d.Decode(f.p, func(h *snapfile.Hit) error {
 					f.hits = append(f.hits, *h)
+					if hint != nil {
+						n := len(f.hints)
+						switch {
+						case last[0].n > 0 && h.Client == last[0].a:
+							f.hints = append(f.hints, f.hints[last[0].at:last[0].at+last[0].n]...)
+						case last[1].n > 0 && h.Client == last[1].a:
+							f.hints = append(f.hints, f.hints[last[1].at:last[1].at+last[1].n]...)
+						default:
+							f.hints = hint(h.Client, f.hints)
+						}
+						if last[0].n == 0 || h.Client != last[0].a {
+							last[1] = last[0]
+						}
+						last[0] = hintAt{a: h.Client, at: n, n: len(f.hints) - n}
+					}
 					return nil
 				})
 				if err != nil {
