@@ -47,8 +47,8 @@ type watchOptions struct {
 var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
 
 // watchSignals, when set by a test, replaces the process's SIGHUP and
-// SIGUSR1.
-var watchSignals func() (hup, usr1 <-chan os.Signal, stop func())
+// SIGUSR1 (watch.ProcessSignals).
+var watchSignals = watch.ProcessSignals
 
 // watchTick, when set by a test, replaces watch.DefaultTick.
 var watchTick time.Duration
@@ -291,12 +291,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		defer pprof.StopCPUProfile()
 	}
-	hup, usr1, stopSignals := watchSignalChannels()
+	sig, stopSignals := watchSignals()
 	defer stopSignals()
 	// SIGTERM and SIGINT are how watch is stopped: exit 0.
-	return w.Serve(ctx, watch.Signals{Reload: hup, Summary: usr1, OnReload: func() error {
-		return watchReload(ctx, c, env, o, w.Watcher)
-	}})
+	sig.OnReload = func() error { return watchReload(ctx, c, env, o, w.Watcher) }
+	return w.Serve(ctx, sig)
 }
 
 // watchStartError says why the watch could not start, and what to do.
@@ -330,16 +329,6 @@ func watchEventWriter(env *Env) io.Writer {
 		return ow.w
 	}
 	return env.Stdout
-}
-
-// watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
-// test's). Where the system has no such signals (Windows) the channels
-// never deliver: watchSignalHelp says so in --help.
-func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
-	if watchSignals != nil {
-		return watchSignals()
-	}
-	return processWatchSignals()
 }
 
 // watchReload reads the config file again over the command line's flags,

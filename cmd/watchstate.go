@@ -41,14 +41,7 @@ func stateDirOf(env *Env, o *stateFlags) (string, bool) {
 		return o.StateDir, true
 	}
 	if d := env.Getenv("STATE_DIRECTORY"); d != "" {
-		// systemd may list several, separated by colons: the first is ours.
-		for i := range len(d) {
-			if d[i] == ':' {
-				d = d[:i]
-				break
-			}
-		}
-		return d, true
+		return watchstate.SystemdDir(d), true
 	}
 	return defaultStateDir, false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -79,4 +80,11 @@ func pathCause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// SystemdDir is the state directory $STATE_DIRECTORY names (systemd's
+// StateDirectory=): the first of those it lists, separated by colons.
+func SystemdDir(env string) string {
+	d, _, _ := strings.Cut(env, ":")
+	return d
 }

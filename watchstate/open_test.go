@@ -64,3 +64,15 @@ func TestOpen(t *testing.T) {
 		l.Release()
 	}
 }
+
+func TestSystemdDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/lib/lohibot-audit":            "/var/lib/lohibot-audit",
+		"/var/lib/lohibot-audit:/var/lib/b": "/var/lib/lohibot-audit",
+		":/var/lib/b":                       "",
+	} {
+		if got := SystemdDir(in); got != want {
+			t.Errorf("SystemdDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
