@@ -68,7 +68,13 @@ type Audit struct {
 	summary Summary
 
 	clients
-	byAddr   addrIndex
+	byAddr addrIndex
+	// lastKey and lastAddr are the address of the previous hit and its
+	// entry number, when set (the genuine crawler's few addresses come
+	// again and again).
+	lastKey  addrKey
+	lastAddr uint32
+	lastSet  bool
 	byRaw    map[string]uint32 // clients that are no address, or have a zone
 	settleIx map[resultKey]uint32
 
@@ -222,16 +228,20 @@ func (a *Audit) entry(rec *parse.Record) uint32 {
 	}
 	if c.IsValid() && c.Zone() == "" {
 		k := addrKey{ip: c.As16(), v4: c.Is4()}
-		if i, _, ok := a.byAddr.lookup(k, &a.addrs); ok {
-			return i
+		if a.lastSet && k == a.lastKey {
+			return a.lastAddr
 		}
-		e := addrEntry{ip: k.ip, kind: clientV6}
-		if k.v4 {
-			e.kind = clientV4
+		i, _, ok := a.byAddr.lookup(k, &a.addrs)
+		if !ok {
+			e := addrEntry{ip: k.ip, kind: clientV6}
+			if k.v4 {
+				e.kind = clientV4
+			}
+			i = uint32(a.addrs.push(e))
+			a.byAddr.insert(k, i, &a.addrs)
+			a.settle(i, c)
 		}
-		i := uint32(a.addrs.push(e))
-		a.byAddr.insert(k, i, &a.addrs)
-		a.settle(i, c)
+		a.lastKey, a.lastAddr, a.lastSet = k, i, true
 		return i
 	}
 	name := rec.ClientRaw
@@ -479,7 +489,10 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 	}
 	// The view keeps the clients, not the audit: once the caller lets go
 	// of the audit, its hits are garbage while the report is written.
-	r.lazy = &ipView{c: a.clients, results: results, order: a.ipOrder(), crawler: a.Crawler, proxies: a.Proxies}
+	r.lazy = &ipView{c: a.clients, results: results, crawler: a.Crawler, proxies: a.Proxies}
+	// The addresses are put in order beside the conduct checks.
+	ordered := make(chan []uint32, 1)
+	go func() { ordered <- a.ipOrder() }()
 
 	cfg = a.coverage().Apply(cfg)
 	// r.Sites in the order of their names as the report shows them; pos
@@ -503,6 +516,7 @@ func (a *Audit) Report(results map[netip.Addr]verify.Result, cfg conduct.Config)
 		r.Sites[i] = SiteReport{Site: valid(id), Crawler: a.Crawler, ClaimedHits: a.siteHits[id], ChecksSkipped: none}
 	}
 	a.checkConduct(genuine, cfg, r, pos)
+	r.lazy.order = <-ordered
 	for i := range r.Violations {
 		r.Violations[i].Crawler = a.Crawler
 	}
@@ -527,18 +541,10 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		return
 	}
 	c := conduct.NewChecker(cfg)
-	names := map[uint32]string{}
 	// The checks learn each file's time units from all its hits, then
 	// where each file begins; only then can they take the hits in order.
 	for _, pass := range []func(*conduct.Hit){c.Measure, c.Anchor} {
-		for seg := range a.hits.Segments() {
-			src := a.source(seg, genuine, names, true)
-			var h conduct.Hit
-			for src.Next(&h) {
-				pass(&h)
-			}
-			a.readFailed(src.r, r)
-		}
+		a.eachGenuine(genuine, pass, r)
 	}
 	var sources []*hitSource
 	res := c.Run(func() []conduct.Source {
@@ -548,7 +554,8 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		sources = make([]*hitSource, a.hits.Segments())
 		in := make([]conduct.Source, len(sources))
 		for seg := range sources {
-			sources[seg] = a.source(seg, genuine, names, false)
+			// Each its own names: Run may read the sources at once.
+			sources[seg] = a.source(seg, genuine, map[uint32]string{}, false)
 			in[seg] = sources[seg]
 		}
 		return in
@@ -582,6 +589,59 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
 		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
 		s.RobotsNotes = rep.RobotsNotes
+	}
+}
+
+// eachGenuine calls pass with the times, sites and files of the genuine
+// addresses' hits, input by input, in order (then adds a warning for
+// each input not read back whole): they are read back and decoded in a
+// goroutine of their own, a few batches ahead.
+func (a *Audit) eachGenuine(genuine []bool, pass func(*conduct.Hit), r *Report) {
+	srcs := make([]*hitSource, a.hits.Segments())
+	for seg := range srcs {
+		srcs[seg] = a.source(seg, genuine, nil, true)
+	}
+	const batch, ahead = 1024, 4
+	full := make(chan []conduct.Hit, ahead)
+	free := make(chan []conduct.Hit, ahead+2)
+	go func() {
+		defer close(full)
+		var b []conduct.Hit
+		for _, src := range srcs {
+			for {
+				if b == nil {
+					select {
+					case b = <-free:
+					default:
+						b = make([]conduct.Hit, 0, batch)
+					}
+				}
+				b = b[:len(b)+1]
+				if !src.Next(&b[len(b)-1]) {
+					b = b[:len(b)-1]
+					break
+				}
+				if len(b) == batch {
+					full <- b
+					b = nil
+				}
+			}
+		}
+		if len(b) > 0 {
+			full <- b
+		}
+	}()
+	for b := range full {
+		for i := range b {
+			pass(&b[i])
+		}
+		select {
+		case free <- b[:0]:
+		default:
+		}
+	}
+	for _, src := range srcs {
+		a.readFailed(src.r, r)
 	}
 }
 
@@ -729,15 +789,64 @@ type ipView struct {
 }
 
 // all yields the addresses in report order.
+// all yields the addresses in report order. Past a few thousand, they
+// are made in a goroutine of their own, a few batches ahead of the
+// caller writing them out.
 func (v *ipView) all() iter.Seq[IPReport] {
 	return func(yield func(IPReport) bool) {
-		for _, i := range v.order {
-			if !yield(v.report(i)) {
-				return
+		if len(v.order) < 4*ipBatch {
+			for _, i := range v.order {
+				if !yield(v.report(i)) {
+					return
+				}
+			}
+			return
+		}
+		full := make(chan []IPReport, 2)
+		free := make(chan []IPReport, 3)
+		done := make(chan struct{})
+		go func() {
+			defer close(full)
+			for order := v.order; len(order) > 0; {
+				var b []IPReport
+				select {
+				case b = <-free:
+				default:
+					b = make([]IPReport, 0, ipBatch)
+				}
+				for _, i := range order[:min(ipBatch, len(order))] {
+					b = append(b, v.report(i))
+				}
+				order = order[len(b):]
+				select {
+				case full <- b:
+				case <-done:
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(done)
+			for range full {
+			}
+		}()
+		for b := range full {
+			for _, ip := range b {
+				if !yield(ip) {
+					return
+				}
+			}
+			clear(b)
+			select {
+			case free <- b[:0]:
+			default:
 			}
 		}
 	}
 }
+
+// ipBatch is how many addresses all makes at once ahead of its caller.
+const ipBatch = 512
 
 // report makes the report entry of entry i.
 func (v *ipView) report(i uint32) IPReport {

@@ -338,3 +338,46 @@ func TestAuditRecordFarTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestAllIPsAhead: a report of many addresses makes them ahead of its
+// reader: the same addresses, in the same order, as made one by one,
+// and a reader that stops early stops it.
+func TestAllIPsAhead(t *testing.T) {
+	a := &Audit{}
+	defer a.Close()
+	for i := range 5*ipBatch + 7 {
+		rec := &parse.Record{Client: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), Claimed: true,
+			Host: "a.example", Target: "/", Status: 200, UserAgent: "LohiSoftBot/1.0"}
+		if i%3 == 0 {
+			rec.Client = netip.MustParseAddr("2001:db8::1").Next()
+			for range i {
+				rec.Client = rec.Client.Next()
+			}
+		}
+		rec.ClientRaw = rec.Client.String()
+		a.Add(rec)
+	}
+	a.AddInput(InputReport{File: "x.log"}, nil)
+	r := a.Report(nil, conduct.Config{})
+	var want []IPReport
+	for _, i := range r.lazy.order {
+		want = append(want, r.lazy.report(i))
+	}
+	if got := r.IPList(); len(got) != 5*ipBatch+7 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d addresses, want %d in order (first %+v)", len(got), len(want), got[0])
+	}
+	for _, stop := range []int{1, ipBatch, 3*ipBatch + 1} {
+		n := 0
+		for ip := range r.AllIPs() {
+			if ip.IP != want[n].IP {
+				t.Fatalf("address %d is %s, want %s", n, ip.IP, want[n].IP)
+			}
+			if n++; n == stop {
+				break
+			}
+		}
+		if n != stop {
+			t.Fatalf("stopped after %d, want %d", n, stop)
+		}
+	}
+}

@@ -73,11 +73,18 @@ func (t *table[T]) name(id uint32) T {
 type interner struct {
 	ids   map[string]uint32
 	names []string
+	last  uint32 // the number last given, 0 before any
 }
 
 // id returns the number of s, giving it one when it is new.
 func (in *interner) id(s string) uint32 {
+	// The same string as the last time is common (one log's file, one
+	// crawler's user agent): no need to hash it.
+	if in.last != 0 && in.names[in.last-1] == s {
+		return in.last
+	}
 	if id, ok := in.ids[s]; ok {
+		in.last = id
 		return id
 	}
 	if in.ids == nil {
@@ -87,6 +94,7 @@ func (in *interner) id(s string) uint32 {
 	in.names = append(in.names, s)
 	id := uint32(len(in.names))
 	in.ids[s] = id
+	in.last = id
 	return id
 }
 

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/netip"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
@@ -28,6 +30,7 @@ type SnapshotFile struct {
 	Name string
 	// Open opens it. It is read three times, from the start each time
 	// (Seek): a snapshot is checked whole before anything of it is used.
+	// The Opens of several snapshots may run at once.
 	Open func() (io.ReadSeekCloser, error)
 }
 
@@ -136,13 +139,13 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	}()
 	var notes []string
 	seen := map[[32]byte]string{}
+	scanned := scanAll(ctx, mo.Snapshots, reads)
 	for i, sf := range mo.Snapshots {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r := &snapshotRead{file: sf}
-		reads[i] = r
-		if err := r.scan(); err != nil {
+		r := reads[i]
+		if err := scanned[i]; err != nil {
 			var se *SnapshotError
 			if errors.As(err, &se) {
 				return nil, se
@@ -177,11 +180,12 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	notes = append(notes, nameInputs(kept)...)
 
 	table := newVerdictTable(len(profiles), len(kept))
+	frames := newFramePool()
 	for k, r := range kept {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err := r.readVerdicts(k, table); err != nil {
+		if err := r.readVerdicts(k, table, frames); err != nil {
 			return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
 		}
 	}
@@ -248,7 +252,7 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			set.AddInput(InputReport{File: r.file.Name, Error: msg}, nil)
 			failed = append(failed, r.file.Name)
 		case !r.skip:
-			in, err := r.replay(ctx, set)
+			in, err := r.replay(ctx, set, frames, table)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
 			}
@@ -273,6 +277,33 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	}
 	table.warnings = append(table.warnings, table.disagreements(profiles)...)
 	return finishRun(ctx, &o, set, au.inputs[first:], failed)
+}
+
+// scanAll makes the first pass over the snapshots, into reads, a few at
+// once (they are independent): it returns each one's error. Once ctx is
+// cancelled, those not yet read are left nil.
+func scanAll(ctx context.Context, snaps []SnapshotFile, reads []*snapshotRead) []error {
+	errs := make([]error, len(snaps))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(snaps)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = reads[i].scan()
+			}
+		}()
+	}
+	for i, sf := range snaps {
+		reads[i] = &snapshotRead{file: sf}
+		if ctx.Err() == nil {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	return errs
 }
 
 // appendNew appends each of ws not in out already.
@@ -583,6 +614,28 @@ type verdictTable struct {
 	// different verdicts, with a few of them.
 	differ   []int
 	examples [][]string
+	// hint, while the hits are replayed, is what Settled gives the
+	// address of the hit being added, by crawler, looked up ahead of it
+	// (settledIndex).
+	hint settledHint
+}
+
+// settledHint is the settled verdicts of an address, by crawler: an
+// index into verdictTable.settled, or -1 for none.
+type settledHint struct {
+	addr netip.Addr
+	idx  []int32
+	set  bool
+}
+
+// settledIndex returns the settled verdict of address a of crawler c
+// (an index into settled), or -1 for none. It only reads the table.
+func (t *verdictTable) settledIndex(c int, a netip.Addr) int32 {
+	e, ok := t.entry(c, a)
+	if !ok || e.settled < 0 {
+		return -1
+	}
+	return e.settled
 }
 
 type verdictEntry struct {
@@ -682,6 +735,15 @@ func (t *verdictTable) release() {
 // snapshots gave without DNS.
 func (t *verdictTable) settledFunc(c int) func(netip.Addr) (verify.Result, bool) {
 	return func(a netip.Addr) (verify.Result, bool) {
+		if h := &t.hint; h.set && h.addr == a {
+			i := h.idx[c]
+			if i < 0 {
+				return verify.Result{}, false
+			}
+			r := t.settled[c][i]
+			r.Addr = a
+			return r, true
+		}
 		e, ok := t.entry(c, a)
 		if !ok || e.settled < 0 {
 			return verify.Result{}, false
@@ -717,31 +779,36 @@ func (t *verdictTable) disagreements(profiles []*crawler.Profile) []string {
 }
 
 // readVerdicts is the second pass: it puts the snapshot's verdicts in the
-// table (it is snapshot k of those kept).
-func (r *snapshotRead) readVerdicts(k int, t *verdictTable) error {
+// table (it is snapshot k of those kept). The snapshot is read in a
+// goroutine of its own, a few frames ahead.
+func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) error {
 	sr, err := r.reader()
 	if err != nil {
 		return err
 	}
+	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindSettled, snapfile.KindVerdicts}), frames, nil)
+	defer feed.stop()
 	t.made[k] = r.made
 	settled := map[int][]verify.Result{}
 	for {
-		kind, p, err := sr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+		f, ok := <-feed.frames
+		switch {
+		case !ok:
+			return snapfile.ErrTruncated
+		case errors.Is(f.err, io.EOF):
+			return nil
+		case f.err != nil:
+			return f.err
 		}
-		if err != nil {
-			return err
-		}
-		switch kind {
+		switch f.kind {
 		case snapfile.KindSettled:
 			var s snapSettled
-			if err := json.Unmarshal(p, &s); err != nil {
+			if err := json.Unmarshal(f.p, &s); err != nil {
 				return snapfile.ErrCorrupt
 			}
 			settled[s.Crawler] = s.Results
 		case snapfile.KindVerdicts:
-			if err := decodeVerdicts(p, func(c int, a netip.Addr, idx int, res *verify.Result) error {
+			if err := decodeVerdicts(f.p, func(c int, a netip.Addr, idx int, res *verify.Result) error {
 				if c >= len(t.entries) {
 					return snapfile.ErrCorrupt
 				}
@@ -758,11 +825,8 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable) error {
 				return err
 			}
 		}
+		feed.recycle(f)
 	}
-	if sr.Digest != r.digest {
-		return snapfile.ErrChecksum
-	}
-	return nil
 }
 
 // decodeVerdicts calls fn with each verdict of a verdict block: the
@@ -815,14 +879,31 @@ func decodeVerdicts(b []byte, fn func(c int, a netip.Addr, settled int, res *ver
 
 // replay is the third pass: it gives the audits each input's hits,
 // warnings and counts, as the run that made the snapshot gave them. It
-// returns the inputs that were not read whole.
-func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, error) {
+// returns the inputs that were not read whole. The snapshot is read and
+// its hits decoded in a goroutine of their own, a few frames ahead of
+// the audits taking them in.
+func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable) ([]string, error) {
 	sr, err := r.reader()
 	if err != nil {
 		return nil, err
 	}
+	// The verdicts given without DNS are looked up beside the audits
+	// taking the hits in, for the addresses they see first.
+	nc := len(table.settled)
+	hint := func(a netip.Addr, out []int32) []int32 {
+		for c := range nc {
+			i := int32(-1)
+			if a.IsValid() {
+				i = table.settledIndex(c, a)
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindInputStart, snapfile.KindHits, snapfile.KindWarning, snapfile.KindInputEnd}), frames, hint)
+	defer feed.stop()
+	defer func() { table.hint.set = false }()
 	var failed []string
-	var d snapfile.HitDecoder
 	j := -1 // the input being replayed
 	skip := false
 	// A warning an earlier snapshot said (or the merge) is said once, as
@@ -833,15 +914,17 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, err
 	}
 	var rec parse.Record
 	name := ""
-	n := 0
 	for {
-		kind, p, err := sr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+		f, ok := <-feed.frames
+		switch {
+		case !ok:
+			return nil, snapfile.ErrTruncated
+		case errors.Is(f.err, io.EOF):
+			return failed, nil
+		case f.err != nil:
+			return nil, f.err
 		}
-		if err != nil {
-			return nil, err
-		}
+		kind, p := f.kind, f.p
 		switch kind {
 		case snapfile.KindInputStart:
 			j++
@@ -852,28 +935,30 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, err
 		case snapfile.KindHits:
 			// The hits of an input read once already are decoded all the
 			// same: the strings they define are named by later blocks.
-			keep := !skip && j >= 0
-			err := d.Decode(p, func(h *snapfile.Hit) error {
-				if n++; n&0xffff == 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if keep {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if !skip && j >= 0 {
+				for i := range f.hits {
+					h := &f.hits[i]
 					recordOf(&rec, h, name)
+					if h.Client.IsValid() && len(f.hints) >= (i+1)*nc {
+						table.hint = settledHint{addr: h.Client, idx: f.hints[i*nc : (i+1)*nc], set: true}
+					} else {
+						table.hint.set = false
+					}
 					set.Add(&rec)
 				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
+				table.hint.set = false
 			}
 		case snapfile.KindWarning:
 			if skip || said[string(p)] {
-				continue
+				break
 			}
 			set.Warn(string(p))
 		case snapfile.KindInputEnd:
 			if j < 0 || skip {
-				continue
+				break
 			}
 			var in snapInput
 			if err := json.Unmarshal(p, &in); err != nil {
@@ -899,11 +984,171 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet) ([]string, err
 				failed = append(failed, name)
 			}
 		}
+		feed.recycle(f)
 	}
-	if sr.Digest != r.digest {
-		return nil, snapfile.ErrChecksum
+}
+
+// aheadFrame is a frame of a snapshot read ahead: its payload, a copy
+// of its own, and the hits of a hit block decoded (their Target and Raw
+// in the payload); or, last, err: io.EOF at the end, the digest being
+// the one the first pass read, or why the snapshot could not be read.
+type aheadFrame struct {
+	kind  byte
+	p     []byte
+	hits  []snapfile.Hit
+	hints []int32 // by hit, what frameFeed.hint gives its client
+	err   error
+}
+
+// framePool keeps the memory of frames done with, for the next ones
+// (those of the next snapshot too).
+type framePool chan aheadFrame
+
+func newFramePool() framePool { return make(framePool, aheadFrames+2) }
+
+// frameFeed reads a snapshot's frames in a goroutine of its own.
+type frameFeed struct {
+	frames chan aheadFrame
+	free   framePool // frames done with, for their memory
+	quit   chan struct{}
+	// taken is told as frames are done with: a large frame is read
+	// ahead only when nothing else is.
+	taken chan struct{}
+}
+
+// Frames read ahead: at most aheadFrames, of which none larger than
+// bigFrame (hit blocks are at most 64 KiB) unless it is the only one,
+// so that a snapshot of frames near snapfile.MaxFrame is not held many
+// times over.
+const (
+	aheadFrames = 4
+	bigFrame    = 1 << 20
+)
+
+// readAhead starts reading the frames of sr, a few ahead of the caller,
+// who calls recycle with each frame once done with it and ends with
+// stop: those of the kinds listed (the others are read, and left out);
+// digest is the snapshot's as the first pass found it. hint, when not
+// nil, is called with the client of each hit decoded (not again for the
+// address of either of the two hits before), and what it appends is kept
+// in the frame's hints: as many values for every hit.
+func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePool, hint func(a netip.Addr, out []int32) []int32) *frameFeed {
+	ff := &frameFeed{frames: make(chan aheadFrame, aheadFrames), free: free,
+		quit: make(chan struct{}), taken: make(chan struct{}, 1)}
+	go func() {
+		defer close(ff.frames)
+		var d snapfile.HitDecoder
+		// Where the hints of the last two addresses are in the frame.
+		type hintAt struct {
+			a     netip.Addr
+			at, n int
+		}
+		var last [2]hintAt
+		send := func(f aheadFrame) bool {
+			select {
+			case ff.frames <- f:
+				return true
+			case <-ff.quit:
+				return false
+			}
+		}
+		for {
+			kind, p, err := sr.Next()
+			if errors.Is(err, io.EOF) && sr.Digest != digest {
+				err = snapfile.ErrChecksum
+			}
+			if err != nil {
+				send(aheadFrame{err: err})
+				return
+			}
+			if strings.IndexByte(kinds, kind) < 0 {
+				continue
+			}
+			var f aheadFrame
+			select {
+			case f = <-ff.free:
+			default:
+			}
+			f.kind, f.p, f.hits, f.hints = kind, append(f.p[:0], p...), f.hits[:0], f.hints[:0]
+			last = [2]hintAt{}
+			if kind == snapfile.KindHits {
+				err := d.Decode(f.p, func(h *snapfile.Hit) error {
+					f.hits = append(f.hits, *h)
+					if hint != nil {
+						n := len(f.hints)
+						switch {
+						case last[0].n > 0 && h.Client == last[0].a:
+							f.hints = append(f.hints, f.hints[last[0].at:last[0].at+last[0].n]...)
+						case last[1].n > 0 && h.Client == last[1].a:
+							f.hints = append(f.hints, f.hints[last[1].at:last[1].at+last[1].n]...)
+						default:
+							f.hints = hint(h.Client, f.hints)
+						}
+						if last[0].n == 0 || h.Client != last[0].a {
+							last[1] = last[0]
+						}
+						last[0] = hintAt{a: h.Client, at: n, n: len(f.hints) - n}
+					}
+					return nil
+				})
+				if err != nil {
+					send(aheadFrame{err: err})
+					return
+				}
+			}
+			if len(f.p) > bigFrame {
+				// Alone: once the frames before it are taken, and then
+				// taken itself.
+				for len(ff.frames) > 0 {
+					select {
+					case <-ff.taken:
+					case <-ff.quit:
+						return
+					}
+				}
+				select {
+				case <-ff.taken:
+				default:
+				}
+				if !send(f) {
+					return
+				}
+				select {
+				case <-ff.taken:
+				case <-ff.quit:
+					return
+				}
+				continue
+			}
+			if !send(f) {
+				return
+			}
+		}
+	}()
+	return ff
+}
+
+// recycle gives back the memory of a frame the caller is done with.
+func (ff *frameFeed) recycle(f aheadFrame) {
+	select {
+	case ff.taken <- struct{}{}:
+	default:
 	}
-	return failed, nil
+	if cap(f.p) > bigFrame {
+		return // not kept for reuse
+	}
+	clear(f.hits) // no strings kept alive by a frame waiting for reuse
+	select {
+	case ff.free <- f:
+	default:
+	}
+}
+
+// stop ends the reading and waits for its goroutine to end.
+func (ff *frameFeed) stop() {
+	close(ff.quit)
+	for range ff.frames {
+	}
 }
 
 // recordOf fills rec with a snapshot's hit, as the log reader gave it.

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"strings"
-
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
@@ -21,13 +19,6 @@ func completeWith(f *pflag.FlagSet, name string, values ...string) {
 	_ = f.SetAnnotation(name, completionValues, values)
 }
 
-// logFormatCompletions are the values shell completion offers for
-// --log-format: auto, every named format, and the prefixes of a format
-// string (nginx:, apache:) and of a syslog-forwarded log (syslog+).
-func logFormatCompletions() []string {
-	return append(append([]string{"auto"}, parse.DetectableFormats()...), "nginx:", "apache:", "syslog+")
-}
-
 // registerCompletions tells shell completion, for every command under
 // root, the values of --format and --fail-on (as completeWith listed
 // them), --log-format, and --crawler (the built-in crawlers, or a profile
@@ -43,19 +34,7 @@ func registerCompletions(root *cobra.Command) {
 				complete = cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
 			case fl.Name == "log-format":
 				complete = func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-					// After syslog+, the same names again.
-					pre := ""
-					if strings.HasPrefix(toComplete, "syslog+") {
-						pre = "syslog+"
-					}
-					var out []string
-					for _, v := range logFormatCompletions() {
-						if pre != "" && (v == "auto" || v == "syslog+") {
-							continue
-						}
-						out = append(out, pre+v)
-					}
-					return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+					return parse.FormatCompletions(toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 				}
 			case fl.Name == "crawler":
 				complete = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -32,7 +32,7 @@ func TestCompletionOffersFlagValues(t *testing.T) {
 		{[]string{"ips", "show", "--format", ""}, []string{"table", "json", "yaml", "csv", "markdown"}, ":4"},
 		{[]string{"logs", "--fail-on", ""}, []string{"spoofed", "violations", "any"}, ":4"},
 		{[]string{"verify", "--fail-on", ""}, []string{"spoofed", "violations", "any"}, ":4"},
-		{[]string{"logs", "--log-format", ""}, []string{"auto", "common", "combined", "vhost_combined", "json", "nginx:", "apache:", "syslog+"}, ":6"},
+		{[]string{"logs", "--log-format", ""}, []string{"auto", "common", "combined", "vhost_combined", "json", "nginx:", "apache:", "syslog+", "container+"}, ":6"},
 		{[]string{"watch", "--log-format", "syslog+"}, []string{"syslog+combined", "syslog+nginx:"}, ":6"},
 		{[]string{"emit", "nftables", "--log-format", ""}, []string{"auto", "combined"}, ":6"},
 		{[]string{"logs", "--crawler", ""}, []string{"lohisoftbot", "googlebot", "bingbot"}, ":0"},

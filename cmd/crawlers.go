@@ -1,14 +1,8 @@
 package cmd
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
-	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // conductOverrides are the conduct flags moved away from their defaults,
@@ -51,41 +45,3 @@ var (
 
 // defaultMaxViolations is --max-violations' default (SPEC §1).
 const defaultMaxViolations = 1000
-
-// emitReportCrawlers chooses the crawlers of rules made from a report of
-// several crawlers (audit.ReportCrawlers): those --crawler names, or every
-// one the report holds. It returns the names, the profiles (nil for a
-// name alone: its rules then hold only the report's addresses of it, and
-// a block-spoofed WAF rule needs its profile file) and warnings.
-func emitReportCrawlers(rep *audit.Report, report string, values []string) ([]string, []*crawler.Profile, []string, error) {
-	var chosen []*crawler.Profile
-	if len(values) > 0 && len(rep.Summary.Crawlers) > 0 {
-		var err error
-		if chosen, err = resolveCrawlers(values); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	names, profiles, err := audit.ReportCrawlers(rep, chosen)
-	var missing *audit.NoCrawlerError
-	switch {
-	case errors.Is(err, audit.ErrOneCrawler):
-		return nil, nil, nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("report %s audits one crawler (it has no summary.crawlers), so --crawler cannot choose among its crawlers", report),
-			"leave out --crawler, or make the report with 'lohibot-audit logs --crawler NAME... --format json'")}
-	case errors.As(err, &missing):
-		shown := make([]string, len(missing.Audited))
-		for i, name := range missing.Audited {
-			shown[i] = parse.EscapeControl(name)
-		}
-		return nil, nil, nil, usageError("report %s has no crawler %s: it audits %s", report, missing.Crawler, strings.Join(shown, ", "))
-	case err != nil:
-		return nil, nil, nil, err
-	}
-	var warnings []string
-	for i, p := range profiles {
-		if p == nil {
-			warnings = append(warnings, fmt.Sprintf("crawler %s is not built in: its rules hold only the report's addresses of it, not its IP lists; give its profile with --crawler FILE (and every other crawler wanted)", parse.EscapeControl(names[i])))
-		}
-	}
-	return names, profiles, warnings, nil
-}

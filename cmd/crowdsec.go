@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
@@ -38,10 +36,8 @@ func loadCrowdSecCredentials(path string) (crowdsec.Credentials, error) {
 	return c, nil
 }
 
-// newCrowdSecClient is the client of the machine c.
-func newCrowdSecClient(env *Env, c crowdsec.Credentials, scenarios []string) *crowdsec.Client {
-	return &crowdsec.Client{Credentials: c, UserAgent: "lohibot-audit/" + Version, Scenarios: scenarios, Now: env.Now}
-}
+// crowdSecAgent is this program as it pushes to a Local API.
+func crowdSecAgent(env *Env) crowdsec.Agent { return crowdsec.Agent{Version: Version, Now: env.Now} }
 
 // emitPush pushes the decisions of an emit run to a Local API.
 type emitPush struct {
@@ -86,14 +82,7 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 	}
 	emitWarnPlan(env, plan)
 	env.phase(phasePush)
-	var scenarios []string
-	for _, b := range bans {
-		if s := crowdsec.Scenario(b.Crawler); !slices.Contains(scenarios, s) {
-			scenarios = append(scenarios, s)
-		}
-	}
-	pusher := &crowdsec.Pusher{Client: newCrowdSecClient(env, p.creds, scenarios), TTL: p.ttl, Version: Version, Now: env.Now}
-	res, err := pusher.Push(ctx, bans)
+	res, err := crowdSecAgent(env).Pusher(p.creds, crowdsec.ScenariosOf(bans), p.ttl).Push(ctx, bans)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
@@ -103,22 +92,9 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)}
 	}
 	if env.StderrTTY {
-		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, crowdSecSummary(res))
+		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, res.Summary())
 	}
 	return incomplete
-}
-
-// crowdSecSummary says what a push did.
-func crowdSecSummary(r crowdsec.Result) string {
-	parts := []string{
-		nouns.Count(r.Added, "decision", "decisions") + " added",
-		fmt.Sprintf("%d extended", r.Extended),
-		fmt.Sprintf("%d in force already", r.Kept),
-	}
-	if r.Removed > 0 {
-		parts = append(parts, nouns.Count(r.Removed, "older decision", "older decisions")+" ended")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // watchCrowdSecCredentials checks watch's CrowdSec flags and reads the
@@ -138,19 +114,4 @@ func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Cred
 		return nil, err
 	}
 	return &creds, nil
-}
-
-// newWatchCrowdSec is the queue watch pushes the spoofers of the crawlers
-// named to, through the machine creds.
-func newWatchCrowdSec(env *Env, creds crowdsec.Credentials, crawlers []string, ttl time.Duration, say func(string)) *crowdsec.Queue {
-	scenarios := make([]string, len(crawlers))
-	for i, n := range crawlers {
-		scenarios[i] = crowdsec.Scenario(n)
-	}
-	return &crowdsec.Queue{
-		// A listing of every decision takes long on a Local API that holds
-		// many: a running watch looks each spoofer up.
-		Pusher: &crowdsec.Pusher{Client: newCrowdSecClient(env, creds, scenarios), TTL: ttl, Version: Version, Now: env.Now, LookupEach: -1},
-		Say:    say,
-	}
 }

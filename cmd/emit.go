@@ -5,20 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
-	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
-	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -210,7 +204,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if o.ChangedExit < 0 || o.ChangedExit > 125 {
 		return usageError("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
 	}
-	opts, err := emitTargetOptions(t, o)
+	opts, err := t.CheckOptions(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
+		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
+		CloudflareMatches: o.CloudflareMatch, ModSecIDBase: o.ModSecIDBase})
 	if err != nil {
 		return err
 	}
@@ -302,7 +298,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		if changed {
 			state = "written"
 		}
-		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, emitCount(plan))
+		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, plan.Count())
 	}
 	if incomplete != nil {
 		return incomplete
@@ -313,57 +309,17 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	return nil
 }
 
-// emitTargetOptions checks the flags of target t and returns its options,
-// so that a bad flag is a usage error before any log is read.
-func emitTargetOptions(t emit.Target, o *emitOptions) (emit.Options, error) {
-	opts, err := t.Options(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
-		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
-		CloudflareMatches: o.CloudflareMatch, ModSecIDBase: o.ModSecIDBase})
-	if err != nil {
-		return opts, usageError("%s", emitOptionMessage(err))
-	}
-	return opts, nil
-}
+// emitError words an emitter's error (emit.Explain).
+func emitError(err error) error { return exitOf(emit.Explain(err)) }
 
-// emitOptionMessage words an option error for the command line: the
-// flag named as given, without the package's sentinel.
-func emitOptionMessage(err error) string {
-	var bad *emit.SettingError
-	if errors.As(err, &bad) {
-		return "--" + bad.Error()
-	}
-	return strings.TrimPrefix(err.Error(), emit.ErrBadOption.Error()+": ")
-}
-
-// emitError turns an emitter's error into the program's voice, with what
-// to do next.
-func emitError(err error) error {
-	switch {
-	case errors.Is(err, emit.ErrNoTokens):
-		return &exitError{code: ExitUsage, err: withHint(err, "give the crawler's profile file with --crawler FILE, or use the nftables target, which blocks only the addresses seen spoofing")}
-	case errors.Is(err, emit.ErrNoCrawlerAddresses):
-		return &exitError{code: ExitUsage, err: withHint(err, "give the crawler's IP list with --ip-list, or use the nftables target, which blocks only the addresses seen spoofing")}
-	case errors.Is(err, emit.ErrListTooLong):
-		return &exitError{code: ExitUsage, err: withHint(err, "block fewer addresses (--since 7d), or use the nftables or modsecurity target")}
-	case errors.Is(err, emit.ErrExpressionTooLong):
-		return &exitError{code: ExitUsage, err: withHint(err, "the crawler's addresses alone do not fit in a Cloudflare expression; check the IP list")}
-	case errors.Is(err, emit.ErrBadOption):
-		return usageError("%s", emitOptionMessage(err))
-	}
-	return fmt.Errorf("cannot write the rules: %w", err)
-}
-
-// emitParseNeverBlock parses --never-block values (emit.ParseNeverBlock).
+// emitParseNeverBlock parses --never-block values (emit.NeverBlockFlag).
 func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
-	never, err := emit.ParseNeverBlock(values)
-	var bad *emit.BadPrefixError
-	if errors.As(err, &bad) {
-		return nil, usageError("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", bad.Value)
-	}
-	return never, err
+	never, err := emit.NeverBlockFlag(values)
+	return never, exitOf(err)
 }
 
-// emitFromReport fills in from a --report file and the IP list in force.
+// emitFromReport fills in from a --report file and the IP list in force
+// (emit.Input.FromReport), saying its warnings.
 func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Input) error {
 	rep, err := emitReadReport(ctx, env, o.Report)
 	if err != nil {
@@ -373,180 +329,31 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	if name == "-" {
 		name = "stdin"
 	}
-	in.Sources = []string{"report " + name}
 	env.phase(phaseIPList)
-	dir, _ := identityCacheDir(env, &o.auditOptions)
-	proxies, pw, err := identityProxies(&o.auditOptions, dir)
-	if err != nil {
-		return err
-	}
-	for _, w := range pw {
-		warnf(env, "%s", w)
-	}
-	in.Proxies = proxies
-	if err := emitReportLists(ctx, env, o, rep, name, in); err != nil {
-		return err
-	}
-	// The report's warnings are an earlier run's: say where they come
-	// from, so that none reads as news of this run.
-	for _, w := range rep.Warnings {
-		warnf(env, "report %s: %s", name, w)
-	}
-	for _, w := range in.AddReport(rep) {
-		warnf(env, "report %s: %s", name, w)
-	}
-	return nil
-}
-
-// emitReportLists fills in.Crawlers for a report: for one that names its
-// crawlers (or with --crawler) the crawlers chosen (emitReportCrawlers),
-// else the default crawler, each with its IP lists loaded as logs loads
-// them (fetched, cached or built in; --offline fetches nothing).
-func emitReportLists(ctx context.Context, env *Env, o *emitOptions, rep *audit.Report, name string, in *emit.Input) error {
-	named := len(o.Crawlers) > 0 || len(rep.Summary.Crawlers) > 0
-	profiles, err := resolveCrawlers(nil)
-	if err != nil {
-		return err
-	}
-	names, warnings := crawler.Names(profiles), []string(nil)
-	if named {
-		if names, profiles, warnings, err = emitReportCrawlers(rep, name, o.Crawlers); err != nil {
-			return err
-		}
-	}
-	var known []*crawler.Profile
-	for _, p := range profiles {
-		if p != nil {
-			known = append(known, p)
-		}
-	}
-	override, err := identityListOverride(&o.auditOptions, known)
-	if err != nil {
-		return err
-	}
-	dir, warn := identityCacheDir(env, &o.auditOptions)
-	if warn != "" {
-		warnf(env, "%s", warn)
-	}
-	mode := ipListAuto
-	if o.Offline {
-		mode = ipListNoFetch
-	}
-	loader := identityLoader(env, &o.auditOptions, dir, mode)
-	lists := make([]*verify.IPList, len(profiles))
-	for i, p := range profiles {
-		if p == nil {
-			continue
-		}
-		ll, err := loader.Load(ctx, p, override)
-		if err != nil {
-			return listFileError(err)
-		}
-		lists[i] = ll.List
-		for _, w := range ll.Warnings {
-			warnf(env, "%s", w)
-		}
-	}
+	warnings, err := in.FromReport(ctx, rep, name, o.Crawlers, o.identity(env))
 	for _, w := range warnings {
 		warnf(env, "%s", w)
 	}
-	in.Crawlers = emit.CrawlersOf(names, profiles, lists)
-	in.Named = named
-	if named {
-		in.IPListSource = audit.ListSources(names, lists)
-	} else {
-		in.IPListSource = lists[0].Source
-	}
-	return nil
+	return err
 }
 
-// emitReadReport reads and parses a JSON report; "-" is stdin.
+// emitReadReport reads a JSON report; "-" is stdin (emit.ReadReport).
 func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, error) {
-	var r io.Reader = env.Stdin
-	if name != "-" {
-		fh, err := openInput(ctx, name)
-		if errors.Is(err, errInterrupted) {
-			return nil, err
-		}
-		if err != nil {
-			return nil, usageError("cannot read report %s: %v", name, unwrapPathError(err))
-		}
-		defer fh.Close()
-		r = fh
-	}
-	data, err := readAllContext(ctx, r, emit.MaxReportSize+1)
-	if errors.Is(err, errInterrupted) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, usageError("cannot read report %s: %v", name, err)
-	}
-	if len(data) > emit.MaxReportSize {
-		return nil, usageError("report %s is larger than %d MiB: is it a report?", name, emit.MaxReportSize>>20)
-	}
-	rep, err := emit.DecodeReport(data)
-	switch {
-	case errors.Is(err, emit.ErrNotReport):
-		err = fmt.Errorf("%s is %w", name, err)
-	case err != nil:
-		err = fmt.Errorf("report %s is %s", name, firstLine(err.Error()))
-	}
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: withHint(err, "give the output of 'lohibot-audit logs --format json'")}
-	}
-	return rep, nil
+	rep, err := emit.ReadReport(ctx, env.Stdin, name)
+	return rep, exitOf(cancelled(ctx, err))
 }
 
 // emitWarnPlan says what the safety rules kept out of the rules, and the
-// emitter's notes. Addresses left out because of --never-block are what
-// the user asked for: they are said only on a terminal.
+// emitter's notes (emit.Plan.Remarks). Addresses left out because of
+// --never-block are what the user asked for: they are said only on a
+// terminal.
 func emitWarnPlan(env *Env, p *emit.Plan) {
-	reasons, byReason := p.SkippedBy()
-	var special []string
-	for _, r := range reasons {
-		var shown []string
-		for _, pr := range byReason[r] {
-			shown = append(shown, ipfmt.Prefix(pr))
-		}
-		list := emitShortList(shown)
+	for _, r := range p.Remarks() {
 		switch {
-		case r == emit.SkipNeverBlock:
-			if env.StderrTTY {
-				fmt.Fprintf(env.Stderr, "lohibot-audit: not blocked, as --never-block asks: %s\n", list)
-			}
-		case r == emit.SkipGenuine || r == emit.SkipListed:
-			warnf(env, "not blocked, though reported as spoofing: %s (%s: the report contradicts itself or the IP list changed)", list, r)
-		case r == emit.SkipTooWide:
-			warnf(env, "left out, wider than the target accepts: %s", list)
-		case r == emit.SkipProxy:
-			warnf(env, "not blocked, though reported as spoofing: %s (proxy: a CDN's edge or a trusted proxy forwards every visitor's requests, so the report judged the proxy; see --trusted-proxy)", list)
-		default:
-			special = append(special, fmt.Sprintf("%s (%s)", list, r))
+		case !r.Asked:
+			warnf(env, "%s", r.Text)
+		case env.StderrTTY:
+			fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", r.Text)
 		}
 	}
-	if len(special) > 0 {
-		warnf(env, "left out, as no rule ever matches such addresses: %s; if the server is behind a proxy, its log shows the proxy's address (see --trusted-proxy)", strings.Join(special, ", "))
-	}
-	for _, n := range p.Notes {
-		warnf(env, "%s", n)
-	}
-}
-
-// emitShortList joins at most five items and counts the rest.
-func emitShortList(items []string) string {
-	if len(items) <= 5 {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
-}
-
-// emitCount says how many addresses the rules hold.
-func emitCount(p *emit.Plan) string {
-	switch p.Mode {
-	case emit.AllowBot:
-		return nouns.Count(len(p.Allow), "address", "addresses") + " allowed"
-	case emit.BlockSpoofed:
-		return fmt.Sprintf("%s blocked, %d spared from the token rule", nouns.Count(len(p.Block), "address", "addresses"), len(p.Exempt))
-	}
-	return nouns.Count(len(p.Block), "address", "addresses") + " blocked"
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/cobra"
@@ -28,51 +25,9 @@ func addReadFlags(f *pflag.FlagSet, o *readOptions) {
 	f.StringVar(&o.MaxDict, "max-dict", fmt.Sprintf("%dMiB", parse.DefaultMaxDict>>20), "most memory an xz or zstd decompressor may take for its dictionary or window (`SIZE`: 64MiB, 1GiB); a larger archive is refused")
 }
 
-// readSettings are the flags of readOptions, checked.
-type readSettings struct {
-	Location *time.Location
-	// ZoneName names Location for the report: the --timezone given, or
-	// the machine's zone ("Europe/Berlin, this machine's zone").
-	ZoneName string
-	MaxDict  int64
-}
-
-// settings checks the flags.
-func (o *readOptions) settings(getenv func(string) string) (readSettings, error) {
-	var s readSettings
-	if o.TimeZone == "" {
-		s.Location, s.ZoneName = time.Local, localZoneName(getenv)+", this machine's zone"
-	} else {
-		loc, err := time.LoadLocation(o.TimeZone)
-		if err != nil || strings.EqualFold(o.TimeZone, "local") {
-			return s, usageError("unknown --timezone %q: give an IANA zone name such as Europe/Berlin, America/New_York or UTC", o.TimeZone)
-		}
-		s.Location, s.ZoneName = loc, loc.String()
-	}
-	n, err := parse.ParseByteSize(o.MaxDict)
-	if err != nil || n < 1<<20 {
-		return s, usageError("bad --max-dict %q: give a size of at least 1MiB, such as 128MiB or 1GiB", o.MaxDict)
-	}
-	s.MaxDict = n
-	return s, nil
-}
-
-// localZoneName names the machine's zone: $TZ, else the zone
-// /etc/localtime links to, else its abbreviation now ("CET").
-func localZoneName(getenv func(string) string) string {
-	if tz := getenv("TZ"); tz != "" {
-		return strings.TrimPrefix(tz, ":")
-	}
-	if dst, err := os.Readlink("/etc/localtime"); err == nil {
-		if _, name, ok := strings.Cut(filepath.ToSlash(dst), "zoneinfo/"); ok && name != "" {
-			return name
-		}
-	}
-	name, off := time.Now().Zone()
-	if name == "" {
-		name = fmt.Sprintf("UTC%+d", off/3600)
-	}
-	return name
+// settings checks the flags (parse.ParseReadSettings).
+func (o *readOptions) settings(getenv func(string) string) (parse.ReadSettings, error) {
+	return parse.ParseReadSettings(o.TimeZone, o.MaxDict, getenv)
 }
 
 // formatOptions are the flags of `format test`.
@@ -157,7 +112,7 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 		return usageError("%s matches %d files: format test reads one", name, len(logs.Files))
 	}
 	name = logs.Files[0]
-	in, _, err := env.opener(name)(ctx)
+	in, _, err := logfiles.Opener(env.Stdin, name)(ctx)
 	if err != nil {
 		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read %s: %v", name, err)}
 	}

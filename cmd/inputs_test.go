@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,41 +120,6 @@ func TestLogsPatternMatches(t *testing.T) {
 	testutil.WriteFile(t, odd, claimLine)
 	if code, files, _, _, errOut := inputsReport(t, odd); code != 0 || files != 1 {
 		t.Errorf("a file named %s: exit %d, %d files: %s", odd, code, files, errOut)
-	}
-}
-
-// A file a pattern matched that is rotated away before it is read reads
-// as empty, with a warning; a concrete name that vanishes stays an input
-// that could not be read.
-func TestPatternFileGoneBeforeRead(t *testing.T) {
-	dir := t.TempDir()
-	testutil.WriteFile(t, filepath.Join(dir, "access.log.1"), claimLine)
-	testutil.WriteFile(t, filepath.Join(dir, "access.log"), claimLine)
-	in, err := expandInputs([]string{filepath.Join(dir, "access.log"), filepath.Join(dir, "access.log.*")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(in.Files) != 2 {
-		t.Fatalf("files %q, want access.log and access.log.1", in.Files)
-	}
-	for _, f := range in.Files {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := &Env{}
-	r, _, err := in.opener(env, filepath.Join(dir, "access.log.1"))(context.Background())
-	if err != nil {
-		t.Fatalf("opening the rotated-away file: %v, want an empty read", err)
-	}
-	if b, _ := io.ReadAll(r); len(b) != 0 {
-		t.Errorf("read %q, want nothing", b)
-	}
-	if !hasWarning(in.Warnings(), "access.log.1, matched by a pattern, was gone") {
-		t.Errorf("warnings %q do not say the file was gone", in.Warnings())
-	}
-	if _, _, err := in.opener(env, filepath.Join(dir, "access.log"))(context.Background()); err == nil {
-		t.Error("a named file that vanished opened without error")
 	}
 }
 

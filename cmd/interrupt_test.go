@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -238,39 +237,6 @@ func TestInterruptedInEveryPhase(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestOpenInputFIFO checks that opening a named pipe nobody writes to
-// gives up when the run is cancelled, instead of waiting for a writer.
-func TestOpenInputFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "access.log")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		f, err := openInput(ctx, fifo)
-		if f != nil {
-			f.Close()
-		}
-		done <- err
-	}()
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, errInterrupted) {
-			t.Errorf("openInput = %v, want errInterrupted", err)
-		}
-	case <-time.After(hangTimeout):
-		t.Fatal("openInput of a FIFO without a writer did not give up when cancelled")
-	}
-	// The open left waiting ends once a writer comes.
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
 }
 
 // TestInterruptedReadingOtherInputs cancels commands that read a whole

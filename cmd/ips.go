@@ -2,11 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
+	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -52,7 +50,8 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 		Short: "Print the IP list in force, its source and age",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := identityCheckFlags(o); err != nil {
+			id := o.identity(env)
+			if err := id.Check(); err != nil {
 				return err
 			}
 			if o.Format == "" {
@@ -66,7 +65,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				if len(crawlers) > 0 {
 					return usageError("--cdn shows the CDN edge lists, not a crawler's: it takes no --crawler")
 				}
-				dir, warn := identityCacheDir(env, o)
+				dir, warn := id.Cache()
 				if warn != "" {
 					warnf(env, "%s", warn)
 				}
@@ -79,20 +78,20 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				}
 				return nil
 			}
-			profiles, override, err := ipsProfiles(o, crawlers)
+			profiles, override, err := ipsProfiles(id, crawlers)
 			if err != nil {
 				return err
 			}
-			dir, warn := identityCacheDir(env, o)
+			dir, warn := id.Cache()
 			if warn != "" {
 				warnf(env, "%s", warn)
 			}
-			loader := identityLoader(env, o, dir, ipListNoFetch)
+			loader := id.Loader(dir, verify.ListNoFetch)
 			var docs render.IPListDocs
 			for _, p := range profiles {
 				ll, err := loader.Load(c.Context(), p, override)
 				if err != nil {
-					return listFileError(err)
+					return verify.ListFail(err)
 				}
 				for _, w := range ll.Warnings {
 					warnf(env, "%s", w)
@@ -101,7 +100,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				if len(crawlers) > 0 {
 					name = p.Name
 				}
-				docs = append(docs, render.NewIPListDoc(ll, name, listFileTime(ll.List), env.Now()))
+				docs = append(docs, render.NewIPListDoc(ll, name, ll.List.FileTime(), env.Now()))
 			}
 			var doc render.Document = docs
 			if len(docs) == 1 {
@@ -121,26 +120,14 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// listFileTime is when the file an IP list was read from was last written,
-// or zero for a list that was not read from a file.
-func listFileTime(l *verify.IPList) time.Time {
-	if !l.Fetched.IsZero() || l.Source == verify.IPListSourceBuiltin || l.Source == verify.IPListSourceNone {
-		return time.Time{}
-	}
-	if fi, err := os.Stat(l.Source); err == nil {
-		return fi.ModTime()
-	}
-	return time.Time{}
-}
-
 // ipsProfiles resolves --crawler, and the --ip-list that replaces their
 // lists ("" for their own).
-func ipsProfiles(o *auditOptions, crawlers []string) ([]*crawler.Profile, string, error) {
+func ipsProfiles(id *verify.Settings, crawlers []string) ([]*crawler.Profile, string, error) {
 	profiles, err := resolveCrawlers(crawlers)
 	if err != nil {
 		return nil, "", err
 	}
-	override, err := identityListOverride(o, profiles)
+	override, err := id.ListOverride(len(profiles))
 	return profiles, override, err
 }
 
@@ -161,32 +148,48 @@ that cannot be had leaves its cached copy, else the built-in snapshot, in
 force (exit 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := identityCheckFlags(o); err != nil {
+			id := o.identity(env)
+			if err := id.Check(); err != nil {
 				return err
 			}
-			profiles, override, err := ipsProfiles(o, crawlers)
+			profiles, override, err := ipsProfiles(id, crawlers)
 			if err != nil {
 				return err
 			}
 			switch {
 			case o.Offline:
 				return usageError("ips update fetches the list: it cannot run with --offline")
-			case override != "" && !ipListIsURL(override):
+			case override != "" && !urlarg.IsURL(override):
 				return usageError("--ip-list %s is a file: there is nothing to fetch", override)
 			}
-			dir, warn := identityCacheDir(env, o)
+			dir, warn := id.Cache()
 			if warn != "" {
 				warnf(env, "%s", warn)
 			}
-			loader := identityLoader(env, o, dir, ipListFetchNow)
+			loader := id.Loader(dir, verify.ListFetchNow)
 			var failed error
 			for _, p := range profiles {
 				ll, err := loader.Load(c.Context(), p, override)
 				if err != nil {
-					return listFileError(err)
+					return verify.ListFail(err)
 				}
-				if err := ipsUpdateReport(env, p, len(crawlers) > 0, ll, dir); err != nil && failed == nil {
-					failed = err
+				prefix := ""
+				if len(crawlers) > 0 {
+					prefix = p.Name + ": "
+				}
+				lines, warnings, errs := ll.Updated(p, prefix, dir)
+				for _, w := range warnings {
+					warnf(env, "%s", w)
+				}
+				for _, l := range lines {
+					fmt.Fprintln(env.Stdout, sanitize(l))
+				}
+				for _, err := range errs {
+					if failed == nil {
+						failed = &exitError{code: ExitIncomplete, err: err}
+					} else {
+						warnf(env, "%v", err)
+					}
 				}
 			}
 			if err := ipsUpdateCDN(c.Context(), env, dir); err != nil {
@@ -202,60 +205,4 @@ force (exit 3).`,
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	return c
-}
-
-// ipsUpdateReport says what became of each list of p fetched now: a line
-// on stdout per list fetched, the other warnings on stderr, and for a list
-// that could not be had the error (exit 3) after the rest is said.
-func ipsUpdateReport(env *Env, p *crawler.Profile, named bool, ll *verify.Lists, dir string) error {
-	fetchWarnings := map[string]bool{}
-	for _, ld := range ll.Loads {
-		fetchWarnings[ld.FetchWarning] = true
-	}
-	for _, w := range ll.Warnings {
-		if !fetchWarnings[w] {
-			warnf(env, "%s", w)
-		}
-	}
-	prefix := ""
-	if named {
-		prefix = p.Name + ": "
-	}
-	var failed error
-	for _, ld := range ll.Loads {
-		if ld.FetchErr != nil {
-			what := "the built-in list"
-			if ld.Cached {
-				what = "the cached list"
-			} else if ld.Snapshot {
-				what = "its built-in snapshot of " + ld.List.Snapshot.Format(time.DateOnly)
-			} else if len(verify.BuiltinList(p).Prefixes) == 0 {
-				what = "no list (" + p.Name + " has no built-in one)"
-			}
-			status := "cannot fetch"
-			if verify.IsListRejected(ld.FetchErr) {
-				status = "rejected"
-			}
-			err := &exitError{code: ExitIncomplete, err: fmt.Errorf("%s%s: %w; %s stays in force", prefix, status, ld.FetchErr, what)}
-			if failed == nil {
-				failed = err
-			} else {
-				warnf(env, "%v", err.err)
-			}
-			continue
-		}
-		kept := "not cached (--no-cache)"
-		if ld.Saved {
-			kept = "cached"
-		} else if dir != "" {
-			kept = "not cached"
-		}
-		switch ld.Status {
-		case 304:
-			fmt.Fprintf(env.Stdout, "%s304 not modified: %s, %s, is current; %s\n", prefix, sanitize(ld.List.Source), nouns.Count(len(ld.List.Prefixes), "prefix", "prefixes"), kept)
-		default:
-			fmt.Fprintf(env.Stdout, "%s%d: %s, %s; %s\n", prefix, ld.Status, sanitize(ld.List.Source), nouns.Count(len(ld.List.Prefixes), "prefix", "prefixes"), kept)
-		}
-	}
-	return failed
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -141,7 +141,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
 	}
 	now := env.Now()
-	since, until, err := timeWindow(o.Since, o.Until, now)
+	since, until, err := audit.ParseWindow(o.Since, o.Until, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,12 +162,12 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	if err != nil {
 		return nil, nil, err
 	}
-	files = logs.Files
+	files, logs.Stdin = logs.Files, env.Stdin
 	siteFlags, err := parseSiteFlags(o.Site)
 	if err != nil {
 		return nil, nil, err
 	}
-	profiles, err := checkFetchFlags(o)
+	profiles, err := checkFetchFlags(env, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,32 +192,22 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	}
 
 	sites := siteFlags.Choose(files)
-	inputs := make([]audit.Input, len(files))
-	for i, name := range files {
-		inputs[i] = audit.Input{Name: name, Site: sites[i].Site, Open: logs.opener(env, name)}
-	}
 	var prog *progress.Reads
 	if progressWanted(env, o) {
 		prog = progress.StartReads(env.Stderr, progressOptions(env))
 	}
 	defer prog.Stop()
-	subjects := audit.SubjectsOf(id, since, until, conductOverrides(o))
-	for i := range subjects {
-		subjects[i].Conduct.MaxViolations = o.MaxViolations
-		if oo := optOuts[subjects[i].Profile.Name]; oo != nil {
-			subjects[i].Conduct.OptedOut, subjects[i].Conduct.OptOutGrace = oo.For, o.OptOutGrace
-		}
-	}
 	rep, err := audit.Run(ctx, audit.Options{
-		Inputs:     inputs,
-		Format:     logFormat,
-		TrustXFF:   o.TrustXFF,
-		Trust:      id.Proxies,
-		Now:        env.Now,
-		Location:   read.Location,
-		ZoneName:   read.ZoneName,
-		MaxDict:    read.MaxDict,
-		Subjects:   subjects,
+		Inputs:   audit.InputsOf(files, sites, logs.Opener),
+		Format:   logFormat,
+		TrustXFF: o.TrustXFF,
+		Trust:    id.Proxies,
+		Now:      env.Now,
+		Location: read.Location,
+		ZoneName: read.ZoneName,
+		MaxDict:  read.MaxDict,
+		Subjects: audit.SubjectsHeld(id, audit.Holding{Since: since, Until: until, Overrides: conductOverrides(o),
+			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
 		Robots:     robotsSetWarnings{robots},
@@ -246,18 +236,19 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 // fetched with, or that the fetches are followed by, before any of them is
 // made: a usage error never comes after a request went out. It returns the
 // crawler profiles of --crawler.
-func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
+func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 	profiles, err := resolveCrawlers(o.Crawlers)
 	if err != nil {
 		return nil, err
 	}
-	if err := identityCheckFlags(o); err != nil {
+	id := o.identity(env)
+	if err := id.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := identityServers(o.Resolvers); err != nil {
+	if _, err := verify.Servers(o.Resolvers); err != nil {
 		return nil, err
 	}
-	if _, err := identityListOverride(o, profiles); err != nil {
+	if _, err := id.ListOverride(len(profiles)); err != nil {
 		return nil, err
 	}
 	if err := checkRobotsValues(o.Robots); err != nil {
@@ -271,31 +262,6 @@ func checkFetchFlags(o *auditOptions) ([]*crawler.Profile, error) {
 		}
 	}
 	return profiles, nil
-}
-
-// opener opens the log name for audit.Run: stdin for "-", else the file,
-// with its size when it is a regular file.
-func (e *Env) opener(name string) func(context.Context) (io.ReadCloser, int64, error) {
-	return func(ctx context.Context) (io.ReadCloser, int64, error) {
-		if name == "-" {
-			return io.NopCloser(e.Stdin), -1, nil
-		}
-		fh, err := openInput(ctx, name)
-		if err != nil {
-			return nil, -1, unwrapPathError(err)
-		}
-		var size int64 = -1
-		if st, err := fh.Stat(); err == nil {
-			if st.IsDir() {
-				fh.Close()
-				return nil, -1, errors.New("it is a directory")
-			}
-			if st.Mode().IsRegular() {
-				size = st.Size()
-			}
-		}
-		return fh, size, nil
-	}
 }
 
 // checkConductFlags rejects conduct flag values that make no sense, naming
@@ -316,51 +282,43 @@ func checkConductFlags(o *auditOptions) error {
 	return nil
 }
 
-// openInput opens a log file. Opening a named pipe waits for a writer, so
-// it is done aside and given up when ctx is cancelled (the open is left
-// to end, or not, on its own).
-func openInput(ctx context.Context, name string) (*os.File, error) {
-	if fi, err := os.Stat(name); err != nil || fi.Mode().IsRegular() || fi.IsDir() {
-		return os.Open(name)
-	}
-	type opened struct {
-		f   *os.File
-		err error
-	}
-	ch := make(chan opened, 1)
-	go func() {
-		f, err := os.Open(name)
-		ch <- opened{f, err}
-	}()
-	select {
-	case o := <-ch:
-		return o.f, o.err
-	case <-ctx.Done():
-		go func() {
-			if o := <-ch; o.f != nil {
-				o.f.Close()
-			}
-		}()
-		return nil, errInterrupted
-	}
+// logInputs are the logs of a run (logfiles.Inputs); warnings are the
+// expansion's.
+type logInputs struct {
+	*logfiles.Inputs
+	warnings []string
 }
 
-// readAllContext reads r to its end, or up to limit bytes, aside: an
-// interrupted run does not wait for a pipe that never ends
-// (errInterrupted).
-func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	type read struct {
-		data []byte
-		err  error
-	}
-	got, err := untilDone(ctx, func() read {
-		data, err := io.ReadAll(io.LimitReader(r, limit))
-		return read{data, err}
-	})
+// expandInputs expands the FILE arguments (logfiles.Expand).
+func expandInputs(args []string) (*logInputs, error) {
+	in, err := logfiles.Expand(args)
 	if err != nil {
-		return nil, err
+		return nil, exitOf(err)
 	}
-	return got.data, got.err
+	return &logInputs{in, in.Warnings()}, nil
+}
+
+// openInput opens a log file (logfiles.Open); errInterrupted when ctx
+// is cancelled first.
+func openInput(ctx context.Context, name string) (*os.File, error) {
+	f, err := logfiles.Open(ctx, name)
+	return f, cancelled(ctx, err)
+}
+
+// readAllContext reads r to its end, or up to limit bytes
+// (logfiles.ReadAll); errInterrupted when ctx is cancelled first.
+func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	data, err := logfiles.ReadAll(ctx, r, limit)
+	return data, cancelled(ctx, err)
+}
+
+// cancelled is errInterrupted for an error that ctx's cancellation caused,
+// else err.
+func cancelled(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return errInterrupted
+	}
+	return err
 }
 
 // untilDone runs f aside and returns its result, or errInterrupted as soon
@@ -374,15 +332,8 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 	return v, nil
 }
 
-// unwrapPathError returns the cause of a *fs.PathError (the operation and
-// the path are said by the caller), or err itself.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+// unwrapPathError is logfiles.UnwrapPath.
+func unwrapPathError(err error) error { return logfiles.UnwrapPath(err) }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -64,9 +61,6 @@ exactly the one a single 'logs' run over all the logs prints.`,
 	addConfigFlag(f, o)
 	return c
 }
-
-// mergeGCPercent is the garbage collector's GOGC during a merge.
-const mergeGCPercent = 50
 
 func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration, files []string) error {
 	format, err := o.reportFormat(env)
@@ -128,25 +122,9 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if format.Name() == "html" {
 		ro.Timelines = &timeline.Set{}
 	}
-	snaps := make([]audit.SnapshotFile, len(files))
-	for i, name := range files {
-		snaps[i] = audit.SnapshotFile{Name: name, Open: func() (io.ReadSeekCloser, error) {
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, unwrapPathError(err)
-			}
-			return f, nil
-		}}
-	}
-	// A merge holds every address of the fleet at once: the collector
-	// runs at half the usual headroom (GOGC=50, unless GOGC is set),
-	// which took a merge of a million addresses from 345 MB to 252 MB
-	// for 5 % more CPU time.
-	if env.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(mergeGCPercent))
-	}
+	defer audit.MergeMemory(env.Getenv("GOGC"))()
 	mo := audit.MergeOptions{
-		Snapshots:     snaps,
+		Snapshots:     audit.SnapshotFiles(files),
 		Profiles:      profiles,
 		Named:         len(o.Crawlers) > 0,
 		Overrides:     conductOverrides(o),

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -17,10 +16,6 @@ func TestMessagesCountInAgreement(t *testing.T) {
 	two := append(one, netip.MustParsePrefix("192.0.2.2/32"))
 	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct{ got, want string }{
-		{emitCount(&emit.Plan{Mode: emit.BlockBot, Block: one}), "1 address blocked"},
-		{emitCount(&emit.Plan{Mode: emit.BlockBot, Block: two}), "2 addresses blocked"},
-		{emitCount(&emit.Plan{Mode: emit.AllowBot, Allow: one}), "1 address allowed"},
-		{emitCount(&emit.Plan{Mode: emit.BlockSpoofed, Block: one, Exempt: two}), "1 address blocked, 2 spared from the token rule"},
 		{render.ListDescription(&verify.IPList{Source: "built-in", Prefixes: one}, now), "built-in, 1 prefix"},
 		{render.ListDescription(&verify.IPList{Source: "built-in", Prefixes: two}, now), "built-in, 2 prefixes"},
 		{plural(1, "conduct violation", "conduct violations"), "1 conduct violation"},

@@ -1,11 +1,7 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -98,7 +94,7 @@ func addCacheFlags(f *pflag.FlagSet, o *auditOptions) {
 
 // addLogFlags adds the flags that say how to read logs and what to check.
 func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
-	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog)")
+	f.StringVar(&o.LogFormat, "log-format", "auto", "log format: auto, "+strings.Join(parse.FormatNames(), ", ")+", a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' (syslog+combined: lines forwarded by syslog) or 'container+' (container+combined: a container runtime's log)")
 	f.StringArrayVar(&o.Site, "site", nil, "site of the lines that record no virtual host: `SITE` for every such file, or GLOB=SITE for the files whose path matches GLOB (repeatable; the first match wins; default: the file's base name, or its directory's name when files of several directories share it)")
 	addCheckFlags(f, o)
 	addOptOutFlags(f, o)
@@ -124,30 +120,10 @@ func addCheckFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
 }
 
-// timeWindow parses --since and --until (see timeBound); a window that
-// ends before it starts is a usage error.
-func timeWindow(sinceFlag, untilFlag string, now time.Time) (since, until time.Time, err error) {
-	if since, err = timeBound("since", sinceFlag, now); err != nil {
-		return since, until, err
-	}
-	if until, err = timeBound("until", untilFlag, now); err != nil {
-		return since, until, err
-	}
-	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
-		return since, until, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("--since %s is not before --until %s: no request can be in that window", since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339)),
-			"--since is where the window starts and --until where it ends: --since 7d --until 1d is from a week ago to a day ago")}
-	}
-	return since, until, nil
-}
-
-// timeBound parses a --since/--until value (audit.ParseTime).
+// timeBound parses a --since/--until value (audit.ParseBound).
 func timeBound(name, v string, now time.Time) (time.Time, error) {
-	t, err := audit.ParseTime(v, now)
-	if err != nil {
-		return t, usageError("--%s %q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration back from now (24h, 7d)", name, v)
-	}
-	return t, nil
+	t, err := audit.ParseBound(name, v, now)
+	return t, exitOf(err)
 }
 
 // failOnMatch says whether --fail-on asks for exit 1 given the findings.
@@ -183,42 +159,9 @@ func plural(n int64, one, many string) string { return nouns.Count(n, one, many)
 
 // loadConfig applies the YAML config file (--config, else the default
 // path) to every flag of c that was not set on the command line: flags win
-// over the file (see flagfile.Apply).
+// over the file (see flagfile.Load).
 func loadConfig(env *Env, c *cobra.Command, explicit string) error {
-	path, required := explicit, explicit != ""
-	if path == "" {
-		path = defaultConfigPath(env)
-	}
-	if path == "" {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !required && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return usageError("cannot read config file: %v", err)
-	}
-	if err := flagfile.Apply(c.Flags(), allFlagNames(c.Root()), path, data); err != nil {
-		return usageError("%v", err)
-	}
-	return nil
-}
-
-func defaultConfigPath(env *Env) string {
-	var candidates []string
-	if x := env.Getenv("XDG_CONFIG_HOME"); x != "" {
-		candidates = append(candidates, filepath.Join(x, "lohibot-audit", "config.yaml"))
-	} else if h := env.Getenv("HOME"); h != "" {
-		candidates = append(candidates, filepath.Join(h, ".config", "lohibot-audit", "config.yaml"))
-	}
-	candidates = append(candidates, "/etc/lohibot-audit/config.yaml")
-	for _, p := range candidates {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
+	return flagfile.Load(c.Flags(), allFlagNames(c.Root()), explicit, env.Getenv)
 }
 
 func allFlagNames(root *cobra.Command) map[string]bool {

@@ -3,23 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestTimeBound(t *testing.T) {
-	now := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
-	if got, err := timeBound("since", "7d", now); err != nil || !got.Equal(now.Add(-7*24*time.Hour)) {
-		t.Errorf("timeBound(7d) = %v, %v", got, err)
-	}
-	got, err := timeBound("since", "yesterday", now)
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != ExitUsage || !strings.HasPrefix(err.Error(), `--since "yesterday" is neither`) {
-		t.Errorf("timeBound(yesterday) = %v, %v; want a usage error naming --since", got, err)
-	}
-}
+	"github.com/lohisoft/lohibot-audit/audit"
+)
 
 // TestTimeWindow checks --since and --until together through logs: a
 // window that ends before it starts is a usage error, said before any
@@ -40,10 +29,10 @@ func TestTimeWindow(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.since+".."+tc.until, func(t *testing.T) {
-			since, until, err := timeWindow(tc.since, tc.until, now)
+			since, until, err := audit.ParseWindow(tc.since, tc.until, now)
 			if tc.stderr == "" {
 				if err != nil || tc.since != "" && since.IsZero() || tc.until != "" && until.IsZero() {
-					t.Fatalf("timeWindow = %v, %v, %v; want a window", since, until, err)
+					t.Fatalf("ParseWindow = %v, %v, %v; want a window", since, until, err)
 				}
 				return
 			}

@@ -3,16 +3,12 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"net/mail"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/optout"
-	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -45,7 +41,7 @@ logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			p, err := robotsCrawler(crawlerName)
+			p, err := crawler.One(crawlerName)
 			if err != nil {
 				return err
 			}
@@ -76,7 +72,7 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 		}
 		domains = append(domains, d)
 	}
-	sender, how, err := optoutSender(env, c.Flags().Changed("from"), from, domains[0])
+	sender, how, err := optout.Sender(c.Flags().Changed("from"), from, env.Getenv("EMAIL"), domains[0])
 	if err != nil {
 		return err
 	}
@@ -107,34 +103,9 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself, then hold the crawler to it with %s\n",
-			to.Address, optoutAuditFlags(p, domains, now))
+			to.Address, optout.AuditFlags(p.Name, p.Name == crawler.Default, domains, now))
 	}
 	return nil
-}
-
-// optoutSender is --from, else $EMAIL, else webmaster@ the first domain
-// (RFC 2142's mailbox for a web service); how says which default was
-// taken ("" for --from).
-func optoutSender(env *Env, given bool, from, first string) (*mail.Address, string, error) {
-	if given {
-		a, err := optout.Address(from)
-		if err != nil {
-			return nil, "", usageError("--from: %v", err)
-		}
-		return a, "", nil
-	}
-	if e := strings.TrimSpace(env.Getenv("EMAIL")); e != "" {
-		a, err := optout.Address(e)
-		if err != nil {
-			return nil, "", usageError("$EMAIL: %v; give --from ADDRESS", err)
-		}
-		return a, "$EMAIL", nil
-	}
-	a, err := optout.Address("webmaster@" + first)
-	if err != nil {
-		return nil, "", usageError("--from: %v", err)
-	}
-	return a, "webmaster@ the first domain", nil
 }
 
 // addOptOutFlags adds --opted-out and --opt-out-grace (logs, emit, watch).
@@ -143,61 +114,11 @@ func addOptOutFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.DurationVar(&o.OptOutGrace, "opt-out-grace", conduct.DefaultOptOutGrace, "how long after an opt-out the crawler may still fetch the site's pages")
 }
 
-// parseOptedOut reads the --opted-out values for the crawlers of a run:
-// each crawler's opted-out sites. A value names its crawler (NAME:) or,
-// when the run audits one crawler, is that crawler's.
+// parseOptedOut reads the --opted-out values for the crawlers of a run
+// (optout.ParseOptedOut), TIME as --since reads it.
 func parseOptedOut(values []string, profiles []*crawler.Profile, grace time.Duration, now time.Time) (map[string]conduct.OptOuts, error) {
-	if grace < 0 {
-		return nil, usageError("--opt-out-grace %s: give a duration of 0 or more, such as 48h", grace)
-	}
-	out := map[string]conduct.OptOuts{}
-	for _, v := range values {
-		spec, when, ok := strings.Cut(v, "=")
-		if !ok || strings.TrimSpace(spec) == "" || strings.TrimSpace(when) == "" {
-			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--opted-out %q: not SITE=TIME", v),
-				"give the site and the time of its opt-out e-mail: --opted-out example.com=2026-12-01T09:30:00Z")}
-		}
-		name, site, named := strings.Cut(spec, ":")
-		if !named {
-			site = name
-			if len(profiles) > 1 {
-				return nil, usageError("--opted-out %q: the run audits %d crawlers; name the one opted out of: --opted-out %s:%s", v, len(profiles), profiles[0].Name, v)
-			}
-			name = profiles[0].Name
-		}
-		if !slices.ContainsFunc(profiles, func(p *crawler.Profile) bool { return p.Name == name }) {
-			return nil, usageError("--opted-out %q: crawler %s is not audited in this run", v, name)
-		}
-		d, err := optout.Domain(site)
-		if err != nil {
-			return nil, usageError("--opted-out %q: %v", v, err)
-		}
-		t, err := timeBound("opted-out", strings.TrimSpace(when), now)
-		if err != nil {
-			return nil, err
-		}
-		site = parse.NormalizeSite(d)
-		if out[name] == nil {
-			out[name] = conduct.OptOuts{}
-		}
-		if prev, ok := out[name][site]; ok && !prev.Equal(t) {
-			return nil, usageError("--opted-out gives two times for %s of %s", site, name)
-		}
-		out[name][site] = t
-	}
-	return out, nil
-}
-
-// optoutAuditFlags is the --opted-out flags that hold crawler p to a
-// request made at t.
-func optoutAuditFlags(p *crawler.Profile, domains []string, t time.Time) string {
-	stamp := t.UTC().Truncate(time.Second).Format(time.RFC3339)
-	parts := make([]string, len(domains))
-	for i, d := range domains {
-		parts[i] = "--opted-out " + d + "=" + stamp
-		if p.Name != crawler.Default {
-			parts[i] = "--opted-out " + p.Name + ":" + d + "=" + stamp
-		}
-	}
-	return strings.Join(parts, " ")
+	oo, err := optout.ParseOptedOut(values, crawler.Names(profiles), grace, func(v string) (time.Time, error) {
+		return timeBound("opted-out", v, now)
+	})
+	return oo, exitOf(err)
 }

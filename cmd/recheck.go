@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
@@ -68,35 +67,19 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 }
 
 // recheckCrawlers returns the names and profiles of the report's
-// crawlers: those of summary.crawlers (each built in, or given with
-// --crawler FILE), or for a report of one crawler the one --crawler gives,
-// else the default.
+// crawlers to recheck (audit.RecheckCrawlers).
 func recheckCrawlers(rep *audit.Report, chosen []*crawler.Profile, given bool) ([]string, []*crawler.Profile, error) {
-	if len(rep.Summary.Crawlers) == 0 {
-		p := chosen[0]
-		if given && len(chosen) > 1 {
-			return nil, nil, usageError("the report audits one crawler; give one --crawler, not %d", len(chosen))
-		}
-		return []string{p.Name}, []*crawler.Profile{p}, nil
-	}
-	var pick []*crawler.Profile
-	if given {
-		pick = chosen
-	}
-	names, profiles, err := audit.ReportCrawlers(rep, pick)
+	names, profiles, err := audit.RecheckCrawlers(rep, chosen, given)
+	var cc *audit.ChosenCountError
 	var nc *audit.NoCrawlerError
-	if errors.As(err, &nc) {
+	var nb *audit.NotBuiltinError
+	switch {
+	case errors.As(err, &cc):
+		return nil, nil, usageError("the report audits one crawler; give one --crawler, not %d", cc.Chosen)
+	case errors.As(err, &nc):
 		return nil, nil, usageError("%v", err)
+	case errors.As(err, &nb):
+		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "give its profile file with --crawler FILE")}
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, p := range profiles {
-		if p == nil {
-			return nil, nil, &exitError{code: ExitUsage, err: withHint(
-				fmt.Errorf("the report's crawler %s is not built in", names[i]),
-				"give its profile file with --crawler FILE")}
-		}
-	}
-	return names, profiles, nil
+	return names, profiles, err
 }

@@ -36,19 +36,6 @@ unless --on-fetch-error rfc asks for RFC 9309's reading ("disallow all").`,
 	return c
 }
 
-// robotsTestResult is one line of robots test --format json.
-type robotsTestResult struct {
-	URL     string `json:"url"`
-	Allowed bool   `json:"allowed"`
-	Line    int    `json:"line"`
-	Rule    string `json:"rule"`
-	Why     string `json:"why,omitempty"`
-	Agent   string `json:"agent,omitempty"`
-	// Version is the version of a dated robots.txt that decided (its
-	// name and the time it came into force).
-	Version string `json:"version,omitempty"`
-}
-
 func newRobotsTestCmd(env *Env) *cobra.Command {
 	var userAgent, crawlerName, format, onFetchError, at string
 	c := &cobra.Command{
@@ -81,7 +68,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usageError("unknown --format %q: use text or json", format)
 			}
-			policy, err := parseOnFetchError(onFetchError)
+			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -98,14 +85,10 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			results := make([]robotsTestResult, 0, len(args)-1)
 			for _, target := range args[1:] {
 				robotsWarnOtherHost(env, src, target)
-				d := rb.Decide(token, target)
-				results = append(results, robotsTestResult{
-					URL: target, Allowed: d.Allowed, Line: d.Line, Rule: d.Rule, Why: d.Why, Agent: d.Agent, Version: version,
-				})
 			}
+			results := rb.Test(token, args[1:], version)
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
@@ -121,7 +104,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				if !r.Allowed {
 					verdict = "disallowed"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(robots.Decision{Line: r.Line, Rule: r.Rule, Why: r.Why}.Reason()))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(r.Reason()))
 			}
 			if err := tw.Flush(); err != nil {
 				return writeFailed("the results", err)
@@ -150,12 +133,9 @@ func robotsAt(env *Env, src *robots.Source, given bool, when time.Time) (*robots
 	if !given {
 		when = env.Now()
 	}
-	rb, v := src.At(when)
-	if rb == nil {
-		first := src.History.Versions[0]
-		return nil, "", &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("robots.txt %s has no version in force at %s: the first is %s", src.Name, when.UTC().Format(time.RFC3339), first.Label()),
-			"give --at a time on or after "+first.From.UTC().Format(time.RFC3339))}
+	rb, v, err := src.InForce(when)
+	if err != nil {
+		return nil, "", err
 	}
 	fmt.Fprintf(env.Stderr, "lohibot-audit: robots.txt %s: %s decides at %s\n", sanitize(src.Name), sanitize(v.Label()), when.UTC().Format(time.RFC3339))
 	return rb, v.Label(), nil
@@ -214,7 +194,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if len(paths) == 0 {
 				paths = []string{"/"}
 			}
-			policy, err := parseOnFetchError(onFetchError)
+			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
@@ -231,23 +211,16 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if inGHA {
 				robotsAnnotateWarnings(env, src)
 			}
-			failed := 0
-			for _, p := range paths {
-				robotsWarnOtherHost(env, src, p)
-				d := src.Robots.Decide(token, p)
-				ok := d.Allowed == wantAllowed
-				msg := src.Explain(token, p, d)
-				if d.Allowed != wantAllowed {
-					msg += " (expected " + expect + ")"
-				}
+			checks, failed := src.Check(token, paths, wantAllowed, expect)
+			for _, c := range checks {
+				robotsWarnOtherHost(env, src, c.Path)
 				status := "ok"
-				if !ok {
+				if !c.OK {
 					status = "FAIL"
-					failed++
 				}
-				fmt.Fprintf(out, "%s: %s\n", status, sanitize(msg))
-				if inGHA && !ok {
-					fmt.Fprintln(out, gha.Command("error", src.File, d.Line, "robots check", msg))
+				fmt.Fprintf(out, "%s: %s\n", status, sanitize(c.Message))
+				if inGHA && !c.OK {
+					fmt.Fprintln(out, gha.Command("error", src.File, c.Decision.Line, "robots check", c.Message))
 				}
 			}
 			if inGHA && failed == 0 {
@@ -286,44 +259,18 @@ func addRobotsTokenFlags(c *cobra.Command, crawlerName, userAgent *string) {
 	c.Flags().StringVar(userAgent, "user-agent", "", "the product `TOKEN` to test instead of the crawler's (a version such as /1.0 is ignored; * asks the * group)")
 }
 
-// robotsToken returns the token to test: --user-agent when given (checked,
-// and returned as given: Decide cuts it to its product token), else the
-// robots.txt token of the --crawler profile.
+// robotsToken returns the token to test: --user-agent when given
+// (crawler.UserAgentToken), else the robots.txt token of the --crawler
+// profile.
 func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error) {
-	if !c.Flags().Changed("user-agent") {
-		p, err := robotsCrawler(crawlerName)
-		if err != nil {
-			return "", err
-		}
-		return p.RobotsToken, nil
+	if c.Flags().Changed("user-agent") {
+		return crawler.UserAgentToken(userAgent)
 	}
-	if strings.TrimSpace(userAgent) == "*" {
-		return "*", nil
-	}
-	tok := crawler.ProductToken(userAgent)
-	if tok == "" {
-		return "", usageError("--user-agent %q has no product token: give a name of letters, '-' and '_' such as %s, or *", userAgent, crawlerTitle)
-	}
-	return tok, nil
-}
-
-// robotsCrawler resolves --crawler: the name of a built-in profile, else
-// a profile file. A file that does not validate, or a value that is
-// neither, is a usage error.
-func robotsCrawler(v string) (*crawler.Profile, error) {
-	if p, ok := crawler.Builtin(v); ok {
-		return p, nil
-	}
-	p, err := crawler.LoadFile(v)
-	if errors.Is(err, crawler.ErrInvalid) {
-		return nil, &exitError{code: ExitUsage, err: withHint(err, "fix that line of the profile, or use a built-in profile: "+strings.Join(crawler.BuiltinNames(), ", "))}
-	}
+	p, err := crawler.One(crawlerName)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: withHint(
-			fmt.Errorf("unknown crawler %q: not a built-in profile, and %v", v, unwrapPathError(err)),
-			"use "+strings.Join(crawler.BuiltinNames(), ", ")+", or the path of a profile file")}
+		return "", err
 	}
-	return p, nil
+	return p.RobotsToken, nil
 }
 
 // robotsWarn prints the source's note and the parser's warnings.

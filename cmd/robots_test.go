@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -87,11 +86,11 @@ func TestRobotsTestJSON(t *testing.T) {
 	if got.code != ExitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s", got.code, got.stderr)
 	}
-	var res []robotsTestResult
+	var res []robots.TestResult
 	if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, got.stdout)
 	}
-	want := []robotsTestResult{
+	want := []robots.TestResult{
 		{URL: "/private/x", Allowed: false, Line: 5, Rule: "Disallow: /private/", Agent: "LohiSoftBot"},
 		{URL: "/private/press/a", Allowed: true, Line: 6, Rule: "Allow: /private/press/", Agent: "LohiSoftBot"},
 		{URL: "/", Allowed: true, Line: 0, Rule: "", Why: "no rule in the LohiSoftBot group matches", Agent: "LohiSoftBot"},
@@ -253,7 +252,7 @@ func TestRobotsOutputEscaped(t *testing.T) {
 	if strings.ContainsAny(got.stdout, "\x1b\u202e") {
 		t.Errorf("JSON output carries control characters: %q", got.stdout)
 	}
-	var res []robotsTestResult
+	var res []robots.TestResult
 	if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 		t.Fatalf("JSON output does not parse: %v\n%s", err, got.stdout)
 	}
@@ -445,33 +444,5 @@ func TestRobotsTestURLOtherHost(t *testing.T) {
 	}
 	if strings.Count(got.stderr, "warning") != 1 {
 		t.Errorf("stderr = %q, want exactly one warning", got.stderr)
-	}
-}
-
-func TestLoadRobotsSetErrors(t *testing.T) {
-	blocked := robotsFixture("lohisoftbot-blocked.txt")
-	env := &Env{Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	tests := []struct {
-		name   string
-		values []string
-		code   int
-		msg    string
-	}{
-		{"two for every site", []string{blocked, blocked}, ExitUsage, "--robots given twice for every site"},
-		{"two for one site", []string{"a.example=" + blocked, "A.example:80=" + blocked}, ExitUsage, "--robots given twice for site a.example"},
-		{"empty source", []string{"a.example="}, ExitUsage, "names no robots.txt"},
-		{"missing file", []string{"a.example=" + robotsFixture("nope.txt")}, ExitUsage, "cannot read robots.txt"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadRobotsSet(context.Background(), env, tc.values)
-			var ee *exitError
-			if err == nil || !errors.As(err, &ee) || ee.code != tc.code {
-				t.Fatalf("err = %v, want exit %d", err, tc.code)
-			}
-			if !strings.Contains(err.Error(), tc.msg) {
-				t.Errorf("err = %q, want it to contain %q", err, tc.msg)
-			}
-		})
 	}
 }

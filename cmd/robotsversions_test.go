@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 // robotsVersionsDir writes dated robots.txt versions: /drafts is
@@ -74,7 +76,7 @@ func TestRobotsTestAt(t *testing.T) {
 			if got.code != ExitOK {
 				t.Fatalf("%s at %s: exit %d: %s", src, tc.at, got.code, got.stderr)
 			}
-			var res []robotsTestResult
+			var res []robots.TestResult
 			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 				t.Fatal(err)
 			}

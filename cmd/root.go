@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
@@ -110,6 +111,22 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageError is a usage or configuration error (exit 2).
 func usageError(format string, a ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// exitOf is err as an *exitError when a library marked its kind
+// (internal/fail): for the commands that look for one.
+func exitOf(err error) error {
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	switch fail.KindOf(err) {
+	case fail.Usage:
+		return &exitError{code: ExitUsage, err: err}
+	case fail.Incomplete:
+		return &exitError{code: ExitIncomplete, err: err}
+	}
+	return err
 }
 
 // errFindings is returned when a command finished and its findings call for
@@ -273,6 +290,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	}
 	var ee *exitError
 	isExit := errors.As(err, &ee)
+	if !isExit && fail.KindOf(err) == fail.Usage {
+		isExit, ee = true, &exitError{code: ExitUsage, err: err}
+	}
 	// Output that could not be written is exit 3 whatever the command
 	// found, said once; only a usage error comes before it.
 	if werr := out.Err(); werr != nil && !(isExit && (ee.output || ee.code == ExitUsage)) {
@@ -304,6 +324,8 @@ func exitCode(err error) (code int, show error) {
 			return ee.code, nil // the command said why
 		}
 		return ee.code, ee.err
+	case fail.KindOf(err) == fail.Incomplete:
+		return ExitIncomplete, err
 	}
 	// cobra's own errors (unknown flag, bad argument count) are usage errors.
 	return ExitUsage, err
@@ -322,11 +344,7 @@ func interrupted(err error) bool {
 // characters are escaped.
 func printError(env *Env, err error) {
 	msg, more := errorLines(err.Error())
-	hint := ""
-	var h *hintError
-	if errors.As(err, &h) {
-		hint = h.hint
-	}
+	hint := fail.HintOf(err)
 	if more != "" && hint != "" {
 		hint = more + "; " + hint
 	} else if more != "" {
@@ -366,16 +384,8 @@ func errorLines(msg string) (first, rest string) {
 	return first, strings.Join(parts, "; ")
 }
 
-// hintError adds a hint line (what to do next) to an error.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-
-func withHint(err error, hint string) error { return &hintError{err: err, hint: hint} }
+// withHint adds a hint line (what to do next) to an error.
+func withHint(err error, hint string) error { return fail.New(fail.Other, err, hint) }
 
 // warnf prints a warning line on stderr.
 func warnf(env *Env, format string, a ...any) {

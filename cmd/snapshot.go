@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -29,10 +28,8 @@ func addSnapshotFlags(f *pflag.FlagSet, o *snapshotOptions) {
 
 // pendingSnapshot is a snapshot being written for a run.
 type pendingSnapshot struct {
-	path   string
-	file   *atomicfile.Pending
-	writer *audit.SnapshotWriter
-	undo   func() // unregisters the forced-exit cleanup
+	*audit.PendingSnapshot
+	undo func() // unregisters the forced-exit cleanup
 }
 
 // startSnapshot begins the snapshot of --snapshot, before anything is
@@ -56,17 +53,15 @@ func startSnapshot(env *Env, ao *auditOptions) (*pendingSnapshot, error) {
 		}
 		server = name
 	}
-	f, err := atomicfile.Create(o.Snapshot, 0o644)
+	p, err := audit.CreateSnapshot(o.Snapshot)
 	if err != nil {
 		return nil, writeFailed("the snapshot "+o.Snapshot, unwrapPathError(err))
 	}
-	w := audit.NewSnapshotWriter(f)
-	w.Server, w.ToolVersion, w.Now = server, Version, env.Now
-	w.TrustedProxies, w.TrustXFF = ao.TrustedProxies, ao.TrustXFF
-	o.snapshot = w
+	p.Server, p.ToolVersion, p.Now = server, Version, env.Now
+	p.TrustedProxies, p.TrustXFF = ao.TrustedProxies, ao.TrustXFF
+	o.snapshot = p.SnapshotWriter
 	path := o.Snapshot
-	return &pendingSnapshot{path: path, file: f, writer: w,
-		undo: onForcedExit(func() { atomicfile.RemoveTemp(path) })}, nil
+	return &pendingSnapshot{p, onForcedExit(func() { atomicfile.RemoveTemp(path) })}, nil
 }
 
 // commit puts the snapshot in place, once the run made its report.
@@ -75,15 +70,11 @@ func (p *pendingSnapshot) commit(ctx context.Context) error {
 		return nil
 	}
 	defer p.undo()
-	if err := p.writer.Close(); err != nil {
-		p.file.Abort()
-		return writeFailed("the snapshot "+p.path, err)
-	}
-	if err := p.file.Commit(ctx); err != nil {
+	if err := p.Commit(ctx); err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return writeFailed("the snapshot "+p.path, fmt.Errorf("%w", unwrapPathError(err)))
+		return writeFailed("the snapshot "+p.Path, err)
 	}
 	return nil
 }
@@ -93,6 +84,6 @@ func (p *pendingSnapshot) abort() {
 	if p == nil {
 		return
 	}
-	p.file.Abort()
+	p.Abort()
 	p.undo()
 }

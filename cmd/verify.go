@@ -150,36 +150,22 @@ crawlers to recheck (a profile file for one not built in).`,
 }
 
 // verifyAddrs parses the addresses of args, "-" standing for those on
-// stdin: unmapped, deduplicated and sorted.
+// stdin (verify.AddrArgs).
 func verifyAddrs(ctx context.Context, env *Env, args []string) ([]netip.Addr, error) {
-	var all []string
-	for _, s := range args {
-		if s != "-" {
-			all = append(all, s)
-			continue
-		}
-		// Read aside: an interrupted run does not wait for a pipe that
-		// never ends.
-		type read struct {
-			lines []string
-			err   error
-		}
-		got, err := untilDone(ctx, func() read {
-			lines, err := verifyReadAddrs(env.Stdin)
-			return read{lines, err}
-		})
-		if err == nil {
-			err = got.err
-		}
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, got.lines...)
-	}
-	if len(all) == 0 {
+	addrs, err := verify.AddrArgs(ctx, args, func() ([]string, error) { return verifyReadAddrs(env.Stdin) })
+	var ee *exitError
+	switch {
+	case err == nil:
+		return addrs, nil
+	case ctx.Err() != nil:
+		return nil, errInterrupted
+	case errors.As(err, &ee):
+		return nil, ee
+	case errors.Is(err, verify.ErrNoAddrs):
 		return nil, usageError("no addresses on stdin: give one IP address a line")
 	}
-	return verifyParseArgs(all)
+	return nil, &exitError{code: ExitUsage, err: withHint(err,
+		"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
 }
 
 // verifyReadAddrs reads one address a line from stdin
@@ -195,16 +181,6 @@ func verifyReadAddrs(r io.Reader) ([]string, error) {
 		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
 	}
 	return out, nil
-}
-
-// verifyParseArgs parses the addresses (verify.ParseAddrs).
-func verifyParseArgs(args []string) ([]netip.Addr, error) {
-	addrs, err := verify.ParseAddrs(args)
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: withHint(err,
-			"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
-	}
-	return addrs, nil
 }
 
 // addCrawlerFlag adds --crawler, the crawlers to judge against.

@@ -1,38 +1,11 @@
 package cmd
 
-import "runtime/debug"
+import (
+	"runtime/debug"
 
-// buildVersion is the version a build without -ldflags reports: the main
-// module's version from the build information (v1.2.3 for `go install
-// github.com/lohisoft/lohibot-audit/cmd/lohibot-audit@v1.2.3`, a
-// pseudo-version for a `go build` in a git checkout), else "dev" with the
-// commit when the go command recorded one ("dev (2010383c1a2b, modified)"),
-// else "dev".
-func buildVersion(info *debug.BuildInfo, ok bool) string {
-	if !ok || info == nil {
-		return "dev"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev string
-	var modified bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified {
-		return "dev (" + rev + ", modified)"
-	}
-	return "dev (" + rev + ")"
-}
+	"github.com/lohisoft/lohibot-audit/internal/buildinfo"
+)
+
+// buildVersion is the version a build without -ldflags reports
+// (buildinfo.Version).
+func buildVersion(info *debug.BuildInfo, ok bool) string { return buildinfo.Version(info, ok) }

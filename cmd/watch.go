@@ -5,23 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
-	"github.com/lohisoft/lohibot-audit/metrics"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/watch"
-	"github.com/lohisoft/lohibot-audit/watchstate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -52,8 +47,8 @@ type watchOptions struct {
 var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
 
 // watchSignals, when set by a test, replaces the process's SIGHUP and
-// SIGUSR1.
-var watchSignals func() (hup, usr1 <-chan os.Signal, stop func())
+// SIGUSR1 (watch.ProcessSignals).
+var watchSignals = watch.ProcessSignals
 
 // watchTick, when set by a test, replaces watch.DefaultTick.
 var watchTick time.Duration
@@ -227,7 +222,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	defer state.close()
+	defer state.Close()
 	rs, err := loadRobotsSet(ctx, env, o.Robots)
 	if err != nil {
 		return err
@@ -248,83 +243,43 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		warnf(env, "%s", w)
 	}
 
-	events := &watch.Events{W: watchEventWriter(env), Terminal: env.StdoutTTY, OnError: func(err error) {
-		if err != nil {
-			say(fmt.Sprintf("cannot write events: %v: going on; events are lost until writing works again", err))
-		} else {
-			say("events are written again")
-		}
-	}}
-	opts := watch.Options{
+	sc := watch.ServiceConfig{Config: watch.Config{Options: watch.Options{
 		Files:    files,
 		Follow:   follow.Options{FromStart: o.FromStart, Stdin: env.Stdin},
 		Format:   logFormat,
 		SiteOf:   func(f string) string { return sites[f] },
 		TrustXFF: o.TrustXFF,
-		Trust:    id.Proxies,
 		Location: read.Location,
-		Events:   events,
+		Events:   watch.EventsTo(watchEventWriter(env), env.StdoutTTY, say),
 		Say:      say,
 		Now:      env.Now,
 		Tick:     watchTick,
 		BlockTTL: ttl,
-		Targets:  watchTargets(o, csCreds),
 		Version:  Version,
-	}
-	if state != nil {
-		opts.StateDir = state.dir
-	}
+	}, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
+		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
+		OptOuts: optOuts, OptOutGrace: o.OptOutGrace},
+		State: state, Metrics: o.Metrics, CrowdSec: csCreds, CrowdSecFile: o.CrowdSecCredentials}
 	if o.NFTables {
-		no := nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
+		sc.NFTables = &nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
 		if o.NFTNetNS != "" {
 			nsf, err := os.Open(o.NFTNetNS)
 			if err != nil {
 				return usageError("--nft-netns: %v", unwrapPathError(err))
 			}
 			defer nsf.Close()
-			no.NetNS = int(nsf.Fd())
-		}
-		adder, err := nftset.Open(no)
-		if err != nil {
-			if errors.Is(err, nftset.ErrUnsupported) {
-				return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--nftables: %w", err), "on this system block with --exec, which runs your firewall's own command for each spoofer")}
-			}
-			if errors.Is(err, os.ErrPermission) {
-				return withHint(fmt.Errorf("nftables: %w", err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
-			}
-			return usageError("nftables: %v", err)
-		}
-		defer adder.Close()
-		opts.Adder = adder
-		opts.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: o.NFTTable, SetOnly: true}, NetNS: no.NetNS}}
-		if u := adder.Unreferenced(); len(u) > 0 {
-			say(watchUnreferenced(o.NFTTable, u))
+			sc.NFTables.NetNS, sc.NFTNetNS = int(nsf.Fd()), o.NFTNetNS
 		}
 	}
 	if argv != nil {
-		opts.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency, OnDone: func(args []string, err error) {
-			if err != nil {
-				say(fmt.Sprintf("exec %s %s: %v", argv[0], strings.Join(args, " "), err))
-			}
-		}}
+		sc.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency}
+		sc.ExecCommand = o.Exec
 	}
-	if csCreds != nil {
-		opts.CrowdSec = newWatchCrowdSec(env, *csCreds, crawler.Names(profiles), ttl, say)
+	w, err := watch.Start(ctx, sc)
+	if err != nil {
+		return watchStartError(err, o.Metrics)
 	}
-	w := watch.NewFor(ctx, watch.Config{Options: opts, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
-		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
-		OptOuts: optOuts, OptOutGrace: o.OptOutGrace})
-	if state != nil && state.loaded != nil {
-		w.Restore(state.loaded)
-	}
-	var metricsSrv *metrics.Server
-	if o.Metrics != "" {
-		if metricsSrv, err = startWatchMetrics(o.Metrics, w, env); err != nil {
-			return err
-		}
-		say(fmt.Sprintf("metrics: serving at http://%s%s", metricsSrv.Addr(), metrics.Path))
-	}
-
+	defer w.Close()
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
 		if err != nil {
@@ -336,41 +291,33 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		defer pprof.StopCPUProfile()
 	}
-	hup, usr1, stopSignals := watchSignalChannels()
+	sig, stopSignals := watchSignals()
 	defer stopSignals()
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if state != nil {
-		go watchstate.Serve(runCtx, state.ln, w)
+	// SIGTERM and SIGINT are how watch is stopped: exit 0.
+	sig.OnReload = func() error { return watchReload(ctx, c, env, o, w.Watcher) }
+	return w.Serve(ctx, sig)
+}
+
+// watchStartError says why the watch could not start, and what to do.
+func watchStartError(err error, metricsAddr string) error {
+	var se *watch.StartError
+	if !errors.As(err, &se) {
+		return err
 	}
-	if metricsSrv != nil {
-		go func() {
-			if err := metricsSrv.Serve(runCtx); err != nil {
-				say(fmt.Sprintf("metrics: %v", err))
-			}
-		}()
-	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	for {
-		select {
-		case err := <-done:
-			if err != nil && ctx.Err() == nil {
-				return err
-			}
-			// SIGTERM and SIGINT are how watch is stopped: exit 0.
-			return nil
-		case <-usr1:
-			say(w.Summary())
-		case <-hup:
-			say("reloading the config, the IP list and robots.txt")
-			if err := watchReload(ctx, c, env, o, w); err != nil {
-				say(fmt.Sprintf("reload failed: %v; going on as before", err))
-			} else {
-				say("reloaded: addresses are judged again as they are seen")
-			}
+	switch {
+	case se.Part == "metrics":
+		// Without net.Listen's "listen tcp ADDR:": the message names it.
+		err = se.Err
+		if oe := (*net.OpError)(nil); errors.As(err, &oe) && oe.Err != nil {
+			err = oe.Err
 		}
+		return usageError("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(metricsAddr), err)
+	case errors.Is(err, nftset.ErrUnsupported):
+		return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--nftables: %w", se.Err), "on this system block with --exec, which runs your firewall's own command for each spoofer")}
+	case errors.Is(err, os.ErrPermission):
+		return withHint(fmt.Errorf("nftables: %w", se.Err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
 	}
+	return usageError("nftables: %v", se.Err)
 }
 
 // watchEventWriter is where events go: standard output itself, not the
@@ -382,16 +329,6 @@ func watchEventWriter(env *Env) io.Writer {
 		return ow.w
 	}
 	return env.Stdout
-}
-
-// watchSignalChannels returns SIGHUP and SIGUSR1 of the process (or the
-// test's). Where the system has no such signals (Windows) the channels
-// never deliver: watchSignalHelp says so in --help.
-func watchSignalChannels() (hup, usr1 <-chan os.Signal, stop func()) {
-	if watchSignals != nil {
-		return watchSignals()
-	}
-	return processWatchSignals()
 }
 
 // watchReload reads the config file again over the command line's flags,
@@ -456,18 +393,7 @@ func watchExecArgv(c *cobra.Command, o *watchOptions) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, usageError("--exec %q: give a command, such as --exec /usr/local/bin/lohibot-banip", o.Exec)
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		what := "cannot be run"
-		switch fi, serr := os.Stat(argv[0]); {
-		case errors.Is(err, exec.ErrNotFound) && !strings.ContainsRune(argv[0], os.PathSeparator):
-			what = "not found in $PATH"
-		case serr != nil && errors.Is(serr, fs.ErrNotExist):
-			what = "no such file"
-		case serr == nil && fi.IsDir():
-			what = "is a directory"
-		case serr == nil:
-			what = "is not executable"
-		}
+	if what := watch.CommandProblem(argv[0]); what != "" {
 		return nil, usageError("--exec %s: %s: give the path of an executable file", sanitize(argv[0]), what)
 	}
 	return argv, nil
@@ -509,23 +435,4 @@ func checkWatchFiles(files []string) error {
 		}
 	}
 	return nil
-}
-
-// watchUnreferenced is what is said when no rule of a --set-only table
-// looks addresses up in the sets watch adds spoofers to.
-func watchUnreferenced(table string, sets []string) string {
-	if table == "" {
-		table = emit.DefaultNFTTable
-	}
-	var refs, rules []string
-	for _, s := range sets {
-		refs = append(refs, "@"+s)
-		if strings.HasSuffix(s, "v6") {
-			rules = append(rules, "'ip6 saddr @"+s+" drop'")
-		} else {
-			rules = append(rules, "'ip saddr @"+s+" drop'")
-		}
-	}
-	return fmt.Sprintf("nftables: no rule in table %s refers to %s, where watch adds spoofers: they are not dropped until a chain of yours has %s",
-		sanitize(table), strings.Join(refs, " or "), strings.Join(rules, " and "))
 }

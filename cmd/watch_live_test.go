@@ -47,8 +47,8 @@ func startWatch(t *testing.T, env *Env, log string, args ...string) *liveWatch {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	watchSignals = func() (<-chan os.Signal, <-chan os.Signal, func()) { return w.hup, w.usr1, func() {} }
-	t.Cleanup(func() { watchSignals = nil })
+	watchSignals = func() (watch.Signals, func()) { return watch.Signals{Reload: w.hup, Summary: w.usr1}, func() {} }
+	t.Cleanup(func() { watchSignals = watch.ProcessSignals })
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	t.Cleanup(cancel)

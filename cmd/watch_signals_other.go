@@ -2,16 +2,8 @@
 
 package cmd
 
-import "os"
-
 // watchSignalHelp is what watch --help says about the signals it takes.
 // This system has no SIGHUP or SIGUSR1.
 const watchSignalHelp = `Ctrl-C stops it (exit 0). This system has no SIGHUP or SIGUSR1: to read the
 config file, the IP list and robots.txt again, restart it; it prints no
 summary on demand.`
-
-// processWatchSignals returns channels that never deliver: there are no
-// such signals here.
-func processWatchSignals() (hup, usr1 <-chan os.Signal, stop func()) {
-	return nil, nil, func() {}
-}

@@ -2,22 +2,16 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/metrics"
-	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/lohisoft/lohibot-audit/watchstate"
@@ -47,33 +41,16 @@ func stateDirOf(env *Env, o *stateFlags) (string, bool) {
 		return o.StateDir, true
 	}
 	if d := env.Getenv("STATE_DIRECTORY"); d != "" {
-		// systemd may list several, separated by colons: the first is ours.
-		for i := range len(d) {
-			if d[i] == ':' {
-				d = d[:i]
-				break
-			}
-		}
-		return d, true
+		return watchstate.SystemdDir(d), true
 	}
 	return defaultStateDir, false
 }
 
-// watchState is the state directory a running watch holds: its lock, the
-// state it found, its control socket.
-type watchState struct {
-	dir    string
-	lock   *watchstate.Lock
-	ln     net.Listener
-	loaded *watchstate.Loaded
-}
-
-// openWatchState takes the state directory for a watch: nil without one
-// (--no-state, or the default directory out of reach, which is said). A
-// directory another watch holds, or one asked for that cannot be used,
-// is a configuration error. A state file that cannot be read is said and
-// set aside.
-func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchState, error) {
+// openWatchState takes the state directory for a watch
+// (watchstate.Open): nil without one (--no-state, or the default
+// directory out of reach, which is said). A directory another watch
+// holds, or one asked for that cannot be used, is a configuration error.
+func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.Held, error) {
 	if o.NoState {
 		if o.StateDir != "" {
 			return nil, usageError("--state-dir and --no-state: give one")
@@ -84,89 +61,21 @@ func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchState, e
 	if dir == "" {
 		return nil, nil
 	}
-	lock, err := watchstate.Acquire(dir)
-	if err != nil {
-		if errors.Is(err, watchstate.ErrLocked) {
-			return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
-				"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")}
-		}
-		if !asked {
-			say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, unwrapPathError(err)))
-			return nil, nil
-		}
-		return nil, usageError("--state-dir %s: %v", sanitize(dir), unwrapPathError(err))
-	}
-	ws := &watchState{dir: dir, lock: lock}
-	l, err := watchstate.Read(dir, env.Now())
+	h, err := watchstate.Open(dir, env.Now(), say)
+	var le *watchstate.ListenError
 	switch {
 	case err == nil:
-		ws.loaded = l
-	case errors.Is(err, fs.ErrNotExist):
-	case errors.Is(err, watchstate.ErrForeign), errors.Is(err, watchstate.ErrDamaged), errors.Is(err, watchstate.ErrVersion):
-		if aside, aerr := watchstate.SetAside(dir); aerr == nil {
-			say(fmt.Sprintf("state: %s: %v: not used (kept as %s); starting without it", watchstate.Path(dir), err, aside))
-		} else {
-			say(fmt.Sprintf("state: %s: %v: not used; starting without it", watchstate.Path(dir), err))
-		}
-	default:
-		say(fmt.Sprintf("state: %v: starting without it", unwrapPathError(err)))
+		return h, nil
+	case errors.Is(err, watchstate.ErrLocked):
+		return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
+			"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")}
+	case errors.As(err, &le):
+		return nil, usageError("state directory %s: %v", sanitize(dir), err)
+	case !asked:
+		say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, unwrapPathError(err)))
+		return nil, nil
 	}
-	ln, err := watchstate.Listen(dir)
-	if err != nil {
-		lock.Release()
-		return nil, usageError("state directory %s: control socket: %v", sanitize(dir), unwrapPathError(err))
-	}
-	ws.ln = ln
-	return ws, nil
-}
-
-// close stops answering and lets go of the directory.
-func (ws *watchState) close() {
-	if ws == nil {
-		return
-	}
-	ws.ln.Close()
-	ws.lock.Release()
-}
-
-// watchTargets says where the watch blocks, for the state.
-func watchTargets(o *watchOptions, creds *crowdsec.Credentials) watchstate.Targets {
-	var t watchstate.Targets
-	if o.NFTables {
-		if c, err := (emit.NFTOptions{Table: o.NFTTable, SetOnly: true}).Config(); err == nil {
-			t.NFTables = c.TableRef()
-		}
-		t.NFTNetNS = o.NFTNetNS
-	}
-	if creds != nil {
-		t.CrowdSec, t.CrowdSecCredentials = creds.URL, o.CrowdSecCredentials
-	}
-	if flagGivenWatchExec(o) {
-		t.Exec = o.Exec
-	}
-	return t
-}
-
-func flagGivenWatchExec(o *watchOptions) bool { return o.given != nil && o.given("exec") }
-
-// startWatchMetrics binds --metrics: an address that cannot be bound is a
-// configuration error, said at start.
-func startWatchMetrics(addr string, w *watch.Watcher, env *Env) (*metrics.Server, error) {
-	srv, err := metrics.Listen(addr, metrics.Registry(w.Status, env.Now, Version))
-	if err != nil {
-		return nil, usageError("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(addr), unwrapNetError(err))
-	}
-	return srv, nil
-}
-
-// unwrapNetError drops the "listen tcp ADDR:" an error of net.Listen
-// starts with: the message names the address already.
-func unwrapNetError(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
+	return nil, usageError("--state-dir %s: %v", sanitize(dir), unwrapPathError(err))
 }
 
 // newWatchStatusCmd is `watch status`.
@@ -260,15 +169,7 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 	default:
 		return err
 	}
-	if format == "json" {
-		b, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		_, err = env.Stdout.Write(append(b, '\n'))
-		return err
-	}
-	return render.WatchStatus(env.Stdout, s, written, env.Now())
+	return render.WatchStatusAs(env.Stdout, format, s, written, env.Now())
 }
 
 // unblockOptions are the flags of unblock.
@@ -339,9 +240,14 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 		out = resp.Unblocked
 	case errors.Is(err, watchstate.ErrNotRunning):
 		say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
-		u, closeU, err := stoppedUnblocker(env, dir, say)
-		if err != nil {
-			return err
+		u, closeU, err := watch.StoppedUnblocker(dir, env.Now(), crowdSecAgent(env), say)
+		var ce *watch.CredentialsError
+		switch {
+		case errors.As(err, &ce):
+			return &exitError{code: ExitIncomplete, err: withHint(err,
+				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")}
+		case err != nil:
+			return &exitError{code: ExitIncomplete, err: err}
 		}
 		defer closeU()
 		out, err = watch.UnblockStopped(ctx, dir, addrs, ttl, now, u, say)
@@ -359,66 +265,12 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	default:
 		return err
 	}
-	failed := false
-	events := &watch.Events{W: env.Stdout, Terminal: env.StdoutTTY}
-	for _, u := range out {
-		events.Unblock(u, now)
-		if len(u.Errors) > 0 {
-			failed = true
-		}
-	}
-	if _, lost := events.Counts(); lost > 0 {
+	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
+	if lost > 0 {
 		return &exitError{code: ExitIncomplete, output: true, err: errors.New("cannot write to standard output")}
 	}
 	if failed {
 		return &exitError{code: ExitIncomplete, err: errors.New("not everything could be undone: see each address's errors")}
 	}
 	return nil
-}
-
-// stoppedUnblocker undoes blocks where the state of dir says the last
-// watch made them: its nftables table, its CrowdSec Local API. With no
-// state to say (none there, one that cannot be read, or one only unblock
-// wrote), it takes the
-// addresses out of the default table's sets in this network namespace,
-// where watch --nftables and emit nftables put them, and says so.
-func stoppedUnblocker(env *Env, dir string, say func(string)) (watch.Unblocker, func(), error) {
-	var u watch.Unblocker
-	closer := func() {}
-	l, err := watchstate.Read(dir, env.Now())
-	if err != nil || l.Status == nil {
-		// Nothing known of where blocks went (no state, one that cannot be
-		// read, or one no watch wrote, only unblock): the hold is written
-		// all the same (UnblockStopped says what it does with a bad state).
-		msg := fmt.Sprintf("no state in %s tells where a watch blocked", dir)
-		if runtime.GOOS == "linux" {
-			u.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: emit.DefaultNFTTable, SetOnly: true}}}
-			msg += fmt.Sprintf(": taking the addresses out of the sets of nftables table %s here, if it holds them", emit.DefaultNFTTable)
-		}
-		say(msg + "; CrowdSec decisions are not known: end them with 'cscli decisions delete --ip ADDRESS'")
-		return u, closer, nil
-	}
-	t := l.Targets
-	if t.NFTables != "" {
-		so := nftset.Options{NFTOptions: emit.NFTOptions{Table: t.NFTables, SetOnly: true}}
-		if t.NFTNetNS != "" {
-			f, err := os.Open(t.NFTNetNS)
-			if err != nil {
-				return u, closer, &exitError{code: ExitIncomplete, err: fmt.Errorf("nftables: the network namespace of the last watch: %v", unwrapPathError(err))}
-			}
-			closer = func() { f.Close() }
-			so.NetNS = int(f.Fd())
-		}
-		u.Sets = nftset.Sets{Options: so}
-	}
-	if t.CrowdSecCredentials != "" {
-		creds, err := crowdsec.ReadCredentials(t.CrowdSecCredentials)
-		if err != nil {
-			closer()
-			return u, func() {}, &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("crowdsec: %v", unwrapPathError(err)),
-				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")}
-		}
-		u.CrowdSec = &crowdsec.Pusher{Client: newCrowdSecClient(env, creds, nil), TTL: time.Hour, Version: Version, Now: env.Now}
-	}
-	return u, closer, nil
 }

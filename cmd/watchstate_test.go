@@ -229,29 +229,6 @@ func checkPromtool(t *testing.T, scrape string) {
 	}
 }
 
-// A state file that is not one is said, set aside and not used; the watch
-// runs and writes a good one.
-func TestWatchDamagedStateSetAside(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(watchstate.Path(dir), []byte("{\"format\":\"lohibot-audit watch state\",\"version\":1}\n{\"verdict\":"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr strings.Builder
-	env := &Env{Stdin: strings.NewReader(watchLine("203.0.113.5", "LohiSoftBot/1.0")), Stdout: &stdout, Stderr: &stderr, Now: time.Now,
-		Getenv: func(string) string { return "" }}
-	code := Run(context.Background(), env, []string{"watch", "--offline", "--state-dir", dir, "-"})
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	if e := stderr.String(); !strings.Contains(e, "damaged") || !strings.Contains(e, "kept as "+watchstate.Path(dir)+".bad") {
-		t.Errorf("stderr:\n%s", e)
-	}
-	l, err := watchstate.Read(dir, time.Now())
-	if err != nil || l.Status == nil || l.Status.Files[0].Lines != 1 {
-		t.Fatalf("state after: %+v, %v", l, err)
-	}
-}
-
 // Two watches cannot share a state directory: the second exits 2 at
 // start, naming the first.
 func TestWatchStateDirInUse(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -165,9 +166,10 @@ type Config struct {
 	// The concurrency, pause, backoff and auth checks widen the bounds of
 	// the two requests they compare by it when two clocks logged them;
 	// the budget, robots-not-fetched and robots-unavailable checks, whose
-	// windows are a day and more, widen every request of a site that
-	// several clocks logged by half of it either way. Zero or negative:
-	// the clocks agree.
+	// windows are a day and more, and the robots check's day of allow-all
+	// after a 4xx answer for /robots.txt, widen every request of a site
+	// that several clocks logged by half of it either way. Zero or
+	// negative: the clocks agree.
 	ClockSkew time.Duration
 	// OptedOut, when set, returns when a site asked the crawler's
 	// operator to leave it out of the crawl (the opt-out e-mail's time),
@@ -224,6 +226,10 @@ func Check(hits []Hit, cfg Config) ([]Violation, []SiteReport) {
 type Checker struct {
 	cfg   Config
 	files map[string]*fileUnits
+	// mu guards files (and lastFile) while Run reads sources at once
+	// (sharedFileOf), and makes the calls of cfg's funcs one at a time
+	// (Config.serialized).
+	mu    sync.Mutex
 	sites map[string]*siteSurvey
 	// The file and site of the last hit shown: hits come file by file.
 	lastFile *fileUnits
@@ -231,6 +237,9 @@ type Checker struct {
 	lastName string
 	// sitesAtOnce, when above zero, replaces maxSitesAtOnce (tests).
 	sitesAtOnce int
+	// shards, when above zero, replaces GOMAXPROCS as the number of
+	// goroutines that check the sites at once (tests).
+	shards int
 	// lead is the most that a hit's earliest possible start lies before
 	// its start as logged: a hit to come, logged at t or later, surely
 	// started at t-lead or later.
@@ -258,6 +267,13 @@ type siteFile struct {
 // NewChecker returns a Checker that holds hits to cfg.
 func NewChecker(cfg Config) *Checker {
 	return &Checker{cfg: cfg, files: map[string]*fileUnits{}, sites: map[string]*siteSurvey{}}
+}
+
+// sharedFileOf is fileOf for goroutines that read sources at once.
+func (e *Checker) sharedFileOf(name string) *fileUnits {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fileOf(name)
 }
 
 // fileOf returns what is known of the named file.

@@ -70,12 +70,13 @@ func (h *Hit) span() (start, end time.Time) {
 // request started in [sLo, sHi) and ended in [eLo, eHi); sNom and eNom are
 // the times as logged (or derived with the duration).
 //
-// It holds what the checks read of a Hit, in 256 bytes: hits are made
+// It holds what the checks read of a Hit, in 264 bytes: hits are made
 // and let go by the million.
 type hit struct {
 	Site, File, IP string
 	path           string
-	extra          *hitExtra // nil when neither is logged
+	extra          *hitExtra  // nil when neither is logged
+	f              *fileUnits // its file's (read only while the checks run)
 	Line           int64
 	idx            int64 // position in the input, the last tie-break
 	Status         int
@@ -141,7 +142,7 @@ func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
 	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
-		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock}
+		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock, f: f}
 	if r.RemoteUser != "" || r.RetryAfter != "" {
 		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
 	}

@@ -2,7 +2,6 @@ package conduct
 
 import (
 	"cmp"
-	"container/heap"
 	"strings"
 	"time"
 )
@@ -101,14 +100,12 @@ func compareHits(a, b *hit) int {
 // Disorder of the latest one read. held is sorted from head on: a log
 // being nearly in order, a hit read goes at or near its end.
 type reorder struct {
-	src    source
-	e      *Checker
+	src    feed
 	held   []*hit
 	head   int
 	newest time.Time // the latest start read
 	read   bool      // newest is set
 	done   bool
-	buf    Hit
 }
 
 // first returns the earliest hit held; there must be one.
@@ -149,12 +146,11 @@ func (r *reorder) take() *hit {
 // or too many are held.
 func (r *reorder) fill() {
 	for !r.done && !r.ready() {
-		idx, ok := r.src.next(&r.buf)
-		if !ok {
+		h := r.src.nextHit()
+		if h == nil {
 			r.done = true
 			break
 		}
-		h := newHit(&r.buf, idx, r.e.fileOf(r.buf.File))
 		if h.timed && (!r.read || h.sNom.After(r.newest)) {
 			r.newest, r.read = h.sNom, true
 		}
@@ -172,33 +168,41 @@ func (r *reorder) ready() bool {
 	return r.read && r.newest.Sub(r.first().sNom) >= Disorder
 }
 
-// merger merges the reordered sources by the checks' order.
+// merger merges the reordered sources by the checks' order: a heap of
+// them by their earliest hit held (every one holds one).
 type merger []*reorder
 
-func (m merger) Len() int { return len(m) }
-func (m merger) Less(i, j int) bool {
-	return compareHits(m[i].first(), m[j].first()) < 0
-}
-func (m merger) Swap(i, j int) { m[i], m[j] = m[j], m[i] }
-func (m *merger) Push(x any)   { *m = append(*m, x.(*reorder)) }
-func (m *merger) Pop() any {
-	old := *m
-	x := old[len(old)-1]
-	*m = old[:len(old)-1]
-	return x
+// down moves the i-th source down the heap to its place.
+func (m merger) down(i int) {
+	for n := len(m); ; {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && compareHits(m[r].first(), m[c].first()) < 0 {
+			c = r
+		}
+		if compareHits(m[c].first(), m[i].first()) >= 0 {
+			return
+		}
+		m[i], m[c] = m[c], m[i]
+		i = c
+	}
 }
 
-func newMerger(e *Checker, sources []source) *merger {
-	m := &merger{}
+func newMerger(sources []feed) *merger {
+	m := merger{}
 	for _, s := range sources {
-		r := &reorder{src: s, e: e}
+		r := &reorder{src: s}
 		r.fill()
 		if r.count() > 0 {
-			*m = append(*m, r)
+			m = append(m, r)
 		}
 	}
-	heap.Init(m)
-	return m
+	for i := len(m)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return &m
 }
 
 // next returns the next hit of all sources in order, as far as their
@@ -210,11 +214,92 @@ func (m *merger) next() *hit {
 	r := (*m)[0]
 	h := r.take()
 	r.fill()
-	switch {
-	case r.count() == 0:
-		heap.Pop(m)
-	case len(*m) > 1:
-		heap.Fix(m, 0)
+	if r.count() == 0 {
+		last := len(*m) - 1
+		(*m)[0], (*m)[last] = (*m)[last], nil
+		*m = (*m)[:last]
 	}
+	m.down(0)
+	return h
+}
+
+// feed gives the hits of a source with their bounds worked out.
+type feed interface {
+	// nextHit returns the next hit, or nil at the end.
+	nextHit() *hit
+}
+
+// direct is a feed that reads its source as it is asked.
+type direct struct {
+	src source
+	e   *Checker
+	buf Hit
+}
+
+func (d *direct) nextHit() *hit {
+	idx, ok := d.src.next(&d.buf)
+	if !ok {
+		return nil
+	}
+	return newHit(&d.buf, idx, d.e.fileOf(d.buf.File))
+}
+
+// Reading ahead: each source of a Run of at most maxAhead sources is
+// read in a goroutine of its own, up to two batches of aheadBatch hits
+// ahead of the merge (a few MiB for maxAhead sources).
+const (
+	maxAhead   = 256
+	aheadBatch = 64
+)
+
+// ahead is a feed whose source is read in a goroutine of its own.
+type ahead struct {
+	batches chan []*hit
+	cur     []*hit
+	pos     int
+}
+
+// readAhead starts reading src in a goroutine of its own; it reads to the
+// end of the source, as Run does.
+func (e *Checker) readAhead(src source) *ahead {
+	a := &ahead{batches: make(chan []*hit, 1)}
+	go func() {
+		defer close(a.batches)
+		var buf Hit
+		var f *fileUnits
+		b := make([]*hit, 0, aheadBatch)
+		for {
+			idx, ok := src.next(&buf)
+			if !ok {
+				break
+			}
+			if f == nil || f.name != buf.File {
+				f = e.sharedFileOf(buf.File)
+			}
+			b = append(b, newHit(&buf, idx, f))
+			if len(b) == aheadBatch {
+				a.batches <- b
+				b = make([]*hit, 0, aheadBatch)
+			}
+		}
+		if len(b) > 0 {
+			a.batches <- b
+		}
+	}()
+	return a
+}
+
+func (a *ahead) nextHit() *hit {
+	for a.pos == len(a.cur) {
+		b, ok := <-a.batches
+		if !ok {
+			a.cur, a.pos = nil, 0
+			return nil
+		}
+		a.cur, a.pos = b, 0
+	}
+	h := a.cur[a.pos]
+	a.cur[a.pos] = nil
+	a.pos++
 	return h
 }

@@ -18,10 +18,12 @@ import (
 //   - A /robots.txt request answered 2xx gave the crawler the version in
 //     force when it was answered (any version in force while the request
 //     ran); one answered 4xx gave it "allow all" (RFC 9309 §2.3.1.3) for
-//     24 h; a 5xx or 3xx answer leaves what it held (a 5xx is the
-//     robots-unavailable check's matter). The last such request that
-//     surely ended before the page started decides; a later one that may
-//     have ended before the page may have decided instead.
+//     24 h (widened by the clock skew on a site that several clocks
+//     logged, see Config.ClockSkew); a 5xx or 3xx answer leaves what it
+//     held (a 5xx is the robots-unavailable check's matter). The last
+//     such request that surely ended before the page started decides; a
+//     later one that may have ended before the page may have decided
+//     instead.
 //   - With no such request before the page in the log, or only one older
 //     than 24 h, the crawler may hold any version in force within the 24 h
 //     before the page (RFC 9309 §2.4 lets it keep a robots.txt that long).
@@ -254,7 +256,13 @@ func (c *siteCheck) checkRobots(h *hit, late bool) {
 	}
 	atPage := rh.at(h.sNom)
 	rh.memoN = 0
-	why, held, heldFrom := rh.judge(h, token, cands, fresh)
+	// The day of allow-all after a 4xx answer is widened as the checks'
+	// other day-long windows are on a site that several clocks logged.
+	var widen time.Duration
+	if c.wide {
+		widen = c.half
+	}
+	why, held, heldFrom := rh.judge(h, token, cands, fresh, widen)
 	if why >= 0 {
 		// Said only when the version in force at the page disallows it:
 		// otherwise nothing was excused.
@@ -294,10 +302,11 @@ func (rh *robotsHeld) decide(v int, token, path string) robots.Decision {
 // judge says why page h is allowed by a robots.txt the crawler may have
 // held (a note kind), or -1 when every one disallows it, with the
 // version it fetched last (held, -1 for none) and that request. The
-// reasons are tried in a fixed order: a 4xx answer, no version known, the
-// version fetched, a version of the day before, any version (when the
-// requests were too many to follow).
-func (rh *robotsHeld) judge(h *hit, token string, cands []heldFetch, fresh bool) (why int8, held int, heldFrom heldFetch) {
+// reasons are tried in a fixed order: a 4xx answer (within a day of its
+// end, the page and the answer each widened by widen either way), no
+// version known, the version fetched, a version of the day before, any
+// version (when the requests were too many to follow).
+func (rh *robotsHeld) judge(h *hit, token string, cands []heldFetch, fresh bool, widen time.Duration) (why int8, held int, heldFrom heldFetch) {
 	held = -1
 	allows := func(lo, hi int) bool {
 		for i := max(lo, 0); i <= hi; i++ {
@@ -312,7 +321,7 @@ func (rh *robotsHeld) judge(h *hit, token string, cands []heldFetch, fresh bool)
 		recent := h.sLo.Sub(f.eHi) <= robotsDay
 		switch {
 		case f.kind == fetchAllow:
-			a4xx = a4xx || recent
+			a4xx = a4xx || h.sLo.Add(-widen).Sub(f.eHi.Add(widen)) <= robotsDay
 		case !recent && fresh:
 			// An older request than the fresh one: not what it held.
 		case f.lo < 0:

@@ -3,8 +3,11 @@ package conduct
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/robots"
 )
 
 // TestClockSkew: between requests two servers logged, a timing violation
@@ -79,5 +82,63 @@ func TestClockSkew(t *testing.T) {
 				t.Errorf("%s, skew %s: %q, want %q (%q)", tc.name, skew, got, want, details)
 			}
 		}
+	}
+}
+
+// TestClockSkewAllow4xx: a 4xx answer for /robots.txt allows every page
+// for 24 h; on a site that two servers logged, a page just past the day
+// on the other server's clock may have been within it, by up to the
+// skew, and is not held against the crawler.
+func TestClockSkewAllow4xx(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(file string, d time.Duration, path string, status int) Hit {
+		return Hit{Site: "a.example", File: file, Line: 1, IP: "79.139.58.98", Target: path, Status: status,
+			Time: t0.Add(d), Resolution: time.Second}
+	}
+	rb := robots.Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	// Logged to the second without durations, the 404 surely ended by
+	// t0+1s, and the page surely started at t0+24h+2s or later: 24h and
+	// 1s after it at the least.
+	hits := []Hit{
+		at("web1.log", 0, "/robots.txt", 404),
+		at("web2.log", 24*time.Hour+2*time.Second, "/private/a", 200),
+	}
+	for _, tc := range []struct {
+		skew  time.Duration
+		want  []string
+		notes int
+	}{
+		{0, []string{"robots:web2.log:1"}, 0},
+		{998 * time.Millisecond, []string{"robots:web2.log:1"}, 0},
+		{time.Second, nil, 1}, // half a second either way: within the day
+		{time.Hour, nil, 1},
+	} {
+		cfg := Config{Robots: func(string) *robots.Robots { return rb },
+			Clock: func(file string) string { return file[:4] }, ClockSkew: tc.skew}
+		vs, sites := Check(hits, cfg)
+		var got []string
+		for _, v := range vs {
+			if v.Kind == KindRobots { // robots-not-fetched is the matter of TestClockSkew
+				got = append(got, fmt.Sprintf("%s:%s:%d", v.Kind, v.File, v.Line))
+			}
+		}
+		notes := 0
+		for _, n := range sites[0].RobotsNotes {
+			if strings.HasPrefix(n, "1 page within 24h after /robots.txt answered 4xx") {
+				notes++
+			}
+		}
+		if !slices.Equal(got, tc.want) || notes != tc.notes {
+			t.Errorf("skew %s: violations %q, 4xx notes %d; want %q, %d (%+v)", tc.skew, got, notes, tc.want, tc.notes, sites[0].RobotsNotes)
+		}
+	}
+	// One server's clock: the day is the day, whatever the skew.
+	one := slices.Clone(hits)
+	one[1].File = "web1.log"
+	one[1].Line = 2
+	vs, _ := Check(one, Config{Robots: func(string) *robots.Robots { return rb },
+		Clock: func(file string) string { return file[:4] }, ClockSkew: time.Hour})
+	if len(vs) == 0 || vs[0].Kind != KindRobots {
+		t.Errorf("one server, skew 1h: %+v, want the robots violation", vs)
 	}
 }

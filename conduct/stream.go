@@ -3,9 +3,12 @@ package conduct
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -33,6 +36,12 @@ type Result struct {
 // pass: past maxSitesAtOnce sites, the sites are checked a share at a
 // time, a pass over the sources each; a [SiteSource] then gives only the
 // hits of the pass's sites.
+//
+// Run uses as many goroutines as GOMAXPROCS allows: up to maxAhead
+// sources are each read in a goroutine of their own (each source by one
+// goroutine at a time), and the sites are dealt over goroutines that
+// check them beside the merge; the result is the same. The funcs of the
+// Config may be called from those goroutines, one call at a time.
 func (e *Checker) Run(open func() []Source) Result {
 	return e.runPasses(func(keep func(string) bool) []source {
 		srcs := open()
@@ -119,22 +128,155 @@ func (e *Checker) runPasses(open func(keep func(string) bool) []source) Result {
 // run checks the hits of sources in one pass; it returns the hits that
 // came too far out of order, per file, apart.
 func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
-	st := &stream{e: e, sites: map[string]*siteCheck{}}
-	m := newMerger(e, sources)
+	n := e.shardCount()
+	feeds := make([]feed, len(sources))
+	for i, s := range sources {
+		if n > 1 && len(sources) <= maxAhead {
+			feeds[i] = e.readAhead(s)
+		} else {
+			feeds[i] = &direct{src: s, e: e}
+		}
+	}
+	m := newMerger(feeds)
+	if n > 1 {
+		return e.runShards(m, n)
+	}
+	st := newStream(e, &e.cfg)
 	for h := m.next(); h != nil; h = m.next() {
 		st.add(h)
 	}
 	return st.end(), st.late
 }
 
+// shardCount is how many goroutines check the sites at once: as many as
+// the Go runtime runs at once (GOMAXPROCS), unless set for tests.
+func (e *Checker) shardCount() int {
+	if e.shards > 0 {
+		return e.shards
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// shardBatch is how many hits go to a shard at once.
+const shardBatch = 512
+
+// runShards is run with the sites dealt over n shards by a hash of the
+// site: each shard checks its sites in a goroutine of its own while this
+// one reads and merges the sources. Sites are checked independently, and
+// each site's hits reach its shard in the order one stream takes them,
+// so the result, put back in the order of the sites, is the same.
+func (e *Checker) runShards(m *merger, n int) (Result, map[string]*lateHits) {
+	cfg := e.cfg.serialized(&e.mu)
+	shards := make([]*stream, n)
+	ins := make([]chan []*hit, n)
+	free := make(chan []*hit, 4*n)
+	var wg sync.WaitGroup
+	for i := range shards {
+		st := newStream(e, &cfg)
+		shards[i] = st
+		in := make(chan []*hit, 4)
+		ins[i] = in
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range in {
+				for _, h := range b {
+					st.add(h)
+				}
+				clear(b)
+				select {
+				case free <- b[:0]:
+				default:
+				}
+			}
+		}()
+	}
+	batches := make([][]*hit, n)
+	batch := func() []*hit {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return make([]*hit, 0, shardBatch)
+		}
+	}
+	seed := maphash.MakeSeed()
+	lastSite, last := "", 0
+	for h := m.next(); h != nil; h = m.next() {
+		i := last
+		if h.Site != lastSite {
+			i = int(maphash.String(seed, h.Site) % uint64(n))
+			lastSite, last = h.Site, i
+		}
+		if batches[i] == nil {
+			batches[i] = batch()
+		}
+		batches[i] = append(batches[i], h)
+		if len(batches[i]) == shardBatch {
+			ins[i] <- batches[i]
+			batches[i] = nil
+		}
+	}
+	for i, in := range ins {
+		if len(batches[i]) > 0 {
+			in <- batches[i]
+		}
+		close(in)
+	}
+	wg.Wait()
+	var sites []siteResult
+	late := map[string]*lateHits{}
+	for _, st := range shards {
+		sites = append(sites, st.results()...)
+		for file, x := range st.late {
+			if y := late[file]; y != nil {
+				y.n += x.n
+				y.line = min(y.line, x.line)
+			} else {
+				late[file] = x
+			}
+		}
+	}
+	slices.SortFunc(sites, func(a, b siteResult) int { return strings.Compare(a.rep.Site, b.rep.Site) })
+	return gather(sites), late
+}
+
+// serialized returns cfg with its funcs made safe to call from several
+// goroutines at once: one call at a time, holding mu.
+func (cfg Config) serialized(mu *sync.Mutex) Config {
+	if f := cfg.Robots; f != nil {
+		cfg.Robots = func(site string) *robots.Robots { mu.Lock(); defer mu.Unlock(); return f(site) }
+	}
+	if f := cfg.RobotsHistory; f != nil {
+		cfg.RobotsHistory = func(site string) *robots.History { mu.Lock(); defer mu.Unlock(); return f(site) }
+	}
+	if f := cfg.LogStart; f != nil {
+		cfg.LogStart = func(file string) (time.Time, bool) { mu.Lock(); defer mu.Unlock(); return f(file) }
+	}
+	if f := cfg.Covered; f != nil {
+		cfg.Covered = func(site string, from, to time.Time) bool { mu.Lock(); defer mu.Unlock(); return f(site, from, to) }
+	}
+	if f := cfg.Clock; f != nil {
+		cfg.Clock = func(file string) string { mu.Lock(); defer mu.Unlock(); return f(file) }
+	}
+	if f := cfg.OptedOut; f != nil {
+		cfg.OptedOut = func(site string) (time.Time, bool) { mu.Lock(); defer mu.Unlock(); return f(site) }
+	}
+	return cfg
+}
+
 // stream hands each hit to its site's checks.
 type stream struct {
 	e     *Checker
+	cfg   *Config // e's, or a copy safe for several streams at once
 	sites map[string]*siteCheck
-	skips map[uint16][]string // the lists of skipped checks, shared
-	last  *siteCheck          // the site of the previous hit
+	last  *siteCheck // the site of the previous hit
 	// late counts, per file, the hits that came too far out of order.
 	late map[string]*lateHits
+}
+
+func newStream(e *Checker, cfg *Config) *stream {
+	return &stream{e: e, cfg: cfg, sites: map[string]*siteCheck{}}
 }
 
 type lateHits struct {
@@ -146,7 +288,7 @@ func (st *stream) add(h *hit) {
 	if c == nil || c.site != h.Site {
 		c = st.sites[h.Site]
 		if c == nil {
-			c = newSiteCheck(st.e, h.Site)
+			c = newSiteCheck(st.e, st.cfg, h.Site)
 			st.sites[h.Site] = c
 		}
 		st.last = c
@@ -165,24 +307,44 @@ func (st *stream) add(h *hit) {
 	}
 }
 
-// end finishes every site's checks and gathers the result.
-func (st *stream) end() Result {
-	res := Result{Violations: []Violation{}, Sites: make([]SiteReport, 0, len(st.sites))}
+// siteResult is what the checks of one site found.
+type siteResult struct {
+	vs       []Violation
+	rep      SiteReport
+	skipped  uint16
+	warnings []string
+}
+
+// results finishes every site's checks and returns what each found, by
+// site.
+func (st *stream) results() []siteResult {
+	out := make([]siteResult, 0, len(st.sites))
 	for _, name := range slices.Sorted(maps.Keys(st.sites)) {
 		c := st.sites[name]
 		c.end()
 		vs, rep := c.report()
-		if shared, ok := st.skips[c.skipped]; ok {
+		out = append(out, siteResult{vs: vs, rep: rep, skipped: c.skipped, warnings: c.warnings})
+	}
+	return out
+}
+
+// end finishes every site's checks and gathers the result.
+func (st *stream) end() Result { return gather(st.results()) }
+
+// gather makes the result of the sites' results, in their order.
+func gather(sites []siteResult) Result {
+	res := Result{Violations: []Violation{}, Sites: make([]SiteReport, 0, len(sites))}
+	skips := map[uint16][]string{} // the lists of skipped checks, shared
+	for _, s := range sites {
+		rep := s.rep
+		if shared, ok := skips[s.skipped]; ok {
 			rep.ChecksSkipped = shared
 		} else {
-			if st.skips == nil {
-				st.skips = map[uint16][]string{}
-			}
-			st.skips[c.skipped] = rep.ChecksSkipped
+			skips[s.skipped] = rep.ChecksSkipped
 		}
-		res.Violations = append(res.Violations, vs...)
+		res.Violations = append(res.Violations, s.vs...)
 		res.Sites = append(res.Sites, rep)
-		res.Warnings = append(res.Warnings, c.warnings...)
+		res.Warnings = append(res.Warnings, s.warnings...)
 	}
 	return res
 }
@@ -259,12 +421,12 @@ type siteCheck struct {
 	out *[]Violation
 }
 
-func newSiteCheck(e *Checker, site string) *siteCheck {
-	c := &siteCheck{cfg: &e.cfg, e: e, site: site, timed: true, durs: true, lead: e.lead}
+func newSiteCheck(e *Checker, cfg *Config, site string) *siteCheck {
+	c := &siteCheck{cfg: cfg, e: e, site: site, timed: true, durs: true, lead: e.lead}
 	c.robotsOn = c.robotsPromise()
 	if sv := e.sites[site]; sv != nil {
 		c.timed, c.durs, c.files = !sv.untimed, !sv.nodur, sv.files
-		if sv.clocks && e.cfg.ClockSkew > 0 {
+		if sv.clocks && cfg.ClockSkew > 0 {
 			c.wide, c.half = true, e.halfSkew()
 			c.lead += c.half
 		}
@@ -319,7 +481,7 @@ func (c *siteCheck) take(h *hit) (late bool) {
 		w = h.widened(c.half)
 	}
 	if h.page {
-		c.budget.step(c, w, c.e.fileOf(h.File))
+		c.budget.step(c, w, h.f)
 	}
 	if c.robotsOn {
 		c.crawl.step(c, w)

@@ -53,8 +53,15 @@ func streamed(logs [][]Hit, cfg Config) Result { return streamedAtOnce(logs, cfg
 // pass over the logs (0: the default); the even logs leave out sites
 // themselves, the odd ones are filtered.
 func streamedAtOnce(logs [][]Hit, cfg Config, atOnce int) Result {
+	return streamedSharded(logs, cfg, atOnce, 0)
+}
+
+// streamedSharded is streamedAtOnce with the sites dealt over shards
+// goroutines (0: GOMAXPROCS; 1: checked by Run's own).
+func streamedSharded(logs [][]Hit, cfg Config, atOnce, shards int) Result {
 	c := NewChecker(cfg)
 	c.sitesAtOnce = atOnce
+	c.shards = shards
 	for _, l := range logs {
 		for i := range l {
 			c.Measure(&l[i])
@@ -277,6 +284,12 @@ func TestStreamEqualsBatch(t *testing.T) {
 		if byShare := streamedAtOnce(logs, cfg, 1+int(seed%2)); !reflect.DeepEqual(byShare, got) {
 			t.Fatalf("seed %d: checked %d sites at a time: %s %+v\nwant %s %+v", seed, 1+seed%2, dumpVs(byShare.Violations), byShare.Sites, dumpVs(got.Violations), got.Sites)
 		}
+		// Sites checked by Run's goroutine alone, or dealt over three.
+		for _, shards := range []int{1, 3} {
+			if sharded := streamedSharded(logs, cfg, 1+int(seed%3), shards); !reflect.DeepEqual(sharded, got) {
+				t.Fatalf("seed %d: %d shards: %s %+v\nwant %s %+v", seed, shards, dumpVs(sharded.Violations), sharded.Sites, dumpVs(got.Violations), got.Sites)
+			}
+		}
 
 		// A bound on the list keeps the first of each site and kind, and
 		// counts the others.
@@ -380,5 +393,27 @@ func TestStreamOutOfOrder(t *testing.T) {
 	}
 	if w := []string{KindAuth, KindBackoff, KindBudget, KindConcurrency, KindPause, KindRobotsNotFetched, KindRobotsUnavailable}; !slices.Equal(s.ChecksSkipped, w) {
 		t.Fatalf("checks skipped %v, want %v", s.ChecksSkipped, w)
+	}
+
+	// The same late requests in a log of several sites, and in two logs:
+	// the sites dealt over goroutines find and say the same.
+	var mixed, other []Hit
+	for i, h := range far {
+		for j, site := range []string{"a.example", "b.example", "c.example"} {
+			h.Site, h.Line = site, int64(3*i+j+1)
+			mixed = append(mixed, h)
+		}
+		h.File, h.Site, h.Line = "c.log", "d.example", int64(i+1)
+		other = append(other, h)
+	}
+	one := streamedSharded([][]Hit{mixed, other}, cfg, 0, 1)
+	if len(one.Warnings) != 2 || !strings.HasPrefix(one.Warnings[0], "b.log: 6 requests logged more than 15m out of time order (the first on line 304)") ||
+		!strings.HasPrefix(one.Warnings[1], "c.log: 2 requests logged more than 15m out of time order (the first on line 102)") || len(one.Sites) != 4 {
+		t.Fatalf("several sites: warnings %q, sites %+v", one.Warnings, one.Sites)
+	}
+	for _, shards := range []int{2, 3, 5} {
+		if got := streamedSharded([][]Hit{mixed, other}, cfg, 0, shards); !reflect.DeepEqual(got, one) {
+			t.Fatalf("%d shards: %s %+v %q\nwant %s %+v %q", shards, dumpVs(got.Violations), got.Sites, got.Warnings, dumpVs(one.Violations), one.Sites, one.Warnings)
+		}
 	}
 }

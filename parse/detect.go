@@ -70,13 +70,19 @@ func readSample(b []byte) *sample {
 }
 
 // syslogCandidates are autoCandidates after a syslog header.
-var syslogCandidates = func() []*Format {
+var syslogCandidates = withHeaders(headerSyslog)
+
+// containerCandidates are autoCandidates after a container runtime's
+// prefix.
+var containerCandidates = withHeaders(headerContainer)
+
+func withHeaders(h headerKind) []*Format {
 	out := make([]*Format, len(autoCandidates))
 	for i, f := range autoCandidates {
-		out[i] = withSyslog(f)
+		out[i] = withHeader(f, h)
 	}
 	return out
-}()
+}
 
 // Detect returns the format that fits more than half of the first lines
 // of sample that are neither blank nor comments (at most 50): a W3C
@@ -141,6 +147,7 @@ func candidates(s *sample) []Candidate {
 	for i, f := range autoCandidates {
 		try(f)
 		try(syslogCandidates[i])
+		try(containerCandidates[i])
 	}
 	for _, f := range extendedCandidates(s.lines) {
 		try(f)
@@ -156,7 +163,7 @@ func extendedCandidates(lines [][]byte) []*Format {
 	var out []*Format
 	seen := map[string]bool{}
 	for _, base := range extraBases {
-		for _, b := range [2]*Format{base, withSyslog(base)} {
+		for _, b := range [3]*Format{base, withSyslog(base), withHeader(base, headerContainer)} {
 			tf := withTail(b)
 			if tf == nil {
 				continue
@@ -241,7 +248,7 @@ func detectFormat(s *sample) (*Format, error) {
 		if u := recognise(s); u != nil {
 			return nil, u
 		}
-		return nil, fmt.Errorf("%w: none of the first %d lines matches %s (also after a syslog header, or with extra fields at the end) with an IP address as the client; the first: %q",
+		return nil, fmt.Errorf("%w: none of the first %d lines matches %s (also after a syslog header or a container runtime's prefix, or with extra fields at the end) with an IP address as the client; the first: %q",
 			ErrUnknownFormat, n, formatList(), EscapeControl(clip(s.lines[0])))
 	}
 	if best.Fit*2 <= n {
@@ -265,13 +272,21 @@ func formatList() string {
 	return b.String()
 }
 
-// syslogFitsBetter reports whether more of lines fit f after a syslog
-// header than without: more with an IP address as the client, or as many
-// and more with any client.
-func syslogFitsBetter(f *Format, lines [][]byte) bool {
-	plainIP, plainAny := fitCount(f, lines)
-	sysIP, sysAny := fitCount(withSyslog(f), lines)
-	return sysIP > plainIP || sysIP == plainIP && sysAny > plainAny
+// headerFitsBetter returns f read after the header (a syslog header, a
+// container runtime's prefix) that more of lines fit than without one:
+// more with an IP address as the client, or as many and more with any
+// client; nil when none does.
+func headerFitsBetter(f *Format, lines [][]byte) *Format {
+	var best *Format
+	bestIP, bestAny := fitCount(f, lines)
+	for _, h := range headers {
+		hf := withHeader(f, h)
+		ip, any := fitCount(hf, lines)
+		if ip > bestIP || ip == bestIP && any > bestAny {
+			best, bestIP, bestAny = hf, ip, any
+		}
+	}
+	return best
 }
 
 // fitCount counts the lines that match f with an IP address as the client,

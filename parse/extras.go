@@ -57,12 +57,12 @@ func buildExtended(base *Format, extras []extra) (*Format, error) {
 	if len(extras) == 0 {
 		return base, nil
 	}
-	if base.syslog {
+	if base.header != headerNone {
 		f, err := buildExtended(base.base, extras)
 		if err != nil {
 			return nil, err
 		}
-		return withSyslog(f), nil
+		return withHeader(f, base.header), nil
 	}
 	if base.json || base.w3c != nil || len(extras) > maxExtras {
 		return nil, fmt.Errorf("%w: %s takes no extra fields", ErrFormat, base.name)

@@ -141,10 +141,11 @@ type Format struct {
 	name  string
 	json  bool
 	items []item
-	// syslog is true when every line starts with a syslog header (RFC
-	// 3164 or RFC 5424) that comes off before the format is matched.
-	syslog bool
-	// base is the format without the syslog header, for a syslog format.
+	// header is the prefix every line starts with, which comes off
+	// before the format is matched: a syslog header (RFC 3164 or RFC
+	// 5424) or a container runtime's prefix; headerNone for none.
+	header headerKind
+	// base is the format without the header, for a format with one.
 	base *Format
 	// strictHost makes the virtual host field hold a host name or an
 	// address, with an optional port: set for the built-in formats, so
@@ -195,7 +196,11 @@ func (f *Format) Name() string { return f.name }
 
 // Syslog reports whether the lines of this format start with a syslog
 // header (see [ParseFormatSpec]).
-func (f *Format) Syslog() bool { return f.syslog }
+func (f *Format) Syslog() bool { return f.header == headerSyslog }
+
+// Prefixed reports whether the lines of this format start with a prefix
+// that comes off first: a syslog header or a container runtime's prefix.
+func (f *Format) Prefixed() bool { return f.header != headerNone }
 
 // HasHost reports whether lines in this format record the site.
 func (f *Format) HasHost() bool {
@@ -282,18 +287,56 @@ func mustNamed(name string, compile func(string) (*Format, error), s string) *Fo
 	return f
 }
 
-// withSyslog returns f read after a syslog header.
-func withSyslog(f *Format) *Format {
-	if f.syslog {
+// headerKind is the prefix in front of every line of a format.
+type headerKind uint8
+
+const (
+	headerNone headerKind = iota
+	// headerSyslog: a syslog header (see syslogHeaderLen).
+	headerSyslog
+	// headerContainer: a container runtime's prefix (see
+	// containerHeaderLen).
+	headerContainer
+)
+
+// headers are the prefixes a format may be read after, in the order
+// detection prefers them.
+var headers = [...]headerKind{headerSyslog, headerContainer}
+
+// prefix is how a format's name says it is read after the header.
+func (h headerKind) prefix() string {
+	switch h {
+	case headerSyslog:
+		return "syslog+"
+	case headerContainer:
+		return "container+"
+	}
+	return ""
+}
+
+// length returns the length of the header at the start of line, or -1.
+func (h headerKind) length(line []byte) int {
+	if h == headerSyslog {
+		return syslogHeaderLen(line)
+	}
+	return containerHeaderLen(line)
+}
+
+// withHeader returns f read after header h.
+func withHeader(f *Format, h headerKind) *Format {
+	if f.header == h {
 		return f
 	}
+	if f.header != headerNone {
+		f = f.base
+	}
 	s := *f
-	s.syslog, s.base, s.name = true, f, syslogPrefix+f.name
+	s.header, s.base, s.name = h, f, h.prefix()+f.name
 	return &s
 }
 
-// syslogPrefix names a format read after a syslog header.
-const syslogPrefix = "syslog+"
+// withSyslog returns f read after a syslog header.
+func withSyslog(f *Format) *Format { return withHeader(f, headerSyslog) }
 
 // ErrFormat is wrapped by every error about a format string.
 var ErrFormat = errors.New("invalid log format")
@@ -328,23 +371,33 @@ func (e *FormatError) Unwrap() error { return ErrFormat }
 // rsyslog write it, also without <PRI>, HOST or TAG, or with an RFC 3339
 // time), RFC 5424 ("<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD "), or
 // journalctl's short, short-precise, short-iso, short-iso-precise and
-// short-full output. Without the prefix, a Reader still notices such
+// short-full output. Likewise "container+" (container+combined) for lines
+// that each start with a container runtime's prefix: Kubernetes' CRI
+// ("TIME stdout F "), `docker compose logs` ("web-1  | ") and `docker logs
+// --timestamps` ("TIME "). Without the prefix, a Reader still notices such
 // headers in the first lines and reads past them.
 func ParseFormatSpec(spec string) (*Format, error) {
 	switch spec {
 	case "", "auto":
 		return nil, nil
 	}
-	if rest, ok := strings.CutPrefix(spec, syslogPrefix); ok {
+	for _, h := range headers {
+		rest, ok := strings.CutPrefix(spec, h.prefix())
+		if !ok {
+			continue
+		}
 		switch rest {
 		case "", "auto":
-			return nil, fmt.Errorf("%w: %q: name the format after %q, such as syslog+combined (auto-detection finds syslog headers by itself)", ErrFormat, spec, syslogPrefix)
+			return nil, fmt.Errorf("%w: %q: name the format after %q, such as %scombined (auto-detection finds these prefixes by itself)", ErrFormat, spec, h.prefix(), h.prefix())
 		}
 		f, err := ParseFormatSpec(rest)
 		if err != nil {
 			return nil, err
 		}
-		return withSyslog(f), nil
+		if f.header != headerNone {
+			return nil, fmt.Errorf("%w: %q: a line has one prefix, %q or %q", ErrFormat, spec, headerSyslog.prefix(), headerContainer.prefix())
+		}
+		return withHeader(f, h), nil
 	}
 	if f := LookupFormat(spec); f != nil {
 		return f, nil
@@ -358,7 +411,7 @@ func ParseFormatSpec(spec string) (*Format, error) {
 	if s, ok := strings.CutPrefix(spec, "apache:"); ok {
 		return CompileApache(s)
 	}
-	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, %s, a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+'", ErrFormat, spec, strings.Join(FormatNames(), ", "))
+	return nil, fmt.Errorf("%w: unknown --log-format %q: use auto, %s, a preset with extra fields (combined+sec), 'nginx:<log_format>' or 'apache:<LogFormat>', each optionally after 'syslog+' or 'container+'", ErrFormat, spec, strings.Join(FormatNames(), ", "))
 }
 
 // FormatNames returns the names of the built-in formats.

@@ -411,3 +411,32 @@ func FuzzExtras(f *testing.F) {
 		}
 	})
 }
+
+// FuzzContainerHeader feeds arbitrary lines to the container prefix
+// reader: no panic, a length within the line, and the same prefix whatever
+// the line holds after its first words.
+func FuzzContainerHeader(f *testing.F) {
+	for _, s := range []string{
+		"2026-12-04T10:00:00.123456789Z stdout F 203.0.113.10 - -",
+		"2026-12-04T10:00:00.123456789Z stderr P x y",
+		"web-1  | 203.0.113.10 - -",
+		"web-1  | 2026-12-04T10:00:00.5Z 203.0.113.10 - -",
+		"2026-12-04T10:00:00Z 203.0.113.10 - -",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		n := containerHeaderLen([]byte(line))
+		if n < -1 || n > len(line) {
+			t.Fatalf("prefix of %d bytes in %d", n, len(line))
+		}
+		if n < 0 {
+			return
+		}
+		if msg := line[n:]; strings.Count(msg, " ") >= 2 && !strings.HasSuffix(msg, " ") {
+			if m := containerHeaderLen([]byte(line + "x y")); m != n {
+				t.Fatalf("prefix of %d bytes, %d with more line", n, m)
+			}
+		}
+	})
+}

@@ -206,6 +206,13 @@ func (p *lineParser) parseJSON(line []byte, rec *Record) (keep bool, reason stri
 		return false, "an entry of Caddy's " + strconv.Quote(clip(line[v.s:v.e])) + " logger, not of its access log"
 	}
 	if p.f.caddy && !js.request {
+		if !js.logger.set && js.level && js.msg {
+			// Caddy's default logger (its start, stop and
+			// configuration messages) shares the output when the
+			// access log goes to stdout or stderr, as in a container.
+			p.notRequest = true
+			return false, "an entry of Caddy's default logger, not of its access log"
+		}
 		return false, "no \"request\" object: not a Caddy access log"
 	}
 	if js.request {
@@ -483,6 +490,7 @@ func jsonHex4(b []byte) (rune, int) {
 type jsonState struct {
 	request        bool // a "request" object (Caddy)
 	logger         jval // Caddy's "logger"
+	level, msg     bool // "level" and "msg": an entry of a structured logger
 	peer, peerPort jval // request.remote_ip, request.remote_addr
 	dur            jval // duration (seconds in Caddy's log)
 }
@@ -542,6 +550,10 @@ func (p *lineParser) jsonObject(line []byte, i int, ctx int, vals *[numFields]jv
 				f = fUser
 			case "logger":
 				js.logger = jsonString(line, vs)
+			case "level":
+				js.level = true
+			case "msg":
+				js.msg = true
 			}
 		case ctxRequest:
 			switch string(key) {

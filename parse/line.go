@@ -33,7 +33,7 @@ type lineParser struct {
 	// ipOnly refuses host names as clients: auto-detection and the lines
 	// read in a detected format take IP address literals only.
 	ipOnly bool
-	off    int // length of the syslog header of the current line
+	off    int // length of the header (syslog, container) of the current line
 	zones  map[int]*time.Location
 	spans  [maxItems]span // where the fields of the current line are
 	// loc is the zone of times without an offset (nil: time.Local).
@@ -64,13 +64,16 @@ func (p *lineParser) at(i int) string { return strconv.Itoa(p.off + i + 1) }
 func (p *lineParser) parse(line []byte, rec *Record) (keep bool, reason string) {
 	p.off = 0
 	p.notRequest = false
-	if p.f.syslog {
-		n := syslogHeaderLen(line)
+	if h := p.f.header; h != headerNone {
+		n := h.length(line)
 		if n < 0 {
-			if isJournalMarker(line) {
+			if h == headerSyslog && isJournalMarker(line) {
 				return false, "a journalctl marker line, not a request"
 			}
-			return false, "no syslog header"
+			if h == headerSyslog {
+				return false, "no syslog header"
+			}
+			return false, "no container log prefix"
 		}
 		p.off, line = n, line[n:]
 	}

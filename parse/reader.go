@@ -101,8 +101,9 @@ type Options struct {
 	// Format is the log format; nil detects it from the first lines.
 	// With a format given, a client field may hold a host name (the
 	// record's Client is then the zero Addr); a detected format takes IP
-	// address literals only. Either way, a syslog header in front of the
-	// first lines is noticed and read past on every line.
+	// address literals only. Either way, a syslog header or a container
+	// runtime's prefix in front of the first lines is noticed and read
+	// past on every line.
 	Format *Format
 	// Site is the site of requests whose line records no virtual host.
 	Site string
@@ -232,8 +233,8 @@ func NewReader(r io.Reader, opts Options) *Reader {
 
 // Format returns the format in use: the one given, or the one detected
 // (nil before the first Scan, or when the input held no line to tell
-// it). A format given without "syslog+" comes back with it when the
-// input's lines start with syslog headers.
+// it). A format given without "syslog+" or "container+" comes back with
+// it when the input's lines start with such headers.
 func (r *Reader) Format() *Format { return r.format.Load() }
 
 // Guess is what auto-detection makes of the first lines of an input read
@@ -621,8 +622,10 @@ func (r *Reader) settle(b []byte) bool {
 				return false
 			}
 			r.format.Store(f)
-		} else if !given.syslog && syslogFitsBetter(given, lines) {
-			r.format.Store(withSyslog(given))
+		} else if given.header == headerNone {
+			if h := headerFitsBetter(given, lines); h != nil {
+				r.format.Store(h)
+			}
 		}
 		if _, fit := fitCount(r.format.Load(), lines); fit < len(lines) {
 			g := &Guess{Lines: len(lines), Fit: fit}

@@ -58,6 +58,11 @@ func syslogHeaderLen(line []byte) int {
 		return -1
 	}
 	i++
+	if criStream(line[i:]) > 0 {
+		// "TIME stdout F ": a container runtime's prefix (CRI), whose
+		// stream is no syslog host.
+		return -1
+	}
 	// [HOST SP] [TAG SP] MSG
 	w := wordEnd(line, i)
 	if w == i {

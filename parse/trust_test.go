@@ -96,7 +96,7 @@ func TestServerOutputs(t *testing.T) {
 			// Given the plain format by name, the reader finds the syslog
 			// header by itself; given a vhost format's plain sibling, no
 			// line is taken.
-			base := strings.TrimPrefix(tt.format, syslogPrefix)
+			base := strings.TrimPrefix(tt.format, headerSyslog.prefix())
 			plain := map[string]*Format{"vhost_common": Common, "vhost_combined": Combined}[base]
 			if plain == nil {
 				plain = LookupFormat(base)

@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/lohisoft/lohibot-audit/parse"
 )
@@ -16,7 +15,7 @@ func FormatTest(w io.Writer, t *parse.FormatTest, zone string) {
 	if len(t.Candidates) > 0 {
 		fmt.Fprintf(w, "candidates (the first %d lines that are neither blank nor comments):\n", t.Candidates[0].Lines)
 		for _, c := range t.Candidates {
-			if c.Fit == 0 && strings.HasPrefix(c.Format.Name(), "syslog+") {
+			if c.Fit == 0 && c.Format.Prefixed() {
 				continue // said for the plain format
 			}
 			mark := " "

@@ -202,6 +202,9 @@ type Judge struct {
 	busy        int        // addresses queued, being checked or being handed to OnVerdict
 
 	checks, forgotten int64
+	// counts are the addresses held by verdict (countOf), kept as they
+	// change so that Stats reads no entry.
+	counts [4]int
 	// early counts the verdicts forgotten before their TTL, at
 	// MaxAddresses; said tells the bound was said.
 	early int64
@@ -242,6 +245,62 @@ func NewJudge(o JudgeOptions) *Judge {
 // since is clock time t as an entry keeps it.
 func (j *Judge) since(t time.Time) time.Duration { return t.Sub(j.clock) }
 
+// The indexes of Judge.counts.
+const (
+	countPending = iota
+	countGenuine
+	countSpoofed
+	countUnverified
+)
+
+// countOf is the index in Judge.counts of what e holds.
+func countOf(e *entry) int {
+	switch {
+	case !e.judged:
+		return countPending
+	case e.verdict == verify.Genuine:
+		return countGenuine
+	case e.verdict == verify.Spoofed:
+		return countSpoofed
+	}
+	return countUnverified
+}
+
+// rangeChunk is how many entries of a map rangeLocked visits at a time.
+const rangeChunk = 1024
+
+// rangeLocked calls take with each entry of m, holding mu, but lets go of
+// mu after every rangeChunk entries and calls flush (when not nil)
+// without it, once more at the end: so that those who change m (Seen,
+// settle, a block) wait at most for rangeChunk calls of take, never for
+// what flush does with them (encode them, write them to a file), however
+// large m is. take may delete the entry it is given. m may change while
+// mu is let go: the language lets a map change during a range (an entry
+// removed before it is reached is not produced, one added may be or
+// not), and mu orders the changes before the range goes on. An error of
+// flush ends the range and is returned.
+func rangeLocked[K comparable, V any](mu *sync.Mutex, m map[K]V, take func(K, V), flush func() error) error {
+	mu.Lock()
+	i := 0
+	for k, v := range m {
+		take(k, v)
+		if i++; i%rangeChunk == 0 {
+			mu.Unlock()
+			if flush != nil {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+		}
+	}
+	mu.Unlock()
+	if flush != nil {
+		return flush()
+	}
+	return nil
+}
+
 // intern returns ua, shared with the entries that have it; j.mu is held.
 func (j *Judge) intern(ua string) string {
 	if ua == "" {
@@ -275,6 +334,7 @@ func (j *Judge) Seen(a netip.Addr, h Hit) (verify.Result, bool) {
 	if e == nil {
 		e = &entry{first: h.Time, ua: j.intern(h.UserAgent)}
 		j.m[a] = e
+		j.counts[countPending]++
 	}
 	e.hits++
 	e.last = h.Time
@@ -298,11 +358,7 @@ func (j *Judge) Seen(a netip.Addr, h Hit) (verify.Result, bool) {
 // the next time it is seen (after a reload of the IP lists, whose change
 // may turn a verdict). Verdicts stand until then.
 func (j *Judge) Stale() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for _, e := range j.m {
-		e.at = longAgo
-	}
+	rangeLocked(&j.mu, j.m, func(_ netip.Addr, e *entry) { e.at = longAgo }, nil)
 }
 
 // Result returns the verdict that stands for a, if any: the address, the
@@ -402,19 +458,22 @@ func (j *Judge) enqueue(a netip.Addr, e *entry) {
 // only what the last TTL saw. Call it every few seconds.
 func (j *Judge) Tick() {
 	now := j.since(j.o.Now())
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for a, e := range j.m {
+	// A chunk at a time: a botnet's million addresses would hold up Seen
+	// and the verdicts for the whole pass.
+	rangeLocked(&j.mu, j.m, func(a netip.Addr, e *entry) {
 		switch {
 		case e.busy:
 		case now-e.lastActivity >= j.o.TTL && (!e.judged || now-e.at >= j.o.TTL):
 			delete(j.m, a)
+			j.counts[countOf(e)]--
 			j.setGenuine(a, false)
 			j.forgotten++
 		case e.judged && e.verdict == verify.Unverified && e.attempt > 0 && now >= e.retryAt:
 			j.enqueue(a, e)
 		}
-	}
+	}, nil)
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if len(j.m) > j.o.MaxAddresses {
 		j.forgetEarly(len(j.m) - j.o.MaxAddresses*9/10)
 	}
@@ -460,6 +519,7 @@ func (j *Judge) forgetEarly(n int) {
 		}
 		if forgettable(e) && e.lastActivity <= before {
 			delete(j.m, a)
+			j.counts[countOf(e)]--
 			k++
 		}
 	}
@@ -549,13 +609,16 @@ func (j *Judge) settle(a netip.Addr, r verify.Result) {
 	if e == nil { // forgotten meanwhile cannot happen while busy; be safe
 		e = &entry{}
 		j.m[a] = e
+		j.counts[countPending]++
 	}
 	v := Verdict{Result: r}
 	if e.judged {
 		v.Previous = e.verdict
 	}
+	j.counts[countOf(e)]--
 	e.set(r, false)
 	e.judged, e.busy, e.at = true, false, now
+	j.counts[countOf(e)]++
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	j.checks++
 	if retryable(r) {
@@ -598,26 +661,14 @@ type JudgeStats struct {
 	Early int64
 }
 
-// Stats returns the counts now.
+// Stats returns the counts now; it reads no entry (the state writer asks
+// every few seconds, `watch status` at will).
 func (j *Judge) Stats() JudgeStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	s := JudgeStats{Queued: len(j.first) + len(j.queue), Checks: j.checks, Forgotten: j.forgotten, Early: j.early}
-	for _, e := range j.m {
-		if !e.judged {
-			s.Pending++
-			continue
-		}
-		switch e.verdict {
-		case verify.Genuine:
-			s.Genuine++
-		case verify.Spoofed:
-			s.Spoofed++
-		default:
-			s.Unverified++
-		}
-	}
-	return s
+	return JudgeStats{Queued: len(j.first) + len(j.queue), Checks: j.checks, Forgotten: j.forgotten, Early: j.early,
+		Pending: j.counts[countPending], Genuine: j.counts[countGenuine], Spoofed: j.counts[countSpoofed],
+		Unverified: j.counts[countUnverified]}
 }
 
 // Genuine returns the addresses judged genuine now, sorted: the guard
@@ -656,28 +707,55 @@ func (j *Judge) Restore(r verify.Result, at time.Time) bool {
 	e := &entry{judged: true, at: j.since(at), lastActivity: j.since(at)}
 	e.set(r, true)
 	j.m[a] = e
+	j.counts[countOf(e)]++
 	j.setGenuine(a, r.Verdict == verify.Genuine)
 	return true
 }
 
-// Verdicts calls f with each verdict that stands and when it was reached
-// (it stands until the TTL after), but for unverified ones that DNS may
-// turn when asked again. The judge is locked meanwhile: f must not call
-// it.
-func (j *Judge) Verdicts(f func(r verify.Result, at time.Time)) {
+// Standing is a verdict that stands, as Judge.Verdicts hands it: what
+// the judge keeps of it, and when it was reached (it stands until the TTL
+// after).
+type Standing struct {
+	Addr           netip.Addr
+	Verdict        verify.Verdict
+	Method, Reason string
+	PTR            []string // shared: not to be changed
+	Listed         bool
+	At             time.Time
+}
+
+// Verdicts calls f with the verdicts that stand, but for unverified ones
+// that DNS may turn when asked again, a few at a time: the judge is
+// locked only while it copies them into the slice f is given (reused
+// after f returns), never while f runs, so that writing a million of them
+// holds up no verdict. f may call the judge. A verdict reached or
+// forgotten meanwhile may be in it or not, and an address forgotten and
+// seen again meanwhile may be in it twice. An error of f ends it and is
+// returned.
+func (j *Judge) Verdicts(f func([]Standing) error) error {
 	now := j.since(j.o.Now())
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for a, e := range j.m {
+	buf := make([]Standing, 0, rangeChunk)
+	return rangeLocked(&j.mu, j.m, func(a netip.Addr, e *entry) {
 		if !e.judged || now-e.at >= j.o.TTL {
-			continue
+			return
 		}
-		r := e.result(a)
-		if retryable(r) {
-			continue
+		if e.verdict == verify.Unverified && e.reason == verify.ReasonDNSError && retryable(e.result(a)) {
+			return
 		}
-		f(r, j.clock.Add(e.at))
-	}
+		s := Standing{Addr: a, Verdict: e.verdict, Method: e.method, Reason: e.reason, Listed: e.inIPList, At: j.clock.Add(e.at)}
+		if e.more != nil {
+			s.PTR = e.more.ptr
+		}
+		buf = append(buf, s)
+	}, func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		err := f(buf)
+		clear(buf)
+		buf = buf[:0]
+		return err
+	})
 }
 
 // TTL is how long a verdict stands.

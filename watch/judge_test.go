@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -308,11 +309,14 @@ func TestJudgeRestoreRoundTrip(t *testing.T) {
 		}
 	}
 	got := map[netip.Addr]verify.Result{}
-	j.Verdicts(func(r verify.Result, when time.Time) {
-		if !when.Equal(at) {
-			t.Errorf("%s: judged at %s, want %s", r.Addr, when, at)
+	j.Verdicts(func(vs []Standing) error {
+		for _, v := range vs {
+			if !v.At.Equal(at) {
+				t.Errorf("%s: judged at %s, want %s", v.Addr, v.At, at)
+			}
+			got[v.Addr] = verify.Result{Addr: v.Addr, Verdict: v.Verdict, Method: v.Method, Reason: v.Reason, PTR: v.PTR, InIPList: v.Listed}
 		}
-		got[r.Addr] = r
+		return nil
 	})
 	in[1].PTR = nil // none kept: the state file writes none either
 	for _, r := range in {
@@ -325,8 +329,202 @@ func TestJudgeRestoreRoundTrip(t *testing.T) {
 	}
 	clock.Advance(50 * time.Minute)
 	n := 0
-	j.Verdicts(func(verify.Result, time.Time) { n++ })
+	j.Verdicts(func(vs []Standing) error { n += len(vs); return nil })
 	if n != 0 {
 		t.Errorf("%d verdicts handed back after their TTL", n)
+	}
+}
+
+// rangeLocked holds the lock only while it takes a chunk of entries, never
+// while flush runs: flush may lock it, change the map and let go. Each
+// entry there from the start and never removed is taken exactly once.
+func TestRangeLockedLetsGoBetweenChunks(t *testing.T) {
+	var mu sync.Mutex
+	m := map[int]int{}
+	const n = 5*rangeChunk + 17
+	for i := range n {
+		m[i] = i
+	}
+	taken := map[int]int{}
+	var chunk []int
+	flushes := 0
+	next := n
+	err := rangeLocked(&mu, m, func(k, v int) {
+		if k != v {
+			t.Errorf("entry %d holds %d", k, v)
+		}
+		taken[k]++
+		chunk = append(chunk, k)
+	}, func() error {
+		flushes++
+		if !mu.TryLock() {
+			t.Fatal("flush called with the lock held")
+		}
+		// What Seen, settle and Tick do meanwhile: add, remove.
+		for range 100 {
+			m[next] = next
+			next++
+		}
+		for k := range m {
+			if k < n && taken[k] == 0 {
+				delete(m, k)
+				taken[k] = -1 // removed before it was reached
+				break
+			}
+		}
+		mu.Unlock()
+		if len(chunk) > rangeChunk {
+			t.Errorf("a chunk of %d entries", len(chunk))
+		}
+		chunk = chunk[:0]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flushes < n/rangeChunk {
+		t.Errorf("%d flushes for %d entries", flushes, n)
+	}
+	for k := range n {
+		if c := taken[k]; c != 1 && c != -1 {
+			t.Errorf("entry %d taken %d times", k, c)
+		}
+	}
+	for k, c := range taken {
+		if c > 1 {
+			t.Errorf("entry %d taken %d times", k, c)
+		}
+	}
+	// An error of flush ends the range, the lock let go.
+	boom := fmt.Errorf("boom")
+	calls := 0
+	if err := rangeLocked(&mu, m, func(int, int) {}, func() error { calls++; return boom }); err != boom || calls != 1 {
+		t.Errorf("got %v after %d flushes", err, calls)
+	}
+	if !mu.TryLock() {
+		t.Error("the lock is held after an error")
+	}
+}
+
+// Verdicts hands the standing verdicts over with the judge unlocked: a
+// verdict is made and read while the one writing them waits in f.
+func TestJudgeVerdictsHoldUpNoVerdict(t *testing.T) {
+	z := newZone()
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, OnVerdict: got.on, TTL: time.Hour})
+	const n = 3 * rangeChunk
+	for i := range n {
+		a := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
+		j.Restore(verify.Result{Addr: a, Verdict: verify.Spoofed, Method: verify.MethodFCrDNS, Reason: verify.ReasonNoPTR}, clock.Now())
+	}
+	fresh := netip.MustParseAddr("203.0.113.77")
+	seen := map[netip.Addr]bool{}
+	first := true
+	err := j.Verdicts(func(vs []Standing) error {
+		for _, v := range vs {
+			if seen[v.Addr] {
+				t.Errorf("%s handed twice", v.Addr)
+			}
+			seen[v.Addr] = true
+		}
+		if first {
+			// The writer waits here (its file, say, is slow): the judge
+			// goes on.
+			first = false
+			j.Seen(fresh, Hit{UserAgent: "LohiSoftBot/1.0"})
+			if v := got.next(t); v.Addr != fresh || v.Verdict != verify.Spoofed {
+				t.Errorf("verdict %s %s", v.Addr, v.Verdict)
+			}
+			if r, ok := j.Result(fresh); !ok || r.Verdict != verify.Spoofed {
+				t.Errorf("result %+v %v", r, ok)
+			}
+			if s := j.Stats(); s.Spoofed != n+1 {
+				t.Errorf("stats %+v", s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if a := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}); !seen[a] {
+			t.Fatalf("%s not handed", a)
+		}
+	}
+}
+
+// Stats keeps its counts as verdicts come and go, without reading the
+// entries: they match a count of them after every kind of change.
+func TestJudgeStatsCountsMatchEntries(t *testing.T) {
+	z := newZone()
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	srv := z.serve(t)
+	clock := newFakeClock()
+	got := newVerdicts()
+	j := startJudge(t, JudgeOptions{Checker: checkerFor(srv, &verify.IPList{}, clock.Now), Now: clock.Now, OnVerdict: got.on,
+		TTL: time.Hour, MaxAddresses: 20})
+	check := func(when string) {
+		t.Helper()
+		j.mu.Lock()
+		var want JudgeStats
+		for _, e := range j.m {
+			switch countOf(e) {
+			case countPending:
+				want.Pending++
+			case countGenuine:
+				want.Genuine++
+			case countSpoofed:
+				want.Spoofed++
+			default:
+				want.Unverified++
+			}
+		}
+		c := j.counts
+		j.mu.Unlock()
+		if s := (JudgeStats{Pending: c[countPending], Genuine: c[countGenuine], Spoofed: c[countSpoofed], Unverified: c[countUnverified]}); s != want {
+			t.Errorf("%s: counted %+v, entries %+v", when, s, want)
+		}
+	}
+	z.failAddr("198.51.100.9", true)
+	for _, a := range []string{"192.0.2.10", "203.0.113.1", "198.51.100.9"} {
+		j.Seen(netip.MustParseAddr(a), Hit{})
+	}
+	check("seen")
+	for range 3 {
+		got.next(t)
+	}
+	check("judged")
+	if s := j.Stats(); s.Genuine != 1 || s.Spoofed != 1 || s.Unverified != 1 {
+		t.Errorf("judged: %+v", s)
+	}
+	// Judged again past the TTL, the spoofer's DNS failing now.
+	clock.Advance(time.Hour + time.Second)
+	z.failAddr("203.0.113.1", true)
+	j.Seen(netip.MustParseAddr("203.0.113.1"), Hit{})
+	check("judged again")
+	if v := got.next(t); v.Previous != verify.Spoofed || v.Verdict != verify.Unverified {
+		t.Fatalf("judged again: %s after %s", v.Verdict, v.Previous)
+	}
+	check("turned")
+	if s := j.Stats(); s.Spoofed != 0 || s.Unverified != 2 {
+		t.Errorf("turned: %+v", s)
+	}
+	for i := range 30 {
+		j.Restore(verify.Result{Addr: netip.AddrFrom4([4]byte{10, 2, 0, byte(i)}), Verdict: verify.Spoofed}, clock.Now())
+	}
+	check("restored")
+	j.Tick() // past MaxAddresses: forgotten early
+	check("forgotten early")
+	if s := j.Stats(); s.Early == 0 {
+		t.Errorf("forgotten early: %+v", s)
+	}
+	clock.Advance(2 * time.Hour)
+	j.Tick() // past the TTL: forgotten
+	check("forgotten")
+	if s := j.Stats(); s.Genuine+s.Spoofed+s.Unverified+s.Pending != 0 {
+		t.Errorf("after the TTL: %+v", s)
 	}
 }

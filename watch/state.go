@@ -126,14 +126,16 @@ func (w *Watcher) held(a netip.Addr) bool {
 func (w *Watcher) pruneBook() {
 	now := w.o.Now()
 	w.book.mu.Lock()
-	defer w.book.mu.Unlock()
 	for a, h := range w.book.holds {
 		if !now.Before(h.Until) {
 			delete(w.book.holds, a)
 			w.book.changes.Add(1)
 		}
 	}
-	for a, r := range w.book.blocks {
+	w.book.mu.Unlock()
+	// A chunk at a time: a botnet's million blocks would hold up every
+	// block for the whole pass.
+	rangeLocked(&w.book.mu, w.book.blocks, func(a netip.Addr, r *blockRec) {
 		if !r.nftUntil.IsZero() && !now.Before(r.nftUntil) {
 			r.nftAt, r.nftUntil = time.Time{}, time.Time{}
 		}
@@ -145,7 +147,7 @@ func (w *Watcher) pruneBook() {
 			delete(w.book.blocks, a)
 			w.book.changes.Add(1)
 		}
-	}
+	}, nil)
 }
 
 // Restored counts what Restore took from a state file.
@@ -325,36 +327,70 @@ func (w *Watcher) reblock(ctx context.Context) {
 	}
 }
 
-// snapshot is the state to write now.
-func (w *Watcher) snapshot() *watchstate.State {
-	now := w.o.Now()
-	st := &watchstate.State{Written: now, PID: os.Getpid(), Targets: w.o.Targets}
+// encodeState writes the state as it is now through e: the verdicts
+// that stand, the blocks, the holds and the status. It takes a chunk of
+// records at a time under the judge's or the book's lock and encodes
+// them after letting go (see rangeLocked): a state of a million
+// verdicts and blocks, written every StateEvery, never holds up a
+// verdict or a block for longer than a chunk takes to copy, and only one
+// chunk is held in memory besides the encoder's buffer. A record made or
+// ended meanwhile may be in the file or not, as if written a moment
+// before or after.
+func (w *Watcher) encodeState(ctx context.Context, e *watchstate.Encoder) error {
 	for _, c := range w.crawlers {
 		ttl := c.Judge.TTL()
-		c.Judge.Verdicts(func(r verify.Result, at time.Time) {
-			st.Verdicts = append(st.Verdicts, watchstate.Verdict{Addr: r.Addr, Crawler: c.Name, Verdict: string(r.Verdict),
-				Method: r.Method, Reason: r.Reason, PTR: r.PTR, Listed: r.InIPList, Judged: at, Expires: at.Add(ttl)})
+		err := c.Judge.Verdicts(func(vs []Standing) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for _, v := range vs {
+				e.Verdict(watchstate.Verdict{Addr: v.Addr, Crawler: c.Name, Verdict: string(v.Verdict), Method: v.Method,
+					Reason: v.Reason, PTR: v.PTR, Listed: v.Listed, Judged: v.At, Expires: v.At.Add(ttl)})
+			}
+			return nil
 		})
+		if err != nil {
+			return err
+		}
 	}
-	w.book.mu.Lock()
-	for a, r := range w.book.blocks {
+	blocks := make([]watchstate.Block, 0, rangeChunk)
+	flushBlocks := func() error {
+		for _, b := range blocks {
+			e.Block(b)
+		}
+		clear(blocks)
+		blocks = blocks[:0]
+		return ctx.Err()
+	}
+	err := rangeLocked(&w.book.mu, w.book.blocks, func(a netip.Addr, r *blockRec) {
 		if !r.nftUntil.IsZero() {
-			st.Blocks = append(st.Blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetNFTables, At: r.nftAt, Until: r.nftUntil})
+			blocks = append(blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetNFTables, At: r.nftAt, Until: r.nftUntil})
 		}
 		for _, c := range r.cs {
-			st.Blocks = append(st.Blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetCrowdSec, Prefix: c.prefix, At: c.at, Until: c.until})
+			blocks = append(blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetCrowdSec, Prefix: c.prefix, At: c.at, Until: c.until})
 		}
 		if !r.execAt.IsZero() {
-			st.Blocks = append(st.Blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetExec, At: r.execAt, Until: r.execUntil})
+			blocks = append(blocks, watchstate.Block{Addr: a, Crawler: r.crawler, Target: watchstate.TargetExec, At: r.execAt, Until: r.execUntil})
 		}
+	}, flushBlocks)
+	if err != nil {
+		return err
 	}
-	for _, h := range w.book.holds {
-		st.Holds = append(st.Holds, h)
+	holds := make([]watchstate.Hold, 0, rangeChunk)
+	err = rangeLocked(&w.book.mu, w.book.holds, func(_ netip.Addr, h watchstate.Hold) {
+		holds = append(holds, h)
+	}, func() error {
+		for _, h := range holds {
+			e.Hold(h)
+		}
+		holds = holds[:0]
+		return ctx.Err()
+	})
+	if err != nil {
+		return err
 	}
-	w.book.mu.Unlock()
 	s := w.Status()
-	st.Status = &s
-	return st
+	return e.Status(&s)
 }
 
 // stateVersion is a number that changes whenever the state does.
@@ -368,7 +404,9 @@ func (w *Watcher) stateVersion() int64 {
 
 // saveState writes the state; a failure is said once, and its end.
 func (w *Watcher) saveState(ctx context.Context) {
-	err := watchstate.Write(ctx, w.o.StateDir, w.snapshot())
+	err := watchstate.WriteFunc(ctx, w.o.StateDir, w.o.Now(), os.Getpid(), w.o.Targets, func(e *watchstate.Encoder) error {
+		return w.encodeState(ctx, e)
+	})
 	switch {
 	case err != nil && ctx.Err() == nil:
 		if w.stateFailing.CompareAndSwap(false, true) {
@@ -402,9 +440,11 @@ func (w *Watcher) stateLoop(ctx context.Context) {
 			w.saveState(ctx)
 			last = v
 			// A large state costs its write (1 M verdicts and 1 M blocks:
-			// 265 MB, seconds of CPU): the next write waits ten times as
-			// long as this one took when that is longer than every, so the
-			// state never takes more than a tenth of a core.
+			// 265 MB on disk, seconds of CPU, though it holds up no verdict
+			// and no block and is never whole in memory): the next write
+			// waits ten times as long as this one took when that is longer
+			// than every, so the state never takes more than a tenth of a
+			// core.
 			t.Reset(max(every, 10*time.Since(start)))
 		}
 	}
@@ -433,8 +473,7 @@ func (w *Watcher) Status() watchstate.Status {
 		s.Queue.Judge += int64(j.Queued)
 	}
 	var inForce [3]int64 // nftables, crowdsec, exec
-	w.book.mu.Lock()
-	for _, r := range w.book.blocks {
+	rangeLocked(&w.book.mu, w.book.blocks, func(_ netip.Addr, r *blockRec) {
 		if !r.nftUntil.IsZero() && now.Before(r.nftUntil) {
 			inForce[0]++
 		}
@@ -444,7 +483,8 @@ func (w *Watcher) Status() watchstate.Status {
 		if !r.execAt.IsZero() {
 			inForce[2]++
 		}
-	}
+	}, nil)
+	w.book.mu.Lock()
 	for _, h := range w.book.holds {
 		if now.Before(h.Until) {
 			s.Held++

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -393,5 +394,118 @@ func TestUnblockStoppedSetsDamagedAside(t *testing.T) {
 	}
 	if l, err := watchstate.Read(dir, time.Now()); err != nil || len(l.Holds) != 1 {
 		t.Errorf("new state: %+v, %v", l, err)
+	}
+}
+
+// gate is a writer that stops at the first write holding mark until
+// release is closed: a state file on a disk that does not answer.
+type gate struct {
+	mark     []byte
+	tail     []byte
+	reached  chan struct{}
+	release  chan struct{}
+	stopped  bool
+	received bytes.Buffer
+}
+
+func newGate(mark string) *gate {
+	return &gate{mark: []byte(mark), reached: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	window := append(g.tail, b...)
+	if !g.stopped && bytes.Contains(window, g.mark) {
+		g.stopped = true
+		close(g.reached)
+		<-g.release
+	}
+	g.tail = append([]byte(nil), window[max(0, len(window)-len(g.mark)):]...)
+	return g.received.Write(b)
+}
+
+// While the state is being written, and its writer waits on the disk in
+// the middle of the verdicts or of the blocks, a new spoofer is judged,
+// said and blocked, and the status answers: writing a large state holds
+// up nothing. The state written then holds every record there was.
+func TestStateWriteHoldsUpNothing(t *testing.T) {
+	for _, mark := range []string{`{"verdict"`, `{"block"`} {
+		t.Run(mark, func(t *testing.T) {
+			dir := t.TempDir()
+			log := filepath.Join(dir, "access.log")
+			appendFile(t, log, "")
+			now := time.Now()
+			// Each part far larger than the encoder's buffer, so that the
+			// writer waits in the middle of it.
+			const n = 3000
+			st := &watchstate.State{Written: now}
+			for i := range n {
+				v := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 14: byte(i >> 8), 15: byte(i)})
+				st.Verdicts = append(st.Verdicts, watchstate.Verdict{Addr: v, Crawler: lohiName, Verdict: "spoofed", Method: "fcrdns",
+					Reason: "no-ptr", Judged: now.Add(-time.Minute), Expires: now.Add(time.Hour)})
+				b := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 2, 14: byte(i >> 8), 15: byte(i)})
+				st.Blocks = append(st.Blocks, watchstate.Block{Addr: b, Crawler: lohiName, Target: watchstate.TargetExec, At: now.Add(-time.Minute)})
+			}
+			if err := watchstate.Write(context.Background(), dir, st); err != nil {
+				t.Fatal(err)
+			}
+			sets := newMemSets()
+			sw := startStateWatch(t, newZone(), log, dir, sets, nil, nil)
+			if s := sw.says.String(); !strings.Contains(s, "3000 verdicts that still stand, 3000 blocked addresses") {
+				t.Fatalf("said:\n%s", s)
+			}
+
+			g := newGate(mark)
+			// Released before the watch stops, even when the test fails.
+			release := sync.OnceFunc(func() { close(g.release) })
+			t.Cleanup(release)
+			done := make(chan error, 1)
+			go func() {
+				e, err := watchstate.NewEncoder(g, now, 1, watchstate.Targets{})
+				if err == nil {
+					err = sw.w.encodeState(context.Background(), e)
+				}
+				if err == nil {
+					err = e.Close()
+				}
+				done <- err
+			}()
+			select {
+			case <-g.reached:
+			case err := <-done:
+				t.Fatalf("the state was written without reaching %s: %v", mark, err)
+			case <-time.After(hang):
+				t.Fatal("the writer never reached the gate")
+			}
+			spoofer := "203.0.113.7"
+			appendFile(t, log, combined(spoofer, 0, "/", "LohiSoftBot/1.0"))
+			select {
+			case a := <-sets.added:
+				if a.String() != spoofer {
+					t.Fatalf("blocked %s", a)
+				}
+			case <-time.After(hang):
+				t.Fatal("no block while the state was being written")
+			}
+			if !strings.Contains(sw.events.String(), `"ip":"`+spoofer+`"`) {
+				t.Errorf("no verdict event for the spoofer:\n%s", sw.events)
+			}
+			// The block is noted once the set has it; the status says so.
+			waitUntil(t, "the block in force", func() bool { return sw.w.Status().Blocks[0].InForce == 1 })
+			if s := sw.w.Status(); s.Crawlers[0].Verdicts.Spoofed != 1 || s.Crawlers[0].Addresses.Spoofed != n+1 || s.Blocks[0].Blocked != 1 {
+				t.Errorf("status: %+v, %+v", s.Crawlers[0], s.Blocks)
+			}
+			release()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			l, err := watchstate.Decode(&g.received, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every record there was before; the new ones may be in or not.
+			if len(l.Verdicts) < n || len(l.Verdicts) > n+1 || len(l.Blocks) < n || len(l.Blocks) > n+1 || l.Status == nil {
+				t.Errorf("written: %d verdicts, %d blocks, status %v", len(l.Verdicts), len(l.Blocks), l.Status != nil)
+			}
+		})
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/netip"
 	"os"
@@ -222,67 +223,127 @@ func Path(dir string) string { return filepath.Join(dir, FileName) }
 
 // Encode writes s as a state file.
 func Encode(w io.Writer, s *State) error {
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 64<<10)
-	line := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		bw.Write(b)
-		return bw.WriteByte('\n')
-	}
-	if err := line(header{Format: Format, Version: Version, Written: s.Written.Unix(), PID: s.PID, Targets: s.Targets}); err != nil {
-		return err
-	}
-	n := 0
-	// The records by hand: a state may hold a million of them.
-	var buf []byte
-	rec := func(b []byte) error {
-		n++
-		_, err := bw.Write(b)
-		return err
-	}
-	for _, v := range s.Verdicts {
-		buf = appendVerdict(buf[:0], v)
-		if err := rec(buf); err != nil {
-			return err
-		}
-	}
-	for _, b := range s.Blocks {
-		buf = appendBlock(buf[:0], b)
-		if err := rec(buf); err != nil {
-			return err
-		}
-	}
-	for _, x := range s.Holds {
-		buf = append(buf[:0], `{"hold":{"ip":"`...)
-		buf = x.Addr.AppendTo(buf)
-		buf = append(buf, `","at":`...)
-		buf = strconv.AppendInt(buf, x.At.Unix(), 10)
-		buf = append(buf, `,"until":`...)
-		buf = strconv.AppendInt(buf, x.Until.Unix(), 10)
-		buf = append(buf, "}}\n"...)
-		if err := rec(buf); err != nil {
-			return err
-		}
-	}
-	if s.Status != nil {
-		n++
-		if err := line(record{Status: s.Status}); err != nil {
-			return err
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	b, err := json.Marshal(trailer{End: true, Records: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+	e, err := NewEncoder(w, s.Written, s.PID, s.Targets)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	for _, v := range s.Verdicts {
+		e.Verdict(v)
+	}
+	for _, b := range s.Blocks {
+		e.Block(b)
+	}
+	for _, h := range s.Holds {
+		e.Hold(h)
+	}
+	if s.Status != nil {
+		e.Status(s.Status)
+	}
+	return e.Close()
 }
+
+// Encoder writes a state file record by record, for a state too large to
+// hold whole (a botnet's million verdicts and blocks): NewEncoder writes
+// the header, each record goes out as it is given, and Close writes the
+// trailer. The records may come in any order. An error is kept: the calls
+// after it do nothing and return it, Close too.
+type Encoder struct {
+	w   io.Writer
+	h   hash.Hash
+	bw  *bufio.Writer
+	n   int
+	buf []byte
+	err error
+}
+
+// NewEncoder writes the header of a state file written at the time
+// written by process pid, which blocked at targets, and returns the
+// encoder of its records.
+func NewEncoder(w io.Writer, written time.Time, pid int, targets Targets) (*Encoder, error) {
+	h := sha256.New()
+	e := &Encoder{w: w, h: h, bw: bufio.NewWriterSize(io.MultiWriter(w, h), 64<<10)}
+	b, err := json.Marshal(header{Format: Format, Version: Version, Written: written.Unix(), PID: pid, Targets: targets})
+	if err != nil {
+		return nil, err
+	}
+	e.bw.Write(b)
+	if err := e.bw.WriteByte('\n'); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// rec writes the record e.buf holds.
+func (e *Encoder) rec() error {
+	if e.err != nil {
+		return e.err
+	}
+	e.n++
+	_, e.err = e.bw.Write(e.buf)
+	return e.err
+}
+
+// Verdict writes a verdict record.
+func (e *Encoder) Verdict(v Verdict) error {
+	e.buf = appendVerdict(e.buf[:0], v)
+	return e.rec()
+}
+
+// Block writes a block record.
+func (e *Encoder) Block(b Block) error {
+	e.buf = appendBlock(e.buf[:0], b)
+	return e.rec()
+}
+
+// Hold writes a hold record.
+func (e *Encoder) Hold(x Hold) error {
+	buf := append(e.buf[:0], `{"hold":{"ip":"`...)
+	buf = x.Addr.AppendTo(buf)
+	buf = append(buf, `","at":`...)
+	buf = strconv.AppendInt(buf, x.At.Unix(), 10)
+	buf = append(buf, `,"until":`...)
+	buf = strconv.AppendInt(buf, x.Until.Unix(), 10)
+	e.buf = append(buf, "}}\n"...)
+	return e.rec()
+}
+
+// Status writes the status record (one a file).
+func (e *Encoder) Status(s *Status) error {
+	if e.err != nil {
+		return e.err
+	}
+	b, err := json.Marshal(record{Status: s})
+	if err != nil {
+		e.err = err
+		return err
+	}
+	e.buf = append(append(e.buf[:0], b...), '\n')
+	return e.rec()
+}
+
+// Close writes what is buffered and the trailer: the count of records
+// and the digest of every byte before it. It does not close the writer.
+func (e *Encoder) Close() error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.err = e.bw.Flush(); e.err != nil {
+		return e.err
+	}
+	b, err := json.Marshal(trailer{End: true, Records: e.n, SHA256: hex.EncodeToString(e.h.Sum(nil))})
+	if err != nil {
+		e.err = err
+		return err
+	}
+	if _, e.err = e.w.Write(append(b, '\n')); e.err != nil {
+		return e.err
+	}
+	e.err = errClosed
+	return nil
+}
+
+// errClosed is what an encoder returns once closed.
+var errClosed = errors.New("state encoder closed")
 
 func appendVerdict(buf []byte, v Verdict) []byte {
 	buf = append(buf, `{"verdict":{"ip":"`...)
@@ -356,12 +417,48 @@ func appendString(buf []byte, s string) []byte {
 
 // Write writes s to the state file of dir, replacing it whole.
 func Write(ctx context.Context, dir string, s *State) error {
-	var b bytes.Buffer
-	if err := Encode(&b, s); err != nil {
+	return WriteFunc(ctx, dir, s.Written, s.PID, s.Targets, func(e *Encoder) error {
+		for _, v := range s.Verdicts {
+			e.Verdict(v)
+		}
+		for _, b := range s.Blocks {
+			e.Block(b)
+		}
+		for _, h := range s.Holds {
+			e.Hold(h)
+		}
+		if s.Status != nil {
+			return e.Status(s.Status)
+		}
+		return nil
+	})
+}
+
+// WriteFunc writes the state file of dir as fill makes it, record by
+// record through e (see NewEncoder for the header's fields): straight
+// into a temporary file beside it, never whole in memory, which takes the
+// file's place only when fill returns nil and the trailer is written. An
+// error of fill, or ctx ending first, leaves the old file as it was.
+func WriteFunc(ctx context.Context, dir string, written time.Time, pid int, targets Targets, fill func(e *Encoder) error) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := atomicfile.Write(ctx, Path(dir), b.Bytes(), 0o600, nil)
-	return err
+	p, err := atomicfile.Create(Path(dir), 0o600)
+	if err != nil {
+		return err
+	}
+	defer p.Abort()
+	e, err := NewEncoder(p, written, pid, targets)
+	if err != nil {
+		return err
+	}
+	if err := fill(e); err != nil {
+		return err
+	}
+	if err := e.Close(); err != nil {
+		return err
+	}
+	return p.Commit(ctx)
 }
 
 // Skipped counts the records a read left out, by why.

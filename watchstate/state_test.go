@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -298,6 +299,136 @@ func BenchmarkEncodeDecode(b *testing.B) {
 		l, err := Decode(&buf, now)
 		if err != nil || len(l.Blocks) != 1_000_000 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The encoder writes the format as version 1 always has: byte for byte
+// the file an earlier lohibot-audit wrote of the same state, which this
+// one reads.
+func TestEncodeKeepsTheFormat(t *testing.T) {
+	want, err := os.ReadFile("testdata/v1-sample.state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encode(t, sample()); !bytes.Equal(got, want) {
+		t.Errorf("encoded:\n%s\nwant (testdata/v1-sample.state):\n%s", got, want)
+	}
+	l, err := Decode(bytes.NewReader(want), now)
+	if err != nil || len(l.Verdicts) != 2 || len(l.Blocks) != 3 || len(l.Holds) != 1 || l.Status == nil {
+		t.Fatalf("read back: %+v, %v", l, err)
+	}
+}
+
+// WriteFunc writes the records as they are made, into a temporary file
+// beside the state file: they are on disk before the last one is made
+// (nothing holds the whole file in memory), and the state file stays
+// the old one until the trailer is written.
+func TestWriteFuncStreams(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(context.Background(), dir, sample()); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(Path(dir))
+	err := WriteFunc(context.Background(), dir, now, 7, Targets{}, func(e *Encoder) error {
+		for i, v := range manyVerdicts(10_000) {
+			if err := e.Verdict(v); err != nil {
+				return err
+			}
+			if i == 5_000 { // about 700 KB made: most of it written
+				tmp := tempFiles(t, dir)
+				if len(tmp) != 1 {
+					t.Fatalf("temporary files %v", tmp)
+				}
+				fi, err := os.Stat(tmp[0])
+				if err != nil || fi.Size() < 500_000 {
+					t.Errorf("%d records made, the temporary file holds %v bytes (%v)", i+1, fi.Size(), err)
+				}
+				if cur, _ := os.ReadFile(Path(dir)); !bytes.Equal(cur, old) {
+					t.Error("the state file changed before its trailer was written")
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(dir, now)
+	if err != nil || len(l.Verdicts) != 10_000 || l.PID != 7 {
+		t.Fatalf("read back: %v", err)
+	}
+	if tmp := tempFiles(t, dir); len(tmp) != 0 {
+		t.Errorf("left behind: %v", tmp)
+	}
+}
+
+// manyVerdicts are n verdicts of as many addresses.
+func manyVerdicts(n int) []Verdict {
+	vs := make([]Verdict, n)
+	for i := range vs {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		vs[i] = Verdict{Addr: a, Crawler: "lohisoftbot", Verdict: "spoofed", Method: "fcrdns", Reason: "no-ptr", Judged: now, Expires: now.Add(15 * time.Minute)}
+	}
+	return vs
+}
+
+// tempFiles are the files in dir other than the state file.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if e.Name() != FileName {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// A write that fails part way, or whose context ends, leaves the state
+// file as it was and no temporary file.
+func TestWriteFuncFailureKeepsTheOld(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(context.Background(), dir, sample()); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(Path(dir))
+	vs := manyVerdicts(10_000)
+	boom := errors.New("boom")
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		fill func(e *Encoder) error
+		want error
+	}{
+		{"fill fails", context.Background(), func(e *Encoder) error {
+			for _, v := range vs {
+				e.Verdict(v)
+			}
+			return boom
+		}, boom},
+		{"context ends", ctx, func(e *Encoder) error {
+			for _, v := range vs {
+				e.Verdict(v)
+			}
+			cancel()
+			return nil
+		}, context.Canceled},
+	} {
+		err := WriteFunc(tc.ctx, dir, now, 7, Targets{}, tc.fill)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+		if cur, _ := os.ReadFile(Path(dir)); !bytes.Equal(cur, old) {
+			t.Errorf("%s: the state file changed", tc.name)
+		}
+		if tmp := tempFiles(t, dir); len(tmp) != 0 {
+			t.Errorf("%s: left behind: %v", tc.name, tmp)
 		}
 	}
 }

@@ -440,6 +440,9 @@ func runBotnet(bin, ns string, d time.Duration, rate, fill int, profile string) 
 			(u2 - u0).Round(10*time.Millisecond), (s2 - s0).Round(10*time.Millisecond), n, per.Round(100*time.Nanosecond), float64(time.Second)/float64(per))
 	}
 	fmt.Printf("botnet: %s\nbotnet: rss %s\n", p.summary(), p.rss())
+	if s := stateFile(dir); s != "" {
+		fmt.Printf("botnet: state file %s\n", s)
+	}
 	for {
 		select {
 		case l := <-p.lines:

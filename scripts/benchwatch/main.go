@@ -106,14 +106,33 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(ut+st) * time.Second / 100
 }
 
+// rss is watch's resident memory now, and its peak so far (VmHWM: what
+// /usr/bin/time -v of the bench cannot tell apart from the bench's own).
 func (p *proc) rss() string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	now, peak := "?", "?"
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			now = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			peak = strings.TrimSpace(v)
 		}
 	}
-	return "?"
+	return now + " (peak " + peak + ")"
+}
+
+// stateFile says how large watch's state file is, and when it was last
+// written; "" without state.
+func stateFile(dir string) string {
+	if !keepState {
+		return ""
+	}
+	fi, err := os.Stat(filepath.Join(dir, "state", "watch.state"))
+	if err != nil {
+		return "none (" + err.Error() + ")"
+	}
+	return fmt.Sprintf("%.1f MB, written %s ago", float64(fi.Size())/1e6, time.Since(fi.ModTime()).Round(time.Second))
 }
 
 // summary asks for a summary line (SIGUSR1) and returns it.

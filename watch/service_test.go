@@ -1,0 +1,241 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/crowdsec"
+	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/nftset"
+	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/lohisoft/lohibot-audit/watchstate"
+)
+
+// said collects what a watch says, for tests to wait for.
+type said struct{ ch chan string }
+
+func newSaid() *said         { return &said{ch: make(chan string, 64)} }
+func (s *said) say(m string) { s.ch <- m }
+func (s *said) wait(t *testing.T, prefix string) string {
+	t.Helper()
+	deadline := time.After(hang)
+	for {
+		select {
+		case m := <-s.ch:
+			if strings.HasPrefix(m, prefix) {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("nothing said starting %q", prefix)
+			return ""
+		}
+	}
+}
+
+func offlineIdentity(t *testing.T) *verify.Identity {
+	t.Helper()
+	p, ok := crawler.Builtin(crawler.Default)
+	if !ok {
+		t.Fatal("no default crawler")
+	}
+	return verify.NewIdentity(&verify.Verifier{Offline: true}, []*crawler.Profile{p}, nil)
+}
+
+// TestService: a watch started with a state directory, metrics, an
+// --exec command and CrowdSec serves its metrics and its control socket,
+// says a summary and reloads when asked (a failed reload is said and the
+// watch goes on), keeps in its state where it blocks, and ends with its
+// context.
+func TestService(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := filepath.Join(dir, "state")
+	if err := os.Mkdir(stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newSaid()
+	held, err := watchstate.Open(stateDir, time.Now(), s.say)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	x := &Exec{Argv: []string{"/bin/true"}, Timeout: time.Minute, Concurrency: 1}
+	creds := &crowdsec.Credentials{URL: "http://127.0.0.1:1/", Login: "m", Password: "p"}
+	svc, err := Start(context.Background(), ServiceConfig{
+		Config: Config{Options: Options{Files: []string{log}, Events: &Events{W: io.Discard}, Say: s.say,
+			Exec: x, Version: "v-test", BlockTTL: time.Hour}, Identity: offlineIdentity(t)},
+		ExecCommand: "/bin/true  --twice",
+		CrowdSec:    creds, CrowdSecFile: "/etc/crowdsec/x.yaml",
+		State:   held,
+		Metrics: "127.0.0.1:0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	served := s.wait(t, "metrics: serving at ")
+	url := strings.TrimPrefix(served, "metrics: serving at ")
+	if x.OnDone == nil {
+		t.Fatal("an --exec command's failures are not said")
+	}
+	x.OnDone([]string{"192.0.2.1", "lohisoftbot", "ptr-mismatch"}, errors.New("exit status 1"))
+	if got, want := s.wait(t, "exec "), "exec /bin/true 192.0.2.1 lohisoftbot ptr-mismatch: exit status 1"; got != want {
+		t.Errorf("said %q, want %q", got, want)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	hup, usr1 := make(chan os.Signal, 1), make(chan os.Signal, 1)
+	reloads := 0
+	done := make(chan error, 1)
+	go func() {
+		done <- svc.Serve(ctx, Signals{Reload: hup, Summary: usr1, OnReload: func() error {
+			reloads++
+			if reloads == 1 {
+				return errors.New("no such profile")
+			}
+			return nil
+		}})
+	}()
+
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("lohibot_audit_")) {
+		t.Errorf("metrics: %d %q", resp.StatusCode, body)
+	}
+	actx, acancel := context.WithTimeout(ctx, hang)
+	ans, err := watchstate.Ask(actx, stateDir, watchstate.Request{Op: watchstate.OpStatus})
+	acancel()
+	if err != nil || ans.Status == nil || ans.Status.Version != "v-test" {
+		t.Errorf("status through the control socket: %+v, %v", ans, err)
+	}
+
+	usr1 <- syscall.SIGUSR1
+	if got := s.wait(t, "watch: "); !strings.Contains(got, " up; 0 lines, 0 claimed") {
+		t.Errorf("summary said %q", got)
+	}
+	hup <- syscall.SIGHUP
+	s.wait(t, "reloading the config, the IP list and robots.txt")
+	if got, want := s.wait(t, "reload"), "reload failed: no such profile; going on as before"; got != want {
+		t.Errorf("said %q, want %q", got, want)
+	}
+	hup <- syscall.SIGHUP
+	s.wait(t, "reloading")
+	s.wait(t, "reloaded: addresses are judged again as they are seen")
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve ended with its context: %v, want nil", err)
+	}
+	l, err := watchstate.Read(stateDir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := watchstate.Targets{CrowdSec: creds.URL, CrowdSecCredentials: "/etc/crowdsec/x.yaml", Exec: "/bin/true  --twice"}
+	if l.Targets != want {
+		t.Errorf("state's targets %+v, want %+v", l.Targets, want)
+	}
+}
+
+// TestStartErrors: a metrics address that cannot be bound and an
+// nftables table that cannot be used are a *StartError naming the part.
+func TestStartErrors(t *testing.T) {
+	base := func() ServiceConfig {
+		return ServiceConfig{Config: Config{Options: Options{Files: []string{"-"}, Events: &Events{W: io.Discard}},
+			Identity: offlineIdentity(t)}}
+	}
+	c := base()
+	c.Metrics = "192.0.2.1:no-port"
+	_, err := Start(context.Background(), c)
+	var se *StartError
+	if !errors.As(err, &se) || se.Part != "metrics" || !strings.HasPrefix(err.Error(), "metrics: ") {
+		t.Errorf("bad metrics address: %v, want a StartError of metrics", err)
+	}
+	c = base()
+	c.NFTables = &nftset.Options{NFTOptions: emit.NFTOptions{Table: "nofamily lohibot extra"}}
+	_, err = Start(context.Background(), c)
+	if !errors.As(err, &se) || se.Part != "nftables" || !errors.Is(err, nftset.ErrBadOption) {
+		t.Errorf("bad table: %v, want a StartError of nftables", err)
+	}
+}
+
+func TestUnreferenced(t *testing.T) {
+	got := unreferenced("", []string{"spoofed_live_v4", "spoofed_live_v6"})
+	want := "nftables: no rule in table inet lohibot refers to @spoofed_live_v4 or @spoofed_live_v6, where watch adds spoofers: " +
+		"they are not dropped until a chain of yours has 'ip saddr @spoofed_live_v4 drop' and 'ip6 saddr @spoofed_live_v6 drop'"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := unreferenced("ip fw", []string{"spoofed_live_v4"}); !strings.Contains(got, "table ip fw refers to @spoofed_live_v4,") {
+		t.Errorf("named table: %q", got)
+	}
+}
+
+func TestCommandProblem(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if err := os.WriteFile(run, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		run:                          "",
+		"sh":                         "",
+		"no-such-command-lohibot":    "not found in $PATH",
+		filepath.Join(dir, "absent"): "no such file",
+		dir:                          "is a directory",
+		plain:                        "is not executable",
+	} {
+		if got := CommandProblem(name); got != want {
+			t.Errorf("CommandProblem(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// failingWriter fails while fail is set.
+type failingWriter struct{ fail bool }
+
+func (w *failingWriter) Write(b []byte) (int, error) {
+	if w.fail {
+		return 0, syscall.ENOSPC
+	}
+	return len(b), nil
+}
+
+// TestEventsTo: a failure to write events is said once, and the end of
+// it once.
+func TestEventsTo(t *testing.T) {
+	fw := &failingWriter{fail: true}
+	var got []string
+	e := EventsTo(fw, true, func(m string) { got = append(got, m) })
+	e.line("a")
+	e.line("b")
+	fw.fail = false
+	e.line("c")
+	want := []string{"cannot write events: no space left on device: going on; events are lost until writing works again", "events are written again"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("said %q, want %q", got, want)
+	}
+	if w, l := e.Counts(); w != 1 || l != 2 {
+		t.Errorf("counts %d written %d lost, want 1 and 2", w, l)
+	}
+}
