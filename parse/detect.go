@@ -272,12 +272,16 @@ func formatList() string {
 	return b.String()
 }
 
-// headerFitsBetter returns f read after the header (a syslog header, a
-// container runtime's prefix) that more of lines fit than without one:
-// more with an IP address as the client, or as many and more with any
-// client; nil when none does.
-func headerFitsBetter(f *Format, lines [][]byte) *Format {
-	var best *Format
+// withBestHeader returns the given format f read after the header (a
+// syslog header, a container runtime's prefix) that more of lines fit
+// than without one: more with an IP address as the client, or as many and
+// more with any client; f itself when none does, or when f names a header
+// already.
+func withBestHeader(f *Format, lines [][]byte) *Format {
+	if f.header != headerNone || len(lines) == 0 {
+		return f
+	}
+	best := f
 	bestIP, bestAny := fitCount(f, lines)
 	for _, h := range headers {
 		hf := withHeader(f, h)

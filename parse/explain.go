@@ -123,10 +123,8 @@ func TestFormat(in io.Reader, f *Format, o TestOptions) (*FormatTest, error) {
 		out.Detected = true
 	case f.w3c != nil && s.fields != "":
 		out.Format, out.DetectErr = compileW3C(s.fields, w3cSep(s.lines))
-	case f.header == headerNone && len(s.lines) > 0 && headerFitsBetter(f, s.lines) != nil:
-		out.Format = headerFitsBetter(f, s.lines)
 	default:
-		out.Format = f
+		out.Format = withBestHeader(f, s.lines)
 	}
 	if given == nil || out.Format != nil && len(s.lines) > 0 {
 		fit := len(s.lines)

@@ -622,10 +622,8 @@ func (r *Reader) settle(b []byte) bool {
 				return false
 			}
 			r.format.Store(f)
-		} else if given.header == headerNone {
-			if h := headerFitsBetter(given, lines); h != nil {
-				r.format.Store(h)
-			}
+		} else if f := withBestHeader(given, lines); f != given {
+			r.format.Store(f)
 		}
 		if _, fit := fitCount(r.format.Load(), lines); fit < len(lines) {
 			g := &Guess{Lines: len(lines), Fit: fit}

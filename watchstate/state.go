@@ -227,6 +227,14 @@ func Encode(w io.Writer, s *State) error {
 	if err != nil {
 		return err
 	}
+	if err := s.records(e); err != nil {
+		return err
+	}
+	return e.Close()
+}
+
+// records writes the records of s through e.
+func (s *State) records(e *Encoder) error {
 	for _, v := range s.Verdicts {
 		e.Verdict(v)
 	}
@@ -237,9 +245,9 @@ func Encode(w io.Writer, s *State) error {
 		e.Hold(h)
 	}
 	if s.Status != nil {
-		e.Status(s.Status)
+		return e.Status(s.Status)
 	}
-	return e.Close()
+	return nil
 }
 
 // Encoder writes a state file record by record, for a state too large to
@@ -417,21 +425,7 @@ func appendString(buf []byte, s string) []byte {
 
 // Write writes s to the state file of dir, replacing it whole.
 func Write(ctx context.Context, dir string, s *State) error {
-	return WriteFunc(ctx, dir, s.Written, s.PID, s.Targets, func(e *Encoder) error {
-		for _, v := range s.Verdicts {
-			e.Verdict(v)
-		}
-		for _, b := range s.Blocks {
-			e.Block(b)
-		}
-		for _, h := range s.Holds {
-			e.Hold(h)
-		}
-		if s.Status != nil {
-			return e.Status(s.Status)
-		}
-		return nil
-	})
+	return WriteFunc(ctx, dir, s.Written, s.PID, s.Targets, s.records)
 }
 
 // WriteFunc writes the state file of dir as fill makes it, record by
