@@ -33,11 +33,13 @@ const maxClaimGroups = 64
 //
 // [TokenSet.Match] reads the text as servers log it, with their escapes:
 // a backslash that an odd run of backslashes ends, with "x" and two hex
-// digits or with one other byte (\x22, \t, \", \\), stands for a
-// byte that is no token character (servers escape quotes, backslashes,
-// controls and non-ASCII bytes, never a letter or a digit), so
-// "\x22GPTBot" holds GPTBot and "\\tGPTBot" (a backslash and a "t")
-// does not. [TokenSet.MatchText] reads text as it is, such as a JSON
+// digits or with one of the letters Apache escapes controls with (\x22,
+// \t), is a boundary when the byte it stands for is no token character
+// (servers escape quotes, backslashes, controls and non-ASCII bytes,
+// never a letter or a digit). So "\x22GPTBot" holds GPTBot, and
+// "\\tGPTBot" (a backslash and a "t"), "\0GPTBot" and "\x41GPTBot" do
+// not: Match agrees with [TokenSet.MatchText] on the decoded text.
+// [TokenSet.MatchText] reads text as it is, such as a JSON
 // string once decoded.
 //
 // The nil *TokenSet matches nothing. A TokenSet is safe for concurrent use.
@@ -317,9 +319,16 @@ func IsTokenChar(c byte) bool { return tokenChars[c] }
 func escapeEndsAt(b []byte, p int) bool {
 	esc := -1 // the escape's backslash
 	switch {
-	case p >= 4 && b[p-4] == '\\' && b[p-3] == 'x' && isHex(b[p-2]) && isHex(b[p-1]):
+	case p >= 4 && b[p-4] == '\\' && (b[p-3] == 'x' || b[p-3] == 'X') && isHex(b[p-2]) && isHex(b[p-1]):
+		// \xHH ends a token only where the byte it stands for does
+		// (no server writes \x41 for "A", but a hostile line may).
+		if tokenChars[unhex(b[p-2])<<4|unhex(b[p-1])] {
+			return false
+		}
 		esc = p - 4
-	case p >= 2 && b[p-2] == '\\' && !(b[p-1] == 'x' && p+1 < len(b) && isHex(b[p]) && isHex(b[p+1])):
+	case p >= 2 && b[p-2] == '\\' && strings.IndexByte("nrtbvf", b[p-1]) >= 0:
+		// Apache's escapes of controls; a backslash before any other
+		// token character is no escape, and stays in the text.
 		esc = p - 2
 	default:
 		return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -34,12 +35,19 @@ func naive(groups [][]string, b []byte, escaped bool) uint64 {
 			i++
 			continue
 		}
-		n := 2
-		if b[i+1] == 'x' && i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]) {
-			n = 4
+		// The escapes Apache and nginx write; a backslash before any
+		// other byte is itself.
+		switch {
+		case (b[i+1] == 'x' || b[i+1] == 'X') && i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]):
+			v, _ := strconv.ParseUint(string(b[i+2:i+4]), 16, 8)
+			i += 4
+			escEnd[i] = !tchar(byte(v))
+		case strings.IndexByte("\"\\nrtbvf", b[i+1]) >= 0:
+			i += 2
+			escEnd[i] = true
+		default:
+			i++
 		}
-		i += n
-		escEnd[i] = true
 	}
 	var mask uint64
 	lb := lower(b)
@@ -241,6 +249,13 @@ func TestTokenBoundaries(t *testing.T) {
 		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)", 128},
 		{`\x22GPTBot\x22`, 1},
 		{`\\x22GPTBot`, 0},
+		// Only an escape a server writes is a boundary: a backslash
+		// before a digit stays in the text, and \x41 stands for "A".
+		{`\tGPTBot`, 1},
+		{`\X22GPTBot`, 1},
+		{`\"\"\0GPTBot`, 0},
+		{`\x41GPTBot`, 0},
+		{`\qGPTBot`, 0},
 	} {
 		if got := s.Match([]byte(tc.ua)); got != tc.want {
 			t.Errorf("Match(%q) = %b, want %b", tc.ua, got, tc.want)
