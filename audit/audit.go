@@ -546,6 +546,28 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 	for _, pass := range []func(*conduct.Hit){c.Measure, c.Anchor} {
 		a.eachGenuine(genuine, pass, r)
 	}
+	skips := map[string][]string{} // sites share their lists of skipped checks
+	c.EachSite(func(rep conduct.SiteReport) {
+		k := strings.Join(rep.ChecksSkipped, ",")
+		if shared, ok := skips[k]; ok {
+			rep.ChecksSkipped = shared
+		} else {
+			skips[k] = rep.ChecksSkipped
+		}
+		if len(rep.NotPromised) > 0 {
+			// The same few checks for every site: one slice for all.
+			k := "not promised: " + strings.Join(rep.NotPromised, ",")
+			if shared, ok := skips[k]; ok {
+				rep.NotPromised = shared
+			} else {
+				skips[k] = rep.NotPromised
+			}
+		}
+		s := &r.Sites[pos[a.sites.ids[rep.Site]]]
+		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
+		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
+		s.RobotsNotes = rep.RobotsNotes
+	})
 	var sources []*hitSource
 	res := c.Run(func() []conduct.Source {
 		for _, src := range sources {
@@ -568,28 +590,6 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 		r.Violations = append(r.Violations, v)
 	}
 	r.Warnings = append(r.Warnings, res.Warnings...)
-	skips := map[string][]string{} // sites share their lists of skipped checks
-	for _, rep := range res.Sites {
-		k := strings.Join(rep.ChecksSkipped, ",")
-		if shared, ok := skips[k]; ok {
-			rep.ChecksSkipped = shared
-		} else {
-			skips[k] = rep.ChecksSkipped
-		}
-		if len(rep.NotPromised) > 0 {
-			// The same few checks for every site: one slice for all.
-			k := "not promised: " + strings.Join(rep.NotPromised, ",")
-			if shared, ok := skips[k]; ok {
-				rep.NotPromised = shared
-			} else {
-				skips[k] = rep.NotPromised
-			}
-		}
-		s := &r.Sites[pos[a.sites.ids[rep.Site]]]
-		s.Pages, s.RobotsFetches, s.ChecksSkipped = rep.Pages, rep.RobotsFetches, rep.ChecksSkipped
-		s.Violations, s.ViolationsLeftOut, s.NotPromised = rep.Violations, rep.ViolationsLeftOut, rep.NotPromised
-		s.RobotsNotes = rep.RobotsNotes
-	}
 }
 
 // eachGenuine calls pass with the times, sites and files of the genuine

@@ -246,7 +246,16 @@ type Checker struct {
 	lead time.Duration
 	// clocks numbers the clocks of the files (Config.Clock).
 	clocks map[string]int32
+	// onSite, when set (EachSite), takes the site reports in place of
+	// Result.Sites.
+	onSite func(SiteReport)
 }
+
+// EachSite makes Run hand every site report to f, in the order of the
+// sites, as soon as the pass that checked the site ends, and leave
+// Result.Sites nil: a caller that keeps the reports elsewhere does not
+// hold a hundred thousand of them twice.
+func (e *Checker) EachSite(f func(SiteReport)) { e.onSite = f }
 
 // siteSurvey is what the Anchor pass learns of a site.
 type siteSurvey struct {

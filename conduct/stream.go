@@ -96,10 +96,14 @@ func (e *Checker) runPasses(open func(keep func(string) bool) []source) Result {
 	if len(e.sites) <= atOnce {
 		res, late := e.run(open(nil))
 		res.Warnings = append(res.Warnings, lateWarnings(late)...)
+		res.Sites = e.handOn(res.Sites)
 		return res
 	}
 	names := slices.Sorted(maps.Keys(e.sites))
-	all := Result{Violations: []Violation{}, Sites: make([]SiteReport, 0, len(names))}
+	all := Result{Violations: []Violation{}}
+	if e.onSite == nil {
+		all.Sites = make([]SiteReport, 0, len(names))
+	}
 	late := map[string]*lateHits{}
 	for len(names) > 0 {
 		share := names[:min(len(names), atOnce)]
@@ -110,7 +114,7 @@ func (e *Checker) runPasses(open func(keep func(string) bool) []source) Result {
 		}
 		res, l := e.run(open(func(site string) bool { return in[site] }))
 		all.Violations = append(all.Violations, res.Violations...)
-		all.Sites = append(all.Sites, res.Sites...)
+		all.Sites = append(all.Sites, e.handOn(res.Sites)...)
 		all.Warnings = append(all.Warnings, res.Warnings...)
 		for file, x := range l {
 			if y := late[file]; y != nil {
@@ -123,6 +127,18 @@ func (e *Checker) runPasses(open func(keep func(string) bool) []source) Result {
 	}
 	all.Warnings = append(all.Warnings, lateWarnings(late)...)
 	return all
+}
+
+// handOn gives the site reports of a pass to onSite, when it is set, and
+// returns what Result.Sites is to hold of them.
+func (e *Checker) handOn(sites []SiteReport) []SiteReport {
+	if e.onSite == nil {
+		return sites
+	}
+	for _, s := range sites {
+		e.onSite(s)
+	}
+	return nil
 }
 
 // run checks the hits of sources in one pass; it returns the hits that

@@ -59,9 +59,13 @@ func streamedAtOnce(logs [][]Hit, cfg Config, atOnce int) Result {
 // streamedSharded is streamedAtOnce with the sites dealt over shards
 // goroutines (0: GOMAXPROCS; 1: checked by Run's own).
 func streamedSharded(logs [][]Hit, cfg Config, atOnce, shards int) Result {
+	return streamedWith(logs, cfg, func(c *Checker) { c.sitesAtOnce, c.shards = atOnce, shards })
+}
+
+// streamedWith is streamed with the Checker set up by setup first.
+func streamedWith(logs [][]Hit, cfg Config, setup func(*Checker)) Result {
 	c := NewChecker(cfg)
-	c.sitesAtOnce = atOnce
-	c.shards = shards
+	setup(c)
 	for _, l := range logs {
 		for i := range l {
 			c.Measure(&l[i])
@@ -289,6 +293,15 @@ func TestStreamEqualsBatch(t *testing.T) {
 			if sharded := streamedSharded(logs, cfg, 1+int(seed%3), shards); !reflect.DeepEqual(sharded, got) {
 				t.Fatalf("seed %d: %d shards: %s %+v\nwant %s %+v", seed, shards, dumpVs(sharded.Violations), sharded.Sites, dumpVs(got.Violations), got.Sites)
 			}
+		}
+		// The site reports handed on as each pass ends, in the same order.
+		var handed []SiteReport
+		each := streamedWith(logs, cfg, func(c *Checker) {
+			c.sitesAtOnce = 1 + int(seed%2)
+			c.EachSite(func(s SiteReport) { handed = append(handed, s) })
+		})
+		if each.Sites != nil || len(handed)+len(got.Sites) > 0 && !reflect.DeepEqual(handed, got.Sites) || !reflect.DeepEqual(each.Violations, got.Violations) {
+			t.Fatalf("seed %d: EachSite: %+v (Result.Sites %+v)\nwant %+v", seed, handed, each.Sites, got.Sites)
 		}
 
 		// A bound on the list keeps the first of each site and kind, and
