@@ -98,10 +98,14 @@ func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // snapshotRead is what the first pass learns of a snapshot.
 type snapshotRead struct {
-	file    SnapshotFile
-	f       io.ReadSeekCloser
-	header  snapHeader
-	digest  [32]byte
+	file   SnapshotFile
+	f      io.ReadSeekCloser
+	header snapHeader
+	digest [32]byte
+	// known is what the first pass (scan) found: the later passes check
+	// the snapshot against its CRC-32C, not its SHA-256 again.
+	known   snapfile.Known
+	scanned bool
 	inputs  []snapInput // by input
 	names   []string    // each input's name in the merged report
 	dupOf   []string    // each input's copy read before, when it is one
@@ -327,6 +331,9 @@ func (r *snapshotRead) reader() (*snapfile.Reader, error) {
 	} else if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
+	if r.scanned {
+		return snapfile.NewRereader(r.f, r.known)
+	}
 	return snapfile.NewReader(r.f)
 }
 
@@ -383,7 +390,7 @@ func (r *snapshotRead) scan() error {
 	if !header || len(r.header.Crawlers) == 0 {
 		return snapfile.ErrCorrupt
 	}
-	r.digest = sr.Digest
+	r.digest, r.known, r.scanned = sr.Digest, sr.Known(), true
 	return nil
 }
 

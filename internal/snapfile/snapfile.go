@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"net/netip"
 	"time"
@@ -400,17 +401,47 @@ func (w *Writer) Stats() (bytes, hits, hitBytes int64) { return w.n, w.hits, w.h
 // Reader reads a snapshot frame by frame and checks its digest at the end.
 type Reader struct {
 	r    *bufio.Reader
-	sum  hash.Hash
+	sum  hash.Hash // nil when reading again (NewRereader)
+	crc  uint32
 	buf  []byte
 	done bool
-	// Digest is the snapshot's SHA-256, set once Next has returned io.EOF.
+	// known, when reading again, is what the first reading found.
+	known *Known
+	// Digest is the snapshot's SHA-256 and CRC its CRC-32C (Castagnoli)
+	// of the same bytes, set once Next has returned io.EOF.
 	Digest [32]byte
+	CRC    uint32
 }
+
+// Known is what a first reading of a snapshot found: its digest and the
+// CRC-32C of the bytes the digest covers.
+type Known struct {
+	Digest [32]byte
+	CRC    uint32
+}
+
+// Known returns what this reading found, once Next has returned io.EOF.
+func (r *Reader) Known() Known { return Known{Digest: r.Digest, CRC: r.CRC} }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // NewReader reads the magic line and the version: ErrNotSnapshot, a
 // *VersionError or a read error when they are not this package's.
 func NewReader(r io.Reader) (*Reader, error) {
-	sr := &Reader{sum: sha256.New(), r: bufio.NewReaderSize(r, 64<<10)}
+	return newReader(r, sha256.New(), nil)
+}
+
+// NewRereader reads again a snapshot that a first reading found whole
+// (with NewReader): instead of computing SHA-256 once more it checks the
+// bytes against the first reading's CRC-32C, far cheaper, and the digest
+// written at the end against the first one. A snapshot changed between
+// the readings ends in ErrChecksum, as a damaged one does.
+func NewRereader(r io.Reader, k Known) (*Reader, error) {
+	return newReader(r, nil, &k)
+}
+
+func newReader(r io.Reader, sum hash.Hash, known *Known) (*Reader, error) {
+	sr := &Reader{sum: sum, known: known, r: bufio.NewReaderSize(r, 64<<10)}
 	magic := make([]byte, len(Magic))
 	if _, err := io.ReadFull(sr.r, magic); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -421,7 +452,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if string(magic) != Magic {
 		return nil, ErrNotSnapshot
 	}
-	sr.sum.Write(magic)
+	sr.hash(magic)
 	v, err := sr.uvarint()
 	if err != nil {
 		return nil, err
@@ -440,13 +471,21 @@ func truncated(err error) error {
 	return err
 }
 
+// hash adds p to the checksums.
+func (r *Reader) hash(p []byte) {
+	if r.sum != nil {
+		r.sum.Write(p)
+	}
+	r.crc = crc32.Update(r.crc, castagnoli, p)
+}
+
 // byte reads one byte and hashes it.
 func (r *Reader) byte() (byte, error) {
 	b, err := r.r.ReadByte()
 	if err != nil {
 		return 0, truncated(err)
 	}
-	r.sum.Write([]byte{b})
+	r.hash([]byte{b})
 	return b, nil
 }
 
@@ -484,12 +523,16 @@ func (r *Reader) Next() (kind byte, payload []byte, err error) {
 	}
 	if k == kindTail {
 		var want [32]byte
-		r.sum.Sum(want[:0])
+		if r.sum != nil {
+			r.sum.Sum(want[:0])
+		} else {
+			want = r.known.Digest
+		}
 		var got [32]byte
 		if _, err := io.ReadFull(r.r, got[:]); err != nil {
 			return 0, nil, truncated(err)
 		}
-		if got != want {
+		if got != want || r.known != nil && r.crc != r.known.CRC {
 			return 0, nil, ErrChecksum
 		}
 		if _, err := r.r.ReadByte(); err == nil {
@@ -497,10 +540,10 @@ func (r *Reader) Next() (kind byte, payload []byte, err error) {
 		} else if !errors.Is(err, io.EOF) {
 			return 0, nil, err
 		}
-		r.done, r.Digest = true, got
+		r.done, r.Digest, r.CRC = true, got, r.crc
 		return 0, nil, io.EOF
 	}
-	r.sum.Write([]byte{k})
+	r.hash([]byte{k})
 	n, err := r.uvarint()
 	if err != nil {
 		return 0, nil, err
@@ -515,7 +558,7 @@ func (r *Reader) Next() (kind byte, payload []byte, err error) {
 	if _, err := io.ReadFull(r.r, r.buf); err != nil {
 		return 0, nil, truncated(err)
 	}
-	r.sum.Write(r.buf)
+	r.hash(r.buf)
 	return k, r.buf, nil
 }
 

@@ -205,6 +205,68 @@ func TestDamage(t *testing.T) {
 	}
 }
 
+// TestRereader: a snapshot read again (NewRereader, checked by the first
+// reading's CRC-32C) reads as it did; changed between the readings, by
+// one byte or by a whole other snapshot with its own right digest, it is
+// an error, never a clean read.
+func TestRereader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var hits []Hit
+	for range 300 {
+		hits = append(hits, randomHit(rng))
+	}
+	items := []written{{kind: KindHeader, payload: "{}"}, {kind: KindHits, hits: hits}, {kind: KindEnd, payload: "x"}}
+	data := writeAll(t, items)
+	first, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := func(r *Reader) error {
+		for {
+			if _, _, err := r.Next(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	if err := drain(first); err != nil {
+		t.Fatal(err)
+	}
+	known := first.Known()
+	if known.CRC == 0 || known.Digest == [32]byte{} {
+		t.Fatalf("first reading found nothing: %+v", known)
+	}
+	again := func(b []byte) error {
+		r, err := NewRereader(bytes.NewReader(b), known)
+		if err != nil {
+			return err
+		}
+		if err := drain(r); err != nil {
+			return err
+		}
+		if r.Known() != known {
+			t.Fatalf("read again: %+v, first %+v", r.Known(), known)
+		}
+		return nil
+	}
+	if err := again(data); err != nil {
+		t.Fatalf("the same bytes read again: %v", err)
+	}
+	for i := len(Magic) + 1; i < len(data); i += 1 + rng.IntN(9) {
+		bad := bytes.Clone(data)
+		bad[i] ^= byte(1 + rng.IntN(255))
+		if err := again(bad); err == nil {
+			t.Fatalf("byte %d changed between the readings: read again without error", i)
+		}
+	}
+	items[2].payload = "y"
+	if err := again(writeAll(t, items)); !errors.Is(err, ErrChecksum) {
+		t.Errorf("another whole snapshot read again: %v, want ErrChecksum", err)
+	}
+}
+
 // TestVersionAndMagic: another format version and another file are
 // refused by what they are.
 func TestVersionAndMagic(t *testing.T) {
