@@ -696,7 +696,7 @@ func (s *hitSource) Next(h *conduct.Hit) bool {
 		if s.skipTarget {
 			// Measure and Anchor read the times, sites and files only.
 			b := &s.buf
-			*h = conduct.Hit{Site: s.a.sites.name(b.Site), File: s.a.files.name(b.File), Line: b.Line,
+			*h = conduct.Hit{Site: s.a.sites.name(b.Site), SiteID: b.Site, File: s.a.files.name(b.File), Line: b.Line,
 				Time: b.Time, Resolution: b.Resolution, Duration: b.Duration, HasDuration: b.HasDuration, StartLogged: b.StartLogged}
 			return true
 		}
@@ -716,7 +716,7 @@ func (a *Audit) conductHit(h *hitstore.Hit, names map[uint32]string) conduct.Hit
 	}
 	pair := a.pairs.name(h.Pair)
 	return conduct.Hit{
-		Site: a.sites.name(h.Site), File: a.files.name(h.File), Line: h.Line, IP: ip, Target: h.Target,
+		Site: a.sites.name(h.Site), SiteID: h.Site, File: a.files.name(h.File), Line: h.Line, IP: ip, Target: h.Target,
 		RemoteUser: a.users.name(pair.user), RetryAfter: a.retries.name(pair.retry), Status: h.Status,
 		Time: h.Time, Resolution: h.Resolution, Duration: h.Duration, HasDuration: h.HasDuration, StartLogged: h.StartLogged,
 	}

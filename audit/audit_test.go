@@ -219,6 +219,10 @@ func TestAuditRecordRoundTrip(t *testing.T) {
 				t.Errorf("time %v, want %v", got.Time, want.Time)
 			}
 			got.Time = want.Time
+			if a.sites.name(got.SiteID) != rec.Host {
+				t.Errorf("site id %d names %q, want %q", got.SiteID, a.sites.name(got.SiteID), rec.Host)
+			}
+			got.SiteID = 0
 			if got != want {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
@@ -291,6 +295,10 @@ func TestAuditRecordOdd(t *testing.T) {
 				t.Errorf("time %v, want %v", got[0].Time, want.Time)
 			}
 			got[0].Time = want.Time
+			if a.sites.name(got[0].SiteID) != rec.Host {
+				t.Errorf("site id %d names %q, want %q", got[0].SiteID, a.sites.name(got[0].SiteID), rec.Host)
+			}
+			got[0].SiteID = 0
 			if got[0] != want {
 				t.Errorf("got  %+v\nwant %+v", got[0], want)
 			}
@@ -329,6 +337,10 @@ func TestAuditRecordFarTimes(t *testing.T) {
 				t.Fatalf("%d: time %v, want %v", i, got.Time, want.Time)
 			}
 			got.Time = want.Time
+			if host := recs[i%len(recs)].Host; a.sites.name(got.SiteID) != host {
+				t.Fatalf("%d: site id %d names %q, want %q", i, got.SiteID, a.sites.name(got.SiteID), host)
+			}
+			got.SiteID = 0
 			if got != want {
 				t.Fatalf("%d: got  %+v\nwant %+v", i, got, want)
 			}

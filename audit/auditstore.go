@@ -3,6 +3,7 @@ package audit
 import (
 	"hash/maphash"
 	"strings"
+	"unsafe"
 )
 
 // The compact stores an Audit keeps its addresses and names in (its hits
@@ -74,6 +75,18 @@ type interner struct {
 	ids   map[string]uint32
 	names []string
 	last  uint32 // the number last given, 0 before any
+	// seen maps where a string given lay in memory to its number: a
+	// snapshot's strings are decoded once and then given again and again
+	// from the same memory, found here without hashing them. Only a hint:
+	// the memory of a log line is reused, so the string is compared.
+	seen *[internSeen]internSeenEntry
+}
+
+const internSeen = 512
+
+type internSeenEntry struct {
+	p  *byte
+	id uint32
 }
 
 // id returns the number of s, giving it one when it is new.
@@ -83,8 +96,17 @@ func (in *interner) id(s string) uint32 {
 	if in.last != 0 && in.names[in.last-1] == s {
 		return in.last
 	}
+	p := unsafe.StringData(s)
+	slot := uintptr(unsafe.Pointer(p)) >> 4 % internSeen
+	if in.seen != nil {
+		if e := in.seen[slot]; e.p == p && e.id != 0 && in.names[e.id-1] == s {
+			in.last = e.id
+			return e.id
+		}
+	}
 	if id, ok := in.ids[s]; ok {
 		in.last = id
+		in.remember(slot, p, id)
 		return id
 	}
 	if in.ids == nil {
@@ -95,7 +117,19 @@ func (in *interner) id(s string) uint32 {
 	id := uint32(len(in.names))
 	in.ids[s] = id
 	in.last = id
+	in.remember(slot, p, id)
 	return id
+}
+
+// remember notes that the string at p is numbered id.
+func (in *interner) remember(slot uintptr, p *byte, id uint32) {
+	if p == nil {
+		return
+	}
+	if in.seen == nil {
+		in.seen = new([internSeen]internSeenEntry)
+	}
+	in.seen[slot] = internSeenEntry{p: p, id: id}
 }
 
 // name returns the string numbered id.

@@ -231,6 +231,8 @@ type Checker struct {
 	// (Config.serialized).
 	mu    sync.Mutex
 	sites map[string]*siteSurvey
+	// siteIDs are the sites by Hit.SiteID, as far as hits had one.
+	siteIDs []*siteSurvey
 	// The file and site of the last hit shown: hits come file by file.
 	lastFile *fileUnits
 	lastSite *siteSurvey
@@ -256,6 +258,29 @@ type Checker struct {
 // Result.Sites nil: a caller that keeps the reports elsewhere does not
 // hold a hundred thousand of them twice.
 func (e *Checker) EachSite(f func(SiteReport)) { e.onSite = f }
+
+// bySiteID returns the value of site id in byID, or, for id 0 or an id
+// not seen before, what byName finds (or makes) by the site's name, noted
+// under id: a site is one value whether its hits come with an id or not.
+func bySiteID[T any](byID *[]*T, id uint32, byName func() *T) *T {
+	if id == 0 || id > maxSiteID {
+		return byName()
+	}
+	if int(id) < len(*byID) {
+		if v := (*byID)[id]; v != nil {
+			return v
+		}
+	} else {
+		*byID = append(*byID, make([]*T, int(id)+1-len(*byID))...)
+	}
+	v := byName()
+	(*byID)[id] = v
+	return v
+}
+
+// maxSiteID bounds the site ids kept in a slice: a caller's ids are
+// meant to count its sites, and a larger one is looked up by name.
+const maxSiteID = 1 << 24
 
 // siteSurvey is what the Anchor pass learns of a site.
 type siteSurvey struct {
@@ -355,11 +380,14 @@ func (e *Checker) Anchor(h *Hit) {
 	}
 	s := e.lastSite
 	if s == nil || e.lastName != h.Site {
-		s = e.sites[h.Site]
-		if s == nil {
-			s = &siteSurvey{}
-			e.sites[h.Site] = s
-		}
+		s = bySiteID(&e.siteIDs, h.SiteID, func() *siteSurvey {
+			s := e.sites[h.Site]
+			if s == nil {
+				s = &siteSurvey{}
+				e.sites[h.Site] = s
+			}
+			return s
+		})
 		e.lastSite, e.lastName = s, h.Site
 	}
 	s.untimed = s.untimed || !x.timed

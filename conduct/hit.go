@@ -36,6 +36,11 @@ type Hit struct {
 	Duration    time.Duration `json:"duration,omitempty"`
 	HasDuration bool          `json:"has_duration,omitempty"`
 	StartLogged bool          `json:"start_logged,omitempty"`
+	// SiteID, when above zero, is the caller's number for Site: the same
+	// for every hit of the site, counting the sites from 1, so that the
+	// checks find the site by it without hashing its name. Zero: found
+	// by the name.
+	SiteID uint32 `json:"-"`
 }
 
 // HitOf returns what the checks read of a record from the log reader.
@@ -85,6 +90,7 @@ type hit struct {
 	page           bool
 	dur            bool  // the hit has a usable duration
 	clock          int32 // the clock that timed it (Config.Clock)
+	siteID         uint32
 
 	sNom, eNom         time.Time
 	sLo, sHi, eLo, eHi time.Time
@@ -142,7 +148,7 @@ func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
 	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
-		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock, f: f}
+		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock, f: f, siteID: r.SiteID}
 	if r.RemoteUser != "" || r.RetryAfter != "" {
 		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
 	}

@@ -97,8 +97,10 @@ func compareHits(a, b *hit) int {
 }
 
 // reorder puts one source's hits in order, holding back those within
-// Disorder of the latest one read. held is sorted from head on: a log
-// being nearly in order, a hit read goes at or near its end.
+// Disorder of the latest one read; it is a feed of the hits in that
+// order. held is sorted from head on: a log being nearly in order, a hit
+// read goes at or near its end. What it gives depends on its source
+// alone, so that it may run ahead of the merge, in a goroutine of its own.
 type reorder struct {
 	src    feed
 	held   []*hit
@@ -141,6 +143,15 @@ func (r *reorder) take() *hit {
 	return h
 }
 
+// nextHit returns the next hit in order, or nil at the end.
+func (r *reorder) nextHit() *hit {
+	r.fill()
+	if r.count() == 0 {
+		return nil
+	}
+	return r.take()
+}
+
 // fill reads until the earliest hit held can go: the hits to come start
 // no earlier than Disorder before the latest read, or the source ended,
 // or too many are held.
@@ -168,9 +179,15 @@ func (r *reorder) ready() bool {
 	return r.read && r.newest.Sub(r.first().sNom) >= Disorder
 }
 
-// merger merges the reordered sources by the checks' order: a heap of
-// them by their earliest hit held (every one holds one).
-type merger []*reorder
+// merger merges sources in the checks' order (each a reorder, or read
+// ahead from one): a heap of them by their next hit.
+type merger []*headed
+
+// headed is a source of a merger with its next hit.
+type headed struct {
+	f    feed
+	head *hit
+}
 
 // down moves the i-th source down the heap to its place.
 func (m merger) down(i int) {
@@ -179,10 +196,10 @@ func (m merger) down(i int) {
 		if c >= n {
 			return
 		}
-		if r := c + 1; r < n && compareHits(m[r].first(), m[c].first()) < 0 {
+		if r := c + 1; r < n && compareHits(m[r].head, m[c].head) < 0 {
 			c = r
 		}
-		if compareHits(m[c].first(), m[i].first()) >= 0 {
+		if compareHits(m[c].head, m[i].head) >= 0 {
 			return
 		}
 		m[i], m[c] = m[c], m[i]
@@ -192,11 +209,9 @@ func (m merger) down(i int) {
 
 func newMerger(sources []feed) *merger {
 	m := merger{}
-	for _, s := range sources {
-		r := &reorder{src: s}
-		r.fill()
-		if r.count() > 0 {
-			m = append(m, r)
+	for _, f := range sources {
+		if h := f.nextHit(); h != nil {
+			m = append(m, &headed{f: f, head: h})
 		}
 	}
 	for i := len(m)/2 - 1; i >= 0; i-- {
@@ -211,10 +226,9 @@ func (m *merger) next() *hit {
 	if len(*m) == 0 {
 		return nil
 	}
-	r := (*m)[0]
-	h := r.take()
-	r.fill()
-	if r.count() == 0 {
+	s := (*m)[0]
+	h := s.head
+	if s.head = s.f.nextHit(); s.head == nil {
 		last := len(*m) - 1
 		(*m)[0], (*m)[last] = (*m)[last], nil
 		*m = (*m)[:last]
@@ -229,11 +243,14 @@ type feed interface {
 	nextHit() *hit
 }
 
-// direct is a feed that reads its source as it is asked.
+// direct is a feed that reads its source as it is asked. Read ahead
+// (shared), it looks its files up under the Checker's lock.
 type direct struct {
-	src source
-	e   *Checker
-	buf Hit
+	src    source
+	e      *Checker
+	buf    Hit
+	shared bool
+	f      *fileUnits // the file of the last hit (shared)
 }
 
 func (d *direct) nextHit() *hit {
@@ -241,12 +258,18 @@ func (d *direct) nextHit() *hit {
 	if !ok {
 		return nil
 	}
-	return newHit(&d.buf, idx, d.e.fileOf(d.buf.File))
+	if !d.shared {
+		return newHit(&d.buf, idx, d.e.fileOf(d.buf.File))
+	}
+	if d.f == nil || d.f.name != d.buf.File {
+		d.f = d.e.sharedFileOf(d.buf.File)
+	}
+	return newHit(&d.buf, idx, d.f)
 }
 
 // Reading ahead: each source of a Run of at most maxAhead sources is
-// read in a goroutine of its own, up to two batches of aheadBatch hits
-// ahead of the merge (a few MiB for maxAhead sources).
+// read and put in order in a goroutine of its own, up to two batches of
+// aheadBatch hits ahead of the merge (a few MiB for maxAhead sources).
 const (
 	maxAhead   = 256
 	aheadBatch = 64
@@ -259,24 +282,15 @@ type ahead struct {
 	pos     int
 }
 
-// readAhead starts reading src in a goroutine of its own; it reads to the
-// end of the source, as Run does.
-func (e *Checker) readAhead(src source) *ahead {
+// readAhead starts reading f in a goroutine of its own; it reads to the
+// end of the feed, as Run does.
+func readAhead(f feed) *ahead {
 	a := &ahead{batches: make(chan []*hit, 1)}
 	go func() {
 		defer close(a.batches)
-		var buf Hit
-		var f *fileUnits
 		b := make([]*hit, 0, aheadBatch)
-		for {
-			idx, ok := src.next(&buf)
-			if !ok {
-				break
-			}
-			if f == nil || f.name != buf.File {
-				f = e.sharedFileOf(buf.File)
-			}
-			b = append(b, newHit(&buf, idx, f))
+		for h := f.nextHit(); h != nil; h = f.nextHit() {
+			b = append(b, h)
 			if len(b) == aheadBatch {
 				a.batches <- b
 				b = make([]*hit, 0, aheadBatch)

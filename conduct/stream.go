@@ -148,9 +148,9 @@ func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 	feeds := make([]feed, len(sources))
 	for i, s := range sources {
 		if n > 1 && len(sources) <= maxAhead {
-			feeds[i] = e.readAhead(s)
+			feeds[i] = readAhead(&reorder{src: &direct{src: s, e: e, shared: true}})
 		} else {
-			feeds[i] = &direct{src: s, e: e}
+			feeds[i] = &reorder{src: &direct{src: s, e: e}}
 		}
 	}
 	m := newMerger(feeds)
@@ -286,7 +286,8 @@ type stream struct {
 	e     *Checker
 	cfg   *Config // e's, or a copy safe for several streams at once
 	sites map[string]*siteCheck
-	last  *siteCheck // the site of the previous hit
+	byID  []*siteCheck // the sites by Hit.SiteID, as far as hits had one
+	last  *siteCheck   // the site of the previous hit
 	// late counts, per file, the hits that came too far out of order.
 	late map[string]*lateHits
 }
@@ -302,11 +303,14 @@ type lateHits struct {
 func (st *stream) add(h *hit) {
 	c := st.last
 	if c == nil || c.site != h.Site {
-		c = st.sites[h.Site]
-		if c == nil {
-			c = newSiteCheck(st.e, st.cfg, h.Site)
-			st.sites[h.Site] = c
-		}
+		c = bySiteID(&st.byID, h.siteID, func() *siteCheck {
+			c := st.sites[h.Site]
+			if c == nil {
+				c = newSiteCheck(st.e, st.cfg, h.Site)
+				st.sites[h.Site] = c
+			}
+			return c
+		})
 		st.last = c
 	}
 	if c.take(h) {

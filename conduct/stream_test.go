@@ -294,6 +294,24 @@ func TestStreamEqualsBatch(t *testing.T) {
 				t.Fatalf("seed %d: %d shards: %s %+v\nwant %s %+v", seed, shards, dumpVs(sharded.Violations), sharded.Sites, dumpVs(got.Violations), got.Sites)
 			}
 		}
+		// Sites numbered (Hit.SiteID) in some logs and named only in the
+		// others: each site is checked once all the same.
+		ids := map[string]uint32{}
+		numbered := make([][]Hit, len(logs))
+		for i, l := range logs {
+			numbered[i] = slices.Clone(l)
+			for j := range numbered[i] {
+				if h := &numbered[i][j]; (i+int(seed))%2 == 0 {
+					if ids[h.Site] == 0 {
+						ids[h.Site] = uint32(len(ids) + 1)
+					}
+					h.SiteID = ids[h.Site]
+				}
+			}
+		}
+		if byID := streamedSharded(numbered, cfg, 1+int(seed%2), 1+int(seed%3)); !reflect.DeepEqual(byID, got) {
+			t.Fatalf("seed %d: sites by id: %s %+v\nwant %s %+v", seed, dumpVs(byID.Violations), byID.Sites, dumpVs(got.Violations), got.Sites)
+		}
 		// The site reports handed on as each pass ends, in the same order.
 		var handed []SiteReport
 		each := streamedWith(logs, cfg, func(c *Checker) {
