@@ -426,3 +426,32 @@ func TestWriteYAML(t *testing.T) {
 		t.Errorf("zeta read back as %#v", back["zeta"])
 	}
 }
+
+// TestWriteReportJSONBlocks: a report whose addresses fill many of the
+// blocks they are encoded in ahead of the writer, written as encoding/json
+// prints it, to a terminal too.
+func TestWriteReportJSONBlocks(t *testing.T) {
+	reports := randomReports(300)
+	big := *reports[0]
+	big.IPs = nil
+	for _, r := range reports {
+		big.IPs = append(big.IPs, r.IPList()...)
+	}
+	want := wantJSON(t, materialized(&big))
+	if len(want) < 4*64<<10 {
+		t.Fatalf("the report is only %d bytes: too small to fill several blocks", len(want))
+	}
+	for _, tty := range []bool{false, true} {
+		var got bytes.Buffer
+		if err := WriteJSON(&got, &big, tty); err != nil {
+			t.Fatal(err)
+		}
+		w := want
+		if tty {
+			w = string(jsonTerminalEscape([]byte(want)))
+		}
+		if got.String() != w {
+			t.Fatalf("tty %v: %d bytes differ from encoding/json's %d", tty, got.Len(), len(w))
+		}
+	}
+}

@@ -136,6 +136,17 @@ func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 			return fmt.Errorf("%w: %s", errSplice, l.key)
 		}
 		put(text[:at+len(marker)-1])
+		if l.key == "ips" {
+			for blk := range encodeIPs(r, tty) {
+				if blk.err != nil {
+					return blk.err
+				}
+				bw.Write(blk.b)
+			}
+			bw.WriteString("\n  ")
+			text = text[at+len(marker)-1:]
+			continue
+		}
 		var encErr error
 		first := true
 		var scratch []byte
@@ -169,6 +180,53 @@ func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 	put(text)
 	bw.WriteByte('\n')
 	return bw.Flush()
+}
+
+// ipBlock is a run of a report's addresses as JSON, or the error that
+// ended their encoding.
+type ipBlock struct {
+	b   []byte
+	err error
+}
+
+// encodeIPs encodes the report's addresses as writeReportJSON prints them
+// (each after a comma but the first, on a line of its own), in blocks of
+// about 64 KiB, in a goroutine of its own a few blocks ahead of the
+// writer: a fleet's report holds a million of them, and making and
+// encoding them goes on beside the writing. The caller takes every block
+// (the last one may be an error).
+func encodeIPs(r *audit.Report, tty bool) <-chan ipBlock {
+	out := make(chan ipBlock, 4)
+	go func() {
+		defer close(out)
+		var blk, scratch []byte
+		first := true
+		for ip := range r.AllIPs() {
+			var err error
+			if scratch, err = appendIPReportJSON(scratch[:0], &ip); err != nil {
+				out <- ipBlock{err: err}
+				return
+			}
+			if !first {
+				blk = append(blk, ',')
+			}
+			first = false
+			blk = append(blk, "\n    "...)
+			if tty {
+				blk = append(blk, jsonTerminalEscape(scratch)...)
+			} else {
+				blk = append(blk, scratch...)
+			}
+			if len(blk) >= 64<<10 {
+				out <- ipBlock{b: blk}
+				blk = make([]byte, 0, 80<<10)
+			}
+		}
+		if len(blk) > 0 {
+			out <- ipBlock{b: blk}
+		}
+	}()
+	return out
 }
 
 // jsonKey is a report key as JSON writes it (the keys are plain ASCII).
