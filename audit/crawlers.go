@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/addrset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -37,7 +38,7 @@ func newAuditSet(o *Options) *auditSet {
 		// No crawler: one audit for the inputs' counts and the warnings.
 		s.subjects = []Subject{{}}
 	}
-	groups := make([][]string, len(s.subjects))
+	profiles := make([]*crawler.Profile, len(s.subjects))
 	var all []netip.Prefix
 	for i, c := range s.subjects {
 		au := c.Audit
@@ -60,11 +61,9 @@ func newAuditSet(o *Options) *auditSet {
 		}
 		s.lists = append(s.lists, addrset.New(listed))
 		all = append(all, listed...)
-		if c.Profile != nil {
-			groups[i] = c.Profile.Tokens
-		}
+		profiles[i] = c.Profile
 	}
-	s.claims = parse.NewTokenSet(groups)
+	s.claims = parse.NewTokenSet(crawler.TokenGroups(profiles))
 	s.listed = addrset.New(all)
 	return s
 }

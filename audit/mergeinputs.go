@@ -1,11 +1,11 @@
 package audit
 
 import (
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"runtime/debug"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // SnapshotFiles are the snapshot files of paths for [MergeSnapshots],
@@ -16,11 +16,8 @@ func SnapshotFiles(paths []string) []SnapshotFile {
 	for i, name := range paths {
 		snaps[i] = SnapshotFile{Name: name, Open: func() (io.ReadSeekCloser, error) {
 			f, err := os.Open(name)
-			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-				return nil, pe.Err
-			}
 			if err != nil {
-				return nil, err
+				return nil, fail.PathCause(err)
 			}
 			return f, nil
 		}}

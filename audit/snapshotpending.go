@@ -2,10 +2,9 @@ package audit
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // PendingSnapshot is a snapshot being written to a file: it is put in place
@@ -41,11 +40,7 @@ func (p *PendingSnapshot) Commit(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
+		return fail.PathCause(err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -343,29 +342,6 @@ func TestLogsOneCrawlerUnchanged(t *testing.T) {
 	if strings.Contains(plain, `"crawler"`) || !strings.Contains(named, `"crawler": "lohisoftbot"`) || !strings.Contains(named, `"crawlers": [`) {
 		t.Errorf("crawler fields: plain has them %v, named lacks them %v", strings.Contains(plain, `"crawler"`), !strings.Contains(named, `"crawler": "lohisoftbot"`))
 	}
-}
-
-// FuzzVerifyReadAddrs: any input is either addresses that parse, or an
-// error naming bad lines; never a panic, never an address that does not
-// parse.
-func FuzzVerifyReadAddrs(f *testing.F) {
-	f.Add("79.139.58.98\n# comment\n\n2001:db8::1 # x\n")
-	f.Add("localhost\n10.0.0.1:80\n\x00\xff\n")
-	f.Add(strings.Repeat("1.2.3.4\n", 100))
-	f.Fuzz(func(t *testing.T, in string) {
-		addrs, err := verifyReadAddrs(strings.NewReader(in))
-		if err != nil {
-			if !strings.Contains(err.Error(), "line ") && !strings.Contains(err.Error(), "stdin") {
-				t.Fatalf("error without a line: %v", err)
-			}
-			return
-		}
-		for _, s := range addrs {
-			if a, err := netip.ParseAddr(s); err != nil || a.Zone() != "" {
-				t.Fatalf("%q passed as an address", s)
-			}
-		}
-	})
 }
 
 // TestEmitCrawlers writes nftables rules for Googlebot and a profile-file

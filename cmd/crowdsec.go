@@ -8,6 +8,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,8 +31,8 @@ func addCrowdSecFlags(f *pflag.FlagSet, o *crowdSecFlags) {
 func loadCrowdSecCredentials(path string) (crowdsec.Credentials, error) {
 	c, err := crowdsec.ReadCredentials(path)
 	if err != nil {
-		return c, &exitError{code: ExitUsage, err: withHint(errors.New(unwrapPathError(err).Error()),
-			"give a Local API machine's credentials with --crowdsec-credentials FILE ('cscli machines add NAME --auto -f FILE' writes one)")}
+		return c, fail.Hinted(errors.New(fail.PathCause(err).Error()),
+			"give a Local API machine's credentials with --crowdsec-credentials FILE ('cscli machines add NAME --auto -f FILE' writes one)")
 	}
 	return c, nil
 }
@@ -53,13 +54,13 @@ func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode) (*emitPush
 		return nil, nil
 	}
 	if mode != emit.BlockSpoofed {
-		return nil, usageError("--mode %s: the crowdsec target bans spoofers only (block-spoofed)", mode)
+		return nil, fail.Usagef("--mode %s: the crowdsec target bans spoofers only (block-spoofed)", mode)
 	}
 	if o.DryRun {
 		return nil, nil
 	}
 	if o.Output != "" {
-		return nil, usageError("-o is for --dry-run: without it the crowdsec target pushes its decisions to the Local API")
+		return nil, fail.Usagef("-o is for --dry-run: without it the crowdsec target pushes its decisions to the Local API")
 	}
 	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
 	if err != nil {
@@ -67,7 +68,7 @@ func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode) (*emitPush
 	}
 	ttl, err := emit.ParseTTL(o.TTL)
 	if err != nil {
-		return nil, usageError("--ttl %q: %v", o.TTL, err)
+		return nil, fail.Usagef("--ttl %q: %v", o.TTL, err)
 	}
 	return &emitPush{creds: creds, ttl: ttl}, nil
 }
@@ -78,7 +79,7 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 	env.phase(phaseRules)
 	bans, plan, err := emit.CrowdSecBans(in)
 	if err != nil {
-		return emitError(err)
+		return emit.Explain(err)
 	}
 	emitWarnPlan(env, plan)
 	env.phase(phasePush)
@@ -102,12 +103,12 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Credentials, error) {
 	if !o.CrowdSec {
 		if c.Flags().Changed("crowdsec-credentials") {
-			return nil, usageError("--crowdsec-credentials is for --crowdsec")
+			return nil, fail.Usagef("--crowdsec-credentials is for --crowdsec")
 		}
 		return nil, nil
 	}
 	if ttl, err := emit.ParseTTL(o.TTL); err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-		return nil, usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+		return nil, fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
 	}
 	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
 	if err != nil {

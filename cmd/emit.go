@@ -13,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/spf13/cobra"
 )
 
@@ -131,9 +132,9 @@ which inputs, and when (--fail-on has no effect here).`,
   lohibot-audit emit crowdsec --report audit.json --ttl 7d`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					errors.New("emit needs a TARGET: nftables, cloudflare, modsecurity or crowdsec"),
-					"lohibot-audit emit nftables /var/log/nginx/access.log")}
+					"lohibot-audit emit nftables /var/log/nginx/access.log")
 			}
 			return nil
 		},
@@ -176,9 +177,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	}
 	t, ok := emit.Lookup(target)
 	if !ok {
-		return &exitError{code: ExitUsage, err: withHint(
+		return fail.Hinted(
 			fmt.Errorf("unknown emit target %q", target),
-			"use nftables, cloudflare, modsecurity or crowdsec")}
+			"use nftables, cloudflare, modsecurity or crowdsec")
 	}
 	for other, names := range emitTargetFlags {
 		if other == target {
@@ -186,23 +187,23 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		}
 		for _, n := range names {
 			if c.Flags().Changed(n) && !slices.Contains(emitTargetFlags[target], n) {
-				return usageError("--%s is for the %s target, not %s", n, other, target)
+				return fail.Usagef("--%s is for the %s target, not %s", n, other, target)
 			}
 		}
 	}
 	mode, err := emit.ParseMode(o.Mode)
 	if err != nil {
-		return usageError("--mode %q: use block-spoofed, block-bot or allow-bot", o.Mode)
+		return fail.Usagef("--mode %q: use block-spoofed, block-bot or allow-bot", o.Mode)
 	}
-	never, err := emitParseNeverBlock(o.NeverBlock)
+	never, err := emit.NeverBlockFlag(o.NeverBlock)
 	if err != nil {
 		return err
 	}
 	if o.ChangedExit != 0 && (o.Output == "" || o.Output == "-") {
-		return usageError("--changed-exit needs -o FILE: it says whether that file changed")
+		return fail.Usagef("--changed-exit needs -o FILE: it says whether that file changed")
 	}
 	if o.ChangedExit < 0 || o.ChangedExit > 125 {
-		return usageError("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
+		return fail.Usagef("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
 	}
 	opts, err := t.CheckOptions(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
 		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
@@ -227,7 +228,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
-			return usageError("give log files or --report, not both")
+			return fail.Usagef("give log files or --report, not both")
 		}
 		if err := emitFromReport(ctx, env, o, &in); err != nil {
 			return err
@@ -265,7 +266,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return err
 	}
 	if r.err != nil {
-		return emitError(r.err)
+		return emit.Explain(r.err)
 	}
 	plan := r.plan
 	emitWarnPlan(env, plan)
@@ -290,7 +291,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	}
 	if err != nil {
 		return &exitError{code: ExitIncomplete, output: true, err: withHint(
-			fmt.Errorf("cannot write the rules to %s: %w", o.Output, unwrapPathError(err)),
+			fmt.Errorf("cannot write the rules to %s: %w", o.Output, fail.PathCause(err)),
 			"check that the directory exists, is writable and has room; the old file, if any, is as it was")}
 	}
 	if env.StderrTTY {
@@ -307,15 +308,6 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
 	}
 	return nil
-}
-
-// emitError words an emitter's error (emit.Explain).
-func emitError(err error) error { return exitOf(emit.Explain(err)) }
-
-// emitParseNeverBlock parses --never-block values (emit.NeverBlockFlag).
-func emitParseNeverBlock(values []string) ([]netip.Prefix, error) {
-	never, err := emit.NeverBlockFlag(values)
-	return never, exitOf(err)
 }
 
 // emitFromReport fills in from a --report file and the IP list in force
@@ -340,7 +332,7 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 // emitReadReport reads a JSON report; "-" is stdin (emit.ReadReport).
 func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, error) {
 	rep, err := emit.ReadReport(ctx, env.Stdin, name)
-	return rep, exitOf(cancelled(ctx, err))
+	return rep, cancelled(ctx, err)
 }
 
 // emitWarnPlan says what the safety rules kept out of the rules, and the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
@@ -80,10 +82,10 @@ format auto-detection tries made of the first lines, and which it chose.`,
 func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []string) error {
 	given, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
+		return fail.Hinted(err, "see 'lohibot-audit logs --help' for the formats")
 	}
 	if o.Lines < 1 {
-		return usageError("--lines %d: give 1 or more", o.Lines)
+		return fail.Usagef("--lines %d: give 1 or more", o.Lines)
 	}
 	read, err := o.readOptions.settings(env.Getenv)
 	if err != nil {
@@ -93,36 +95,32 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	if err != nil {
 		return err
 	}
-	groups := make([][]string, len(profiles))
-	for i, p := range profiles {
-		groups[i] = p.Tokens
-	}
 	name := "-"
 	if len(args) == 1 {
 		name = args[0]
 	}
 	if name == "-" && env.StdinTTY() {
-		return &exitError{code: ExitUsage, err: withHint(errors.New("no log given"), "name a file, or pipe lines in: head access.log | lohibot-audit format test -")}
+		return fail.Hinted(errors.New("no log given"), "name a file, or pipe lines in: head access.log | lohibot-audit format test -")
 	}
 	logs, err := expandInputs([]string{name})
 	if err != nil {
 		return err
 	}
 	if len(logs.Files) != 1 {
-		return usageError("%s matches %d files: format test reads one", name, len(logs.Files))
+		return fail.Usagef("%s matches %d files: format test reads one", name, len(logs.Files))
 	}
 	name = logs.Files[0]
 	in, _, err := logfiles.Opener(env.Stdin, name)(ctx)
 	if err != nil {
-		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read %s: %v", name, err)}
+		return fail.New(fail.Incomplete, fmt.Errorf("cannot read %s: %v", name, err), "")
 	}
 	defer in.Close()
-	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict, Claims: parse.NewTokenSet(groups)})
+	res, err := parse.TestFormat(in, given, parse.TestOptions{Name: name, Lines: o.Lines, Location: read.Location, MaxDict: read.MaxDict, Claims: parse.NewTokenSet(crawler.TokenGroups(profiles))})
 	if res != nil {
 		render.FormatTest(env.Stdout, res, read.ZoneName)
 	}
 	if err != nil {
-		return &exitError{code: ExitIncomplete, err: err}
+		return fail.New(fail.Incomplete, err, "")
 	}
 	return nil
 }

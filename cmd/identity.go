@@ -24,7 +24,7 @@ func (o *auditOptions) identity(env *Env) *verify.Settings {
 func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*crawler.Profile) (*verify.Identity, error) {
 	vid, repeated, err := o.identity(env).Identity(ctx, profiles)
 	if err != nil {
-		return nil, exitOf(err)
+		return nil, err
 	}
 	for _, w := range repeated {
 		if env.repeated == nil {
@@ -36,12 +36,6 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 		vid.Watch = progress.Verification(env.Stderr, progressOptions(env))
 	}
 	return vid, nil
-}
-
-// identityServers checks --resolver values (verify.Servers).
-func identityServers(values []string) ([]string, error) {
-	s, err := verify.Servers(values)
-	return s, exitOf(err)
 }
 
 // identityCacheDir is the cache directory and its warning

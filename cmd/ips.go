@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -63,7 +64,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			}
 			if cdn {
 				if len(crawlers) > 0 {
-					return usageError("--cdn shows the CDN edge lists, not a crawler's: it takes no --crawler")
+					return fail.Usagef("--cdn shows the CDN edge lists, not a crawler's: it takes no --crawler")
 				}
 				dir, warn := id.Cache()
 				if warn != "" {
@@ -158,9 +159,9 @@ force (exit 3).`,
 			}
 			switch {
 			case o.Offline:
-				return usageError("ips update fetches the list: it cannot run with --offline")
+				return fail.Usagef("ips update fetches the list: it cannot run with --offline")
 			case override != "" && !urlarg.IsURL(override):
-				return usageError("--ip-list %s is a file: there is nothing to fetch", override)
+				return fail.Usagef("--ip-list %s is a file: there is nothing to fetch", override)
 			}
 			dir, warn := id.Cache()
 			if warn != "" {
@@ -186,7 +187,7 @@ force (exit 3).`,
 				}
 				for _, err := range errs {
 					if failed == nil {
-						failed = &exitError{code: ExitIncomplete, err: err}
+						failed = fail.New(fail.Incomplete, err, "")
 					} else {
 						warnf(env, "%v", err)
 					}

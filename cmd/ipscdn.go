@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/proxy"
 )
 
@@ -22,7 +23,7 @@ func ipsUpdateCDN(ctx context.Context, env *Env, dir string) error {
 		fmt.Fprintln(env.Stdout, l)
 	}
 	if err != nil {
-		return &exitError{code: ExitIncomplete, err: err}
+		return fail.New(fail.Incomplete, err, "")
 	}
 	return nil
 }

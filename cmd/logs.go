@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
@@ -138,14 +139,14 @@ func warnAll(env *Env, warnings []string) {
 func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, timelines *timeline.Set) (*audit.Report, *verify.Identity, error) {
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
-		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit logs --help' for the formats")}
+		return nil, nil, fail.Hinted(err, "see 'lohibot-audit logs --help' for the formats")
 	}
 	now := env.Now()
 	since, until, err := audit.ParseWindow(o.Since, o.Until, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkConductFlags(o); err != nil {
+	if err := o.Flags.Check(); err != nil {
 		return nil, nil, err
 	}
 	read, err := o.readOptions.settings(env.Getenv)
@@ -154,7 +155,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	}
 	if len(files) == 0 {
 		if env.StdinTTY() {
-			return nil, nil, &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name files, or pipe a log and give '-': zcat access.log.*.gz | lohibot-audit logs -")}
+			return nil, nil, fail.Hinted(errors.New("no log files given"), "name files, or pipe a log and give '-': zcat access.log.*.gz | lohibot-audit logs -")
 		}
 		files = []string{"-"}
 	}
@@ -206,7 +207,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		Location: read.Location,
 		ZoneName: read.ZoneName,
 		MaxDict:  read.MaxDict,
-		Subjects: audit.SubjectsHeld(id, audit.Holding{Since: since, Until: until, Overrides: conductOverrides(o),
+		Subjects: audit.SubjectsHeld(id, audit.Holding{Since: since, Until: until, Overrides: o.Flags.Overrides(o.given),
 			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
@@ -251,35 +252,17 @@ func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 	if _, err := id.ListOverride(len(profiles)); err != nil {
 		return nil, err
 	}
-	if err := checkRobotsValues(o.Robots); err != nil {
+	if err := robots.CheckValues(o.Robots); err != nil {
 		return nil, err
 	}
 	if o.Offline {
 		for _, v := range o.Robots {
 			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
-				return nil, usageError("--offline forbids fetching --robots URL %s; give a file", src)
+				return nil, fail.Usagef("--offline forbids fetching --robots URL %s; give a file", src)
 			}
 		}
 	}
 	return profiles, nil
-}
-
-// checkConductFlags rejects conduct flag values that make no sense, naming
-// the flag, its value and what is allowed.
-func checkConductFlags(o *auditOptions) error {
-	switch {
-	case o.Budget < 1:
-		return usageError("--budget %d: give a number of pages of 1 or more, such as 20", o.Budget)
-	case o.BudgetWindow <= 0:
-		return usageError("--budget-window %s: give a duration above 0, such as 24h", o.BudgetWindow)
-	case o.MinPause < 0:
-		return usageError("--min-pause %s: give a duration of 0 or more, such as 1s", o.MinPause)
-	case o.MinBackoff < 0:
-		return usageError("--min-backoff %s: give a duration of 0 or more, such as 30s", o.MinBackoff)
-	case o.MaxViolations < 0:
-		return usageError("--max-violations %d: give a number of 0 (list all) or more, such as 1000", o.MaxViolations)
-	}
-	return nil
 }
 
 // logInputs are the logs of a run (logfiles.Inputs); warnings are the
@@ -293,7 +276,7 @@ type logInputs struct {
 func expandInputs(args []string) (*logInputs, error) {
 	in, err := logfiles.Expand(args)
 	if err != nil {
-		return nil, exitOf(err)
+		return nil, err
 	}
 	return &logInputs{in, in.Warnings()}, nil
 }
@@ -331,9 +314,6 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 	}
 	return v, nil
 }
-
-// unwrapPathError is logfiles.UnwrapPath.
-func unwrapPathError(err error) error { return logfiles.UnwrapPath(err) }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {

@@ -3,15 +3,16 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/render"
+	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -67,22 +68,22 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if err != nil {
 		return err
 	}
-	if err := checkConductFlags(o); err != nil {
+	if err := o.Flags.Check(); err != nil {
 		return err
 	}
 	if o.OptOutGrace < 0 {
-		return usageError("--opt-out-grace %s: give a duration of 0 or more, such as 48h", o.OptOutGrace)
+		return fail.Usagef("--opt-out-grace %s: give a duration of 0 or more, such as 48h", o.OptOutGrace)
 	}
 	if skew < 0 {
-		return usageError("--clock-skew %s: give a duration of 0 or more, such as 1s", skew)
+		return fail.Usagef("--clock-skew %s: give a duration of 0 or more, such as 1s", skew)
 	}
 	if len(files) == 0 {
-		return &exitError{code: ExitUsage, err: withHint(errors.New("no snapshots given"),
-			"name the files 'lohibot-audit logs --snapshot FILE' wrote on each server")}
+		return fail.Hinted(errors.New("no snapshots given"),
+			"name the files 'lohibot-audit logs --snapshot FILE' wrote on each server")
 	}
 	for _, name := range files {
 		if name == "-" {
-			return usageError("merge reads snapshots from files, not from standard input: save it to a file first")
+			return fail.Usagef("merge reads snapshots from files, not from standard input: save it to a file first")
 		}
 	}
 	// Snapshots are named as logs are: a pattern is expanded here.
@@ -107,7 +108,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 			return err
 		}
 	}
-	if err := checkRobotsValues(o.Robots); err != nil {
+	if err := robots.CheckValues(o.Robots); err != nil {
 		return err
 	}
 	env.phase(phaseRobots)
@@ -127,7 +128,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		Snapshots:     audit.SnapshotFiles(files),
 		Profiles:      profiles,
 		Named:         len(o.Crawlers) > 0,
-		Overrides:     conductOverrides(o),
+		Overrides:     o.Flags.Overrides(o.given),
 		MaxViolations: o.MaxViolations,
 		ClockSkew:     skew,
 		OptOutGrace:   o.OptOutGrace,
@@ -155,14 +156,13 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	}
 	var se *audit.SnapshotError
 	if errors.As(err, &se) {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("cannot merge snapshot %s", se.Error())}
+		return fail.Usagef("cannot merge snapshot %s", se.Error())
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee // an --opted-out value for the snapshots' crawlers
+	if rep == nil && fail.KindOf(err) == fail.Usage {
+		return err // an --opted-out value for the snapshots' crawlers
 	}
 	if rep == nil {
-		return &exitError{code: ExitIncomplete, err: err}
+		return fail.New(fail.Incomplete, err, "")
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)

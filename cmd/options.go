@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -18,22 +19,18 @@ import (
 
 // auditOptions holds the flags shared by logs, verify and emit (SPEC §1).
 type auditOptions struct {
-	Format       string
-	LogFormat    string
-	Site         []string
-	Resolvers    []string
-	DNSTimeout   time.Duration
-	DNSRetries   int
-	IPList       string
-	Offline      bool
-	Robots       []string
-	Budget       int
-	BudgetWindow time.Duration
-	MinPause     time.Duration
-	MinBackoff   time.Duration
-	// MaxViolations is --max-violations: violations listed per site and
-	// kind.
-	MaxViolations int
+	Format     string
+	LogFormat  string
+	Site       []string
+	Resolvers  []string
+	DNSTimeout time.Duration
+	DNSRetries int
+	IPList     string
+	Offline    bool
+	Robots     []string
+	// Flags are --budget, --budget-window, --min-pause, --min-backoff and
+	// --max-violations.
+	conduct.Flags
 	// OptedOut are the --opted-out values ([CRAWLER:]SITE=TIME), and
 	// OptOutGrace --opt-out-grace (cmd/optout.go).
 	OptedOut     []string
@@ -60,6 +57,10 @@ type auditOptions struct {
 	// default: a conduct flag given overrides every crawler's promise.
 	given func(name string) bool
 }
+
+// crawlerTitle names the default crawler in help text and messages, by
+// its first token.
+var crawlerTitle = crawler.DefaultTitle()
 
 // DefaultIPListURL is where the default crawler's operator publishes its
 // addresses (its profile's first list), named in --ip-list's help: the
@@ -113,17 +114,12 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 // watch, merge).
 func addCheckFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringArrayVar(&o.Robots, "robots", nil, "robots.txt for every site (`FILE|URL`), or SITE=FILE|URL for one site (repeatable)")
-	f.IntVar(&o.Budget, "budget", defaultBudget, "pages per site per budget window")
-	f.DurationVar(&o.BudgetWindow, "budget-window", defaultBudgetWindow, "the budget's window")
-	f.DurationVar(&o.MinPause, "min-pause", defaultMinPause, "least gap between two requests to one site")
-	f.DurationVar(&o.MinBackoff, "min-backoff", defaultMinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
-	f.IntVar(&o.MaxViolations, "max-violations", defaultMaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
-}
-
-// timeBound parses a --since/--until value (audit.ParseBound).
-func timeBound(name, v string, now time.Time) (time.Time, error) {
-	t, err := audit.ParseBound(name, v, now)
-	return t, exitOf(err)
+	def := conduct.DefaultFlags()
+	f.IntVar(&o.Budget, "budget", def.Budget, "pages per site per budget window")
+	f.DurationVar(&o.BudgetWindow, "budget-window", def.BudgetWindow, "the budget's window")
+	f.DurationVar(&o.MinPause, "min-pause", def.MinPause, "least gap between two requests to one site")
+	f.DurationVar(&o.MinBackoff, "min-backoff", def.MinBackoff, "least gap after a 429/5xx when the log does not record Retry-After")
+	f.IntVar(&o.MaxViolations, "max-violations", def.MaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
 }
 
 // failOnMatch says whether --fail-on asks for exit 1 given the findings.
@@ -138,7 +134,7 @@ func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
 	case "any":
 		return spoofed > 0 || violations > 0, nil
 	}
-	return false, usageError("unknown --fail-on %q: use spoofed, violations or any", failOn)
+	return false, fail.Usagef("unknown --fail-on %q: use spoofed, violations or any", failOn)
 }
 
 // failOnMatched says on stderr what --fail-on matched, as the run exits 1

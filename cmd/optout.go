@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/optout"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -34,9 +36,9 @@ logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
   lohibot-audit optout example.com --from webmaster@example.com | sendmail -t`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					errors.New("optout needs at least one DOMAIN to exclude"),
-					"lohibot-audit optout example.com --from webmaster@example.com")}
+					"lohibot-audit optout example.com --from webmaster@example.com")
 			}
 			return nil
 		},
@@ -56,19 +58,19 @@ logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
 
 func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, from, output string) error {
 	if p.Contact == "" {
-		return &exitError{code: ExitUsage, err: withHint(
+		return fail.Hinted(
 			fmt.Errorf("crawler %s has no contact address to write to", p.Name),
-			"give a profile file with contact: ADDRESS, or use robots.txt to keep it out")}
+			"give a profile file with contact: ADDRESS, or use robots.txt to keep it out")
 	}
 	to, err := optout.Address(p.Contact)
 	if err != nil {
-		return usageError("crawler %s: contact: %v", p.Name, err)
+		return fail.Usagef("crawler %s: contact: %v", p.Name, err)
 	}
 	var domains []string
 	for _, a := range args {
 		d, err := optout.Domain(a)
 		if err != nil {
-			return usageError("%v", err)
+			return fail.Usagef("%v", err)
 		}
 		domains = append(domains, d)
 	}
@@ -80,7 +82,7 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 	l := &optout.Letter{From: sender, To: to, Crawler: p.Title(), Domains: domains, Date: now}
 	msg, err := l.Bytes()
 	if err != nil {
-		return usageError("%v", err)
+		return fail.Usagef("%v", err)
 	}
 	if how != "" {
 		warnf(env, "the e-mail is from %s (%s); give --from ADDRESS to choose", sender.Address, how)
@@ -97,7 +99,7 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 				return errInterrupted
 			}
 			return &exitError{code: ExitIncomplete, output: true, err: withHint(
-				fmt.Errorf("cannot write the e-mail to %s: %w", output, unwrapPathError(err)),
+				fmt.Errorf("cannot write the e-mail to %s: %w", output, fail.PathCause(err)),
 				"check that the directory exists, is writable and has room")}
 		}
 	}
@@ -118,7 +120,7 @@ func addOptOutFlags(f *pflag.FlagSet, o *auditOptions) {
 // (optout.ParseOptedOut), TIME as --since reads it.
 func parseOptedOut(values []string, profiles []*crawler.Profile, grace time.Duration, now time.Time) (map[string]conduct.OptOuts, error) {
 	oo, err := optout.ParseOptedOut(values, crawler.Names(profiles), grace, func(v string) (time.Time, error) {
-		return timeBound("opted-out", v, now)
+		return audit.ParseBound("opted-out", v, now)
 	})
-	return oo, exitOf(err)
+	return oo, err
 }

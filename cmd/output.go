@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/spf13/pflag"
 )
@@ -36,7 +37,7 @@ func (o *auditOptions) reportFormat(env *Env) (render.Renderer, error) {
 	name := o.formatName(env)
 	r, ok := render.Lookup(name)
 	if !ok {
-		return nil, usageError("unknown --format %q: use %s", name, orList(render.Names()))
+		return nil, fail.Usagef("unknown --format %q: use %s", name, orList(render.Names()))
 	}
 	if err := refuseTerminal(env, r); err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func (o *auditOptions) documentFormat(env *Env) (render.DocumentRenderer, error)
 	if r, ok := render.LookupDocument(name); ok {
 		return r, nil
 	}
-	return nil, usageError("unknown --format %q: use %s", name, orList(render.DocumentNames()))
+	return nil, fail.Usagef("unknown --format %q: use %s", name, orList(render.DocumentNames()))
 }
 
 // outputOptions says where standard output goes.
@@ -138,9 +139,9 @@ func reportOptions(env *Env, o *auditOptions) render.Options {
 // terminal (html) when standard output is one.
 func refuseTerminal(env *Env, f render.Renderer) error {
 	if env.StdoutTTY && f.Name() == "html" {
-		return &exitError{code: ExitUsage, err: withHint(
+		return fail.Hinted(
 			fmt.Errorf("--format html writes a page for a browser, not for a terminal"),
-			"redirect it to a file: lohibot-audit logs --format html access.log > report.html")}
+			"redirect it to a file: lohibot-audit logs --format html access.log > report.html")
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestConductFlagGivenOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			o.given = func(name string) bool { return flagGiven(fs, name) }
-			ov := conductOverrides(&o)
+			ov := o.Flags.Overrides(o.given)
 			if (ov.Budget != nil) != tt.budget || (ov.MinPause != nil) != tt.pause || (ov.MinBackoff != nil) != tt.backoff {
 				t.Fatalf("overrides budget %v pause %v backoff %v, want %v %v %v", ov.Budget != nil, ov.MinPause != nil, ov.MinBackoff != nil, tt.budget, tt.pause, tt.backoff)
 			}

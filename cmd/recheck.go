@@ -5,6 +5,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/spf13/cobra"
 )
 
@@ -75,11 +76,11 @@ func recheckCrawlers(rep *audit.Report, chosen []*crawler.Profile, given bool) (
 	var nb *audit.NotBuiltinError
 	switch {
 	case errors.As(err, &cc):
-		return nil, nil, usageError("the report audits one crawler; give one --crawler, not %d", cc.Chosen)
+		return nil, nil, fail.Usagef("the report audits one crawler; give one --crawler, not %d", cc.Chosen)
 	case errors.As(err, &nc):
-		return nil, nil, usageError("%v", err)
+		return nil, nil, fail.Usagef("%v", err)
 	case errors.As(err, &nb):
-		return nil, nil, &exitError{code: ExitUsage, err: withHint(err, "give its profile file with --crawler FILE")}
+		return nil, nil, fail.Hinted(err, "give its profile file with --crawler FILE")
 	}
 	return names, profiles, err
 }

@@ -7,7 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/gha"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -50,13 +52,13 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 		Args: func(c *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					errors.New("robots test needs a robots.txt (ROBOTS) and at least one URL or path to test"),
-					"lohibot-audit robots test robots.txt /private/ /blog/")}
+					"lohibot-audit robots test robots.txt /private/ /blog/")
 			case 1:
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					fmt.Errorf("robots test needs at least one URL or path to test against %s", args[0]),
-					"name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/")}
+					"name them after ROBOTS: lohibot-audit robots test robots.txt /private/ https://example.com/blog/")
 			}
 			return nil
 		},
@@ -66,13 +68,13 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 				return err
 			}
 			if format != "text" && format != "json" {
-				return usageError("unknown --format %q: use text or json", format)
+				return fail.Usagef("unknown --format %q: use text or json", format)
 			}
 			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
 				return err
 			}
-			when, err := timeBound("at", at, env.Now())
+			when, err := audit.ParseBound("at", at, env.Now())
 			if err != nil {
 				return err
 			}
@@ -168,13 +170,13 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					errors.New("robots check needs a robots.txt (ROBOTS): a file, - for stdin, or an http(s):// URL"),
-					"lohibot-audit robots check public/robots.txt --path /private/")}
+					"lohibot-audit robots check public/robots.txt --path /private/")
 			case len(args) > 1:
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					fmt.Errorf("robots check takes one ROBOTS, not %d arguments", len(args)),
-					"give each path to check with --path: lohibot-audit robots check robots.txt --path /private/ --path /admin/")}
+					"give each path to check with --path: lohibot-audit robots check robots.txt --path /private/ --path /admin/")
 			}
 			return nil
 		},
@@ -189,7 +191,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			case "allowed":
 				wantAllowed = true
 			default:
-				return usageError("unknown --expect %q: use blocked or allowed", expect)
+				return fail.Usagef("unknown --expect %q: use blocked or allowed", expect)
 			}
 			if len(paths) == 0 {
 				paths = []string{"/"}

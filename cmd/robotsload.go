@@ -15,18 +15,14 @@ func robotsLoader(env *Env) *robots.Loader {
 // loadRobots reads one robots.txt source (robots.Loader.Load).
 func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetchError) (*robots.Source, error) {
 	rs, err := robotsLoader(env).Load(ctx, src, onError)
-	return rs, exitOf(cancelled(ctx, err))
+	return rs, cancelled(ctx, err)
 }
 
 // loadRobotsSet resolves the --robots values (robots.Loader.LoadSet).
 func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set, error) {
 	s, err := robotsLoader(env).LoadSet(ctx, values)
-	return s, exitOf(cancelled(ctx, err))
+	return s, cancelled(ctx, err)
 }
-
-// checkRobotsValues says what is wrong with the --robots values without
-// reading anything (robots.CheckValues).
-func checkRobotsValues(values []string) error { return exitOf(robots.CheckValues(values)) }
 
 // robotsSetWarnings gives the audit the robots.txt set with its warnings
 // about sites that no log has.

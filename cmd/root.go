@@ -97,7 +97,9 @@ func (e *Env) phase(p string) {
 	}
 }
 
-// exitError carries an exit code through cobra to Run.
+// exitError carries an exit code through cobra to Run where no kind of
+// internal/fail says it (fail.Usage is exit 2, fail.Incomplete exit 3):
+// findings, an interrupted run, output not written, --changed-exit.
 type exitError struct {
 	code int
 	err  error
@@ -107,27 +109,6 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
-
-// usageError is a usage or configuration error (exit 2).
-func usageError(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// exitOf is err as an *exitError when a library marked its kind
-// (internal/fail): for the commands that look for one.
-func exitOf(err error) error {
-	var ee *exitError
-	if err == nil || errors.As(err, &ee) {
-		return err
-	}
-	switch fail.KindOf(err) {
-	case fail.Usage:
-		return &exitError{code: ExitUsage, err: err}
-	case fail.Incomplete:
-		return &exitError{code: ExitIncomplete, err: err}
-	}
-	return err
-}
 
 // errFindings is returned when a command finished and its findings call for
 // exit 1 (the command has already said why).
@@ -289,13 +270,10 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		return ExitInterrupted
 	}
 	var ee *exitError
-	isExit := errors.As(err, &ee)
-	if !isExit && fail.KindOf(err) == fail.Usage {
-		isExit, ee = true, &exitError{code: ExitUsage, err: err}
-	}
+	said := fail.KindOf(err) == fail.Usage || errors.As(err, &ee) && ee.output
 	// Output that could not be written is exit 3 whatever the command
 	// found, said once; only a usage error comes before it.
-	if werr := out.Err(); werr != nil && !(isExit && (ee.output || ee.code == ExitUsage)) {
+	if werr := out.Err(); werr != nil && !said {
 		printError(env, writeFailed("the output", werr))
 		return ExitIncomplete
 	}
@@ -427,7 +405,7 @@ the ` + crawlerTitle + ` search crawler:
 		return nil
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: ExitUsage, err: withHint(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))}
+		return fail.Hinted(err, fmt.Sprintf("see '%s --help'", c.CommandPath()))
 	})
 	root.AddCommand(
 		newLogsCmd(env),

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // parseSiteFlags reads the --site values (audit.ParseSites).
@@ -15,7 +16,7 @@ func parseSiteFlags(values []string) (audit.Sites, error) {
 		if bad.Hint != "" {
 			err = withHint(err, bad.Hint)
 		}
-		return sites, &exitError{code: ExitUsage, err: err}
+		return sites, fail.New(fail.Usage, err, "")
 	}
 	return sites, err
 }

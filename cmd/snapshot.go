@@ -6,6 +6,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/spf13/pflag"
 )
 
@@ -38,24 +39,24 @@ func startSnapshot(env *Env, ao *auditOptions) (*pendingSnapshot, error) {
 	o := &ao.snapshotOptions
 	if o.Snapshot == "" {
 		if o.ServerName != "" {
-			return nil, usageError("--server-name names the server in a --snapshot: give --snapshot FILE too")
+			return nil, fail.Usagef("--server-name names the server in a --snapshot: give --snapshot FILE too")
 		}
 		return nil, nil
 	}
 	if o.Snapshot == "-" {
-		return nil, usageError("--snapshot -: give a file name (standard output carries the report)")
+		return nil, fail.Usagef("--snapshot -: give a file name (standard output carries the report)")
 	}
 	server := o.ServerName
 	if server == "" {
 		name, err := os.Hostname()
 		if err != nil || name == "" {
-			return nil, usageError("cannot tell this host's name for the --snapshot (%v): give --server-name NAME", err)
+			return nil, fail.Usagef("cannot tell this host's name for the --snapshot (%v): give --server-name NAME", err)
 		}
 		server = name
 	}
 	p, err := audit.CreateSnapshot(o.Snapshot)
 	if err != nil {
-		return nil, writeFailed("the snapshot "+o.Snapshot, unwrapPathError(err))
+		return nil, writeFailed("the snapshot "+o.Snapshot, fail.PathCause(err))
 	}
 	p.Server, p.ToolVersion, p.Now = server, Version, env.Now
 	p.TrustedProxies, p.TrustXFF = ao.TrustedProxies, ao.TrustXFF

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -67,14 +67,14 @@ crawlers to recheck (a profile file for one not built in).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if c.Flags().Changed("recheck") {
 				if len(args) > 0 {
-					return usageError("give addresses or --recheck REPORT, not both")
+					return fail.Usagef("give addresses or --recheck REPORT, not both")
 				}
 				return nil
 			}
 			if len(args) == 0 {
-				return &exitError{code: ExitUsage, err: withHint(
+				return fail.Hinted(
 					fmt.Errorf("verify needs at least one IP address"),
-					"lohibot-audit verify 79.139.58.98 203.0.113.7, or one address a line on stdin: lohibot-audit verify - <addresses.txt")}
+					"lohibot-audit verify 79.139.58.98 203.0.113.7, or one address a line on stdin: lohibot-audit verify - <addresses.txt")
 			}
 			return nil
 		},
@@ -150,37 +150,27 @@ crawlers to recheck (a profile file for one not built in).`,
 }
 
 // verifyAddrs parses the addresses of args, "-" standing for those on
-// stdin (verify.AddrArgs).
+// stdin, one a line (verify.AddrArgs): bad lines are a usage error naming
+// them.
 func verifyAddrs(ctx context.Context, env *Env, args []string) ([]netip.Addr, error) {
-	addrs, err := verify.AddrArgs(ctx, args, func() ([]string, error) { return verifyReadAddrs(env.Stdin) })
-	var ee *exitError
+	addrs, err := verify.AddrArgs(ctx, args, func() ([]string, error) { return verify.ReadAddrList(env.Stdin) })
+	var stdin *verify.StdinError
+	var bad *verify.AddrListError
 	switch {
 	case err == nil:
 		return addrs, nil
 	case ctx.Err() != nil:
 		return nil, errInterrupted
-	case errors.As(err, &ee):
-		return nil, ee
+	case errors.As(err, &stdin) && errors.As(stdin.Err, &bad):
+		return nil, fail.Hinted(fmt.Errorf("stdin: %w", stdin.Err),
+			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")
+	case errors.As(err, &stdin):
+		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot read addresses from stdin: %w", stdin.Err), "")
 	case errors.Is(err, verify.ErrNoAddrs):
-		return nil, usageError("no addresses on stdin: give one IP address a line")
+		return nil, fail.Usagef("no addresses on stdin: give one IP address a line")
 	}
-	return nil, &exitError{code: ExitUsage, err: withHint(err,
-		"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")}
-}
-
-// verifyReadAddrs reads one address a line from stdin
-// (verify.ReadAddrList): bad lines are a usage error naming them.
-func verifyReadAddrs(r io.Reader) ([]string, error) {
-	out, err := verify.ReadAddrList(r)
-	var bad *verify.AddrListError
-	switch {
-	case errors.As(err, &bad):
-		return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("stdin: %w", err),
-			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")}
-	case err != nil:
-		return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot read addresses from stdin: %w", err)}
-	}
-	return out, nil
+	return nil, fail.Hinted(err,
+		"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")
 }
 
 // addCrawlerFlag adds --crawler, the crawlers to judge against.
@@ -194,7 +184,7 @@ func addCrawlerFlag(f *pflag.FlagSet, crawlers *[]string) {
 func resolveCrawlers(values []string) ([]*crawler.Profile, error) {
 	profiles, err := crawler.Resolve(values)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: err}
+		return nil, fail.New(fail.Usage, err, "")
 	}
 	return profiles, nil
 }

@@ -405,26 +405,6 @@ func TestVerifyCommandNoNetwork(t *testing.T) {
 	}
 }
 
-func TestIdentityServers(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want []string
-		ok   bool
-	}{
-		{[]string{"127.0.0.1:5353", "[::1]:53", "192.0.2.1", "2001:db8::53"}, []string{"127.0.0.1:5353", "[::1]:53", "192.0.2.1:53", "[2001:db8::53]:53"}, true},
-		{[]string{"127.0.0.1:0"}, nil, false},
-		{[]string{"127.0.0.1:99999"}, nil, false},
-		{[]string{"resolver.example:53"}, nil, false},
-		{[]string{""}, nil, false},
-	}
-	for _, tc := range tests {
-		got, err := identityServers(tc.in)
-		if (err == nil) != tc.ok || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("identityServers(%q) = %q, %v; want %q (ok %v)", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestVerifyCSVSeveralCrawlers: with two crawlers judged, each CSV row
 // begins with its crawler, so that an address's two rows differ; with
 // none named the columns are those of SPEC §5.

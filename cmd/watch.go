@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/watch"
@@ -158,10 +159,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	ctx := c.Context()
 	for _, name := range watchNotApplicable {
 		if c.Flags().Changed(name) {
-			return usageError("--%s does not apply to watch", name)
+			return fail.Usagef("--%s does not apply to watch", name)
 		}
 	}
-	if err := checkConductFlags(&o.auditOptions); err != nil {
+	if err := o.Flags.Check(); err != nil {
 		return err
 	}
 	read, err := o.readOptions.settings(env.Getenv)
@@ -170,15 +171,15 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: withHint(err, "see 'lohibot-audit watch --help' for the formats")}
+		return fail.Hinted(err, "see 'lohibot-audit watch --help' for the formats")
 	}
-	never, err := emitParseNeverBlock(o.NeverBlock)
+	never, err := emit.NeverBlockFlag(o.NeverBlock)
 	if err != nil {
 		return err
 	}
 	ttl, err := emit.ParseTTL(o.TTL)
 	if err != nil {
-		return usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+		return fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
 	}
 	argv, err := watchExecArgv(c, o)
 	if err != nil {
@@ -192,11 +193,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		return err
 	}
 	if o.ExecTimeout <= 0 || o.ExecConcurrency < 1 || o.VerdictTTL <= 0 {
-		return usageError("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
+		return fail.Usagef("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
 	}
 	if len(files) == 0 {
 		if env.StdinTTY() {
-			return &exitError{code: ExitUsage, err: withHint(errors.New("no log files given"), "name the files to follow, or pipe a log and give '-'")}
+			return fail.Hinted(errors.New("no log files given"), "name the files to follow, or pipe a log and give '-'")
 		}
 		files = []string{"-"}
 	}
@@ -215,7 +216,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
 	if o.Metrics != "" {
 		if _, _, err := net.SplitHostPort(o.Metrics); err != nil {
-			return usageError("--metrics %q: give HOST:PORT, such as 127.0.0.1:9571", sanitize(o.Metrics))
+			return fail.Usagef("--metrics %q: give HOST:PORT, such as 127.0.0.1:9571", sanitize(o.Metrics))
 		}
 	}
 	state, err := openWatchState(env, o, say)
@@ -256,7 +257,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Tick:     watchTick,
 		BlockTTL: ttl,
 		Version:  Version,
-	}, Identity: id, Overrides: conductOverrides(&o.auditOptions), Robots: rs.For,
+	}, Identity: id, Overrides: o.Flags.Overrides(o.given), Robots: rs.For,
 		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
 		OptOuts: optOuts, OptOutGrace: o.OptOutGrace},
 		State: state, Metrics: o.Metrics, CrowdSec: csCreds, CrowdSecFile: o.CrowdSecCredentials}
@@ -265,7 +266,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		if o.NFTNetNS != "" {
 			nsf, err := os.Open(o.NFTNetNS)
 			if err != nil {
-				return usageError("--nft-netns: %v", unwrapPathError(err))
+				return fail.Usagef("--nft-netns: %v", fail.PathCause(err))
 			}
 			defer nsf.Close()
 			sc.NFTables.NetNS, sc.NFTNetNS = int(nsf.Fd()), o.NFTNetNS
@@ -283,11 +284,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if o.CPUProfile != "" {
 		pf, err := os.Create(o.CPUProfile)
 		if err != nil {
-			return usageError("--cpu-profile: %v", unwrapPathError(err))
+			return fail.Usagef("--cpu-profile: %v", fail.PathCause(err))
 		}
 		defer pf.Close()
 		if err := pprof.StartCPUProfile(pf); err != nil {
-			return usageError("--cpu-profile: %v", err)
+			return fail.Usagef("--cpu-profile: %v", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -311,13 +312,13 @@ func watchStartError(err error, metricsAddr string) error {
 		if oe := (*net.OpError)(nil); errors.As(err, &oe) && oe.Err != nil {
 			err = oe.Err
 		}
-		return usageError("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(metricsAddr), err)
+		return fail.Usagef("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(metricsAddr), err)
 	case errors.Is(err, nftset.ErrUnsupported):
-		return &exitError{code: ExitUsage, err: withHint(fmt.Errorf("--nftables: %w", se.Err), "on this system block with --exec, which runs your firewall's own command for each spoofer")}
+		return fail.Hinted(fmt.Errorf("--nftables: %w", se.Err), "on this system block with --exec, which runs your firewall's own command for each spoofer")
 	case errors.Is(err, os.ErrPermission):
 		return withHint(fmt.Errorf("nftables: %w", se.Err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
 	}
-	return usageError("nftables: %v", se.Err)
+	return fail.Usagef("nftables: %v", se.Err)
 }
 
 // watchEventWriter is where events go: standard output itself, not the
@@ -357,7 +358,7 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err := loadConfig(env, fresh, o.Config); err != nil {
 		return err
 	}
-	never, err := emitParseNeverBlock(no.NeverBlock)
+	never, err := emit.NeverBlockFlag(no.NeverBlock)
 	if err != nil {
 		return err
 	}
@@ -391,10 +392,10 @@ func watchExecArgv(c *cobra.Command, o *watchOptions) ([]string, error) {
 	}
 	argv := strings.Fields(o.Exec)
 	if len(argv) == 0 {
-		return nil, usageError("--exec %q: give a command, such as --exec /usr/local/bin/lohibot-banip", o.Exec)
+		return nil, fail.Usagef("--exec %q: give a command, such as --exec /usr/local/bin/lohibot-banip", o.Exec)
 	}
 	if what := watch.CommandProblem(argv[0]); what != "" {
-		return nil, usageError("--exec %s: %s: give the path of an executable file", sanitize(argv[0]), what)
+		return nil, fail.Usagef("--exec %s: %s: give the path of an executable file", sanitize(argv[0]), what)
 	}
 	return argv, nil
 }
@@ -417,7 +418,7 @@ func checkWatchNeeds(c *cobra.Command, o *watchOptions) error {
 		{"exec-concurrency", "--exec", exe},
 	} {
 		if c.Flags().Changed(n.flag) && !n.on() {
-			return usageError("--%s acts only with %s: add %s, or leave --%s out", n.flag, n.with, n.with, n.flag)
+			return fail.Usagef("--%s acts only with %s: add %s, or leave --%s out", n.flag, n.with, n.with, n.flag)
 		}
 	}
 	return nil
@@ -431,7 +432,7 @@ func checkWatchFiles(files []string) error {
 			continue
 		}
 		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
-			return usageError("%s is a directory: give the log files in it, such as %s", sanitize(f), sanitize(filepath.Join(f, "access.log")))
+			return fail.Usagef("%s is a directory: give the log files in it, such as %s", sanitize(f), sanitize(filepath.Join(f, "access.log")))
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/lohisoft/lohibot-audit/watchstate"
@@ -53,7 +54,7 @@ func stateDirOf(env *Env, o *stateFlags) (string, bool) {
 func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.Held, error) {
 	if o.NoState {
 		if o.StateDir != "" {
-			return nil, usageError("--state-dir and --no-state: give one")
+			return nil, fail.Usagef("--state-dir and --no-state: give one")
 		}
 		return nil, nil
 	}
@@ -67,15 +68,15 @@ func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.He
 	case err == nil:
 		return h, nil
 	case errors.Is(err, watchstate.ErrLocked):
-		return nil, &exitError{code: ExitUsage, err: withHint(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
-			"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")}
+		return nil, fail.Hinted(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
+			"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")
 	case errors.As(err, &le):
-		return nil, usageError("state directory %s: %v", sanitize(dir), err)
+		return nil, fail.Usagef("state directory %s: %v", sanitize(dir), err)
 	case !asked:
-		say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, unwrapPathError(err)))
+		say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, fail.PathCause(err)))
 		return nil, nil
 	}
-	return nil, usageError("--state-dir %s: %v", sanitize(dir), unwrapPathError(err))
+	return nil, fail.Usagef("--state-dir %s: %v", sanitize(dir), fail.PathCause(err))
 }
 
 // newWatchStatusCmd is `watch status`.
@@ -117,7 +118,7 @@ func statusFormat(env *Env, format string) (string, error) {
 	case "text", "json":
 		return format, nil
 	}
-	return "", usageError("--format %q: give text or json", sanitize(format))
+	return "", fail.Usagef("--format %q: give text or json", sanitize(format))
 }
 
 // askWatch asks the watch of dir; an error other than ErrNotRunning is
@@ -130,13 +131,13 @@ func askWatch(ctx context.Context, dir string, req watchstate.Request, timeout t
 	case err == nil, errors.Is(err, watchstate.ErrNotRunning):
 		return resp, err
 	case errors.Is(err, fs.ErrPermission):
-		return nil, &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("cannot ask the running watch: %w", err),
-			"run as the user watch runs as (root for the packaged service): its state directory is its own")}
+		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch: %w", err),
+			"run as the user watch runs as (root for the packaged service): its state directory is its own")
 	case resp != nil:
 		// The watch answered with an error: the request was refused.
-		return nil, usageError("the running watch refuses: %v", err)
+		return nil, fail.Usagef("the running watch refuses: %v", err)
 	}
-	return nil, &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot ask the running watch through %s: %w", watchstate.SocketPath(dir), err)}
+	return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch through %s: %w", watchstate.SocketPath(dir), err), "")
 }
 
 func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string) error {
@@ -146,7 +147,7 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 	}
 	dir, _ := stateDirOf(env, o)
 	if dir == "" {
-		return usageError("no state directory: give --state-dir DIR")
+		return fail.Usagef("no state directory: give --state-dir DIR")
 	}
 	var s watchstate.Status
 	var written time.Time
@@ -159,10 +160,10 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 		l, rerr := watchstate.Read(dir, env.Now())
 		switch {
 		case errors.Is(rerr, fs.ErrNotExist):
-			return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("no watch runs with state directory %s, and none left a state there", sanitize(dir)),
-				"start one (systemctl start lohibot-audit-watch), or give the --state-dir it uses")}
+			return fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and none left a state there", sanitize(dir)),
+				"start one (systemctl start lohibot-audit-watch), or give the --state-dir it uses")
 		case rerr != nil:
-			return &exitError{code: ExitIncomplete, err: fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), unwrapPathError(rerr))}
+			return fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), fail.PathCause(rerr)), "")
 		}
 		s = l.Stopped(env.Now())
 		written = l.Written
@@ -214,19 +215,19 @@ default table (inet lohibot) in its own network namespace.`,
 
 func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string) error {
 	if len(args) == 0 {
-		return usageError("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
+		return fail.Usagef("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
 	}
 	addrs, err := watchstate.ParseAddrs(args)
 	if err != nil {
-		return usageError("%s", sanitize(err.Error()))
+		return fail.Usagef("%s", sanitize(err.Error()))
 	}
 	ttl, err := emit.ParseTTL(o.TTL)
 	if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-		return usageError("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", sanitize(o.TTL))
+		return fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", sanitize(o.TTL))
 	}
 	dir, _ := stateDirOf(env, &o.stateFlags)
 	if dir == "" {
-		return usageError("no state directory: give --state-dir DIR")
+		return fail.Usagef("no state directory: give --state-dir DIR")
 	}
 	now := env.Now()
 	var out []watchstate.Unblocked
@@ -244,23 +245,23 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 		var ce *watch.CredentialsError
 		switch {
 		case errors.As(err, &ce):
-			return &exitError{code: ExitIncomplete, err: withHint(err,
-				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")}
+			return fail.New(fail.Incomplete, err,
+				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")
 		case err != nil:
-			return &exitError{code: ExitIncomplete, err: err}
+			return fail.New(fail.Incomplete, err, "")
 		}
 		defer closeU()
 		out, err = watch.UnblockStopped(ctx, dir, addrs, ttl, now, u, say)
 		if errors.Is(err, watchstate.ErrLocked) {
-			return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("state directory %s: %w, but it does not answer on its socket", sanitize(dir), err),
-				"try again in a moment; if it stays so, restart that watch")}
+			return fail.New(fail.Incomplete, fmt.Errorf("state directory %s: %w, but it does not answer on its socket", sanitize(dir), err),
+				"try again in a moment; if it stays so, restart that watch")
 		}
 		if err != nil {
 			if os.IsPermission(err) || errors.Is(err, fs.ErrPermission) {
-				return &exitError{code: ExitIncomplete, err: withHint(fmt.Errorf("state directory %s: %v", sanitize(dir), unwrapPathError(err)),
-					"run as the user watch runs as (root for the packaged service)")}
+				return fail.New(fail.Incomplete, fmt.Errorf("state directory %s: %v", sanitize(dir), fail.PathCause(err)),
+					"run as the user watch runs as (root for the packaged service)")
 			}
-			return &exitError{code: ExitIncomplete, err: err}
+			return fail.New(fail.Incomplete, err, "")
 		}
 	default:
 		return err
@@ -270,7 +271,7 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 		return &exitError{code: ExitIncomplete, output: true, err: errors.New("cannot write to standard output")}
 	}
 	if failed {
-		return &exitError{code: ExitIncomplete, err: errors.New("not everything could be undone: see each address's errors")}
+		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")
 	}
 	return nil
 }

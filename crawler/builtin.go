@@ -3,12 +3,13 @@ package crawler
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // Default is the name of the profile used when none is chosen.
@@ -454,11 +455,7 @@ func Resolve(values []string) ([]*Profile, error) {
 				if errors.As(err, &fe) {
 					return nil, err
 				}
-				var pe *fs.PathError
-				if errors.As(err, &pe) {
-					err = pe.Err
-				}
-				return nil, fmt.Errorf("cannot read crawler profile %s: %w", v, err)
+				return nil, fmt.Errorf("cannot read crawler profile %s: %w", v, fail.PathCause(err))
 			}
 			ps = []*Profile{p}
 		}

@@ -3,7 +3,6 @@ package crawler
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -21,11 +20,7 @@ func One(v string) (*Profile, error) {
 		return nil, fail.Hinted(err, "fix that line of the profile, or use a built-in profile: "+strings.Join(BuiltinNames(), ", "))
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fail.Hinted(fmt.Errorf("unknown crawler %q: not a built-in profile, and %v", v, err),
+		return nil, fail.Hinted(fmt.Errorf("unknown crawler %q: not a built-in profile, and %v", v, fail.PathCause(err)),
 			"use "+strings.Join(BuiltinNames(), ", ")+", or the path of a profile file")
 	}
 	return p, nil

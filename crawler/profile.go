@@ -442,6 +442,19 @@ func clip(s string) string {
 	return s
 }
 
+// TokenGroups are the User-Agent tokens of each of profiles, in order (a
+// nil profile claims none): the groups a parse.TokenSet is built of, a
+// claim of profiles[i] being bit i.
+func TokenGroups(profiles []*Profile) [][]string {
+	groups := make([][]string, len(profiles))
+	for i, p := range profiles {
+		if p != nil {
+			groups[i] = p.Tokens
+		}
+	}
+	return groups
+}
+
 // Names returns the names of profiles, in order.
 func Names(profiles []*Profile) []string {
 	names := make([]string, len(profiles))

@@ -26,7 +26,7 @@ func ReadReport(ctx context.Context, stdin io.Reader, name string) (*audit.Repor
 			return nil, ctx.Err()
 		}
 		if err != nil {
-			return nil, fail.Usagef("cannot read report %s: %v", name, logfiles.UnwrapPath(err))
+			return nil, fail.Usagef("cannot read report %s: %v", name, fail.PathCause(err))
 		}
 		defer fh.Close()
 		r = fh

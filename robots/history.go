@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // Limits on the versions of one robots.txt: a directory or a repository
@@ -108,11 +109,7 @@ func ParseVersionName(name string) (t time.Time, ok bool) {
 func LoadDir(dir string) (*History, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrHistory, dir, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrHistory, dir, fail.PathCause(err))
 	}
 	var versions []Version
 	total := 0

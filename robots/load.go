@@ -99,7 +99,7 @@ func (l *Loader) Load(ctx context.Context, src string, onError OnFetchError) (*S
 }
 
 func fileError(src string, err error) error {
-	err = logfiles.UnwrapPath(err)
+	err = fail.PathCause(err)
 	hint := "check the path; ROBOTS is a file, - for stdin, or an http(s):// URL"
 	if errors.Is(err, fs.ErrPermission) {
 		hint = "check the file's permissions, or pipe it in with - for stdin"

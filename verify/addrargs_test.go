@@ -40,3 +40,53 @@ func TestAddrArgs(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// FuzzAddrArgs: any argument and any standard input give either sorted,
+// distinct, unmapped addresses without a zone, or an error that says what
+// was wrong (a line of stdin, the argument, or no address at all); never a
+// panic.
+func FuzzAddrArgs(f *testing.F) {
+	f.Add("203.0.113.7", "79.139.58.98\n# comment\n\n2001:db8::1 # x\n")
+	f.Add("::ffff:192.0.2.1", "localhost\n10.0.0.1:80\n\x00\xff\n")
+	f.Add("fe80::1%eth0", strings.Repeat("1.2.3.4\n", 100))
+	f.Add("-", "")
+	f.Fuzz(func(t *testing.T, arg, in string) {
+		addrs, err := AddrArgs(context.Background(), []string{arg, "-"}, func() ([]string, error) {
+			return ReadAddrList(strings.NewReader(in))
+		})
+		var se *StdinError
+		var bad *AddrListError
+		var na *NotAddrError
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNoAddrs):
+			if arg != "-" {
+				t.Fatalf("no addresses, with the argument %q", arg)
+			}
+			return
+		case errors.As(err, &se):
+			if !errors.As(err, &bad) || !strings.Contains(err.Error(), "line ") {
+				t.Fatalf("stdin error without its line: %v", err)
+			}
+			return
+		case errors.As(err, &na):
+			if na.Value != arg {
+				t.Fatalf("error names %q, not the argument %q", na.Value, arg)
+			}
+			return
+		default:
+			t.Fatalf("error of no known kind: %v", err)
+		}
+		if len(addrs) == 0 {
+			t.Fatal("no addresses and no error")
+		}
+		for i, a := range addrs {
+			if !a.IsValid() || a.Zone() != "" || a.Is4In6() {
+				t.Fatalf("%v passed as an address", a)
+			}
+			if i > 0 && addrs[i-1].Compare(a) >= 0 {
+				t.Fatalf("addresses not sorted and distinct: %v", addrs)
+			}
+		}
+	})
+}

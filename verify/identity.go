@@ -3,9 +3,7 @@ package verify
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"net"
 	"net/netip"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
 )
@@ -205,11 +204,7 @@ func SystemServers(path string) ([]string, error) {
 	}
 	conf, err := dns.ClientConfigFromFile(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read %s: %w", path, fail.PathCause(err))
 	}
 	var out []string
 	for _, s := range conf.Servers {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 )
 
@@ -587,11 +588,7 @@ func IsListRejected(err error) bool {
 func readListFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &ListFileError{Path: path, Err: err}
+		return nil, &ListFileError{Path: path, Err: fail.PathCause(err)}
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {

@@ -52,8 +52,8 @@ func TestSettingsCheck(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
-	got, err := Servers([]string{"127.0.0.1", "[::1]:5353", "192.0.2.1:53"})
-	if want := "127.0.0.1:53 [::1]:5353 192.0.2.1:53"; err != nil || strings.Join(got, " ") != want {
+	got, err := Servers([]string{"127.0.0.1", "[::1]:5353", "192.0.2.1:53", "2001:db8::53"})
+	if want := "127.0.0.1:53 [::1]:5353 192.0.2.1:53 [2001:db8::53]:53"; err != nil || strings.Join(got, " ") != want {
 		t.Errorf("Servers = %q, %v; want %s", got, err, want)
 	}
 	for _, bad := range []string{"dns.example:53", "127.0.0.1:0", "127.0.0.1:99999", ""} {

@@ -1,16 +1,15 @@
 package watch
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
@@ -50,7 +49,7 @@ func StoppedUnblocker(dir string, now time.Time, agent crowdsec.Agent, say func(
 		if t.NFTNetNS != "" {
 			f, err := os.Open(t.NFTNetNS)
 			if err != nil {
-				return u, closer, fmt.Errorf("nftables: the network namespace of the last watch: %v", pathCause(err))
+				return u, closer, fmt.Errorf("nftables: the network namespace of the last watch: %v", fail.PathCause(err))
 			}
 			closer = func() { f.Close() }
 			so.NetNS = int(f.Fd())
@@ -61,21 +60,11 @@ func StoppedUnblocker(dir string, now time.Time, agent crowdsec.Agent, say func(
 		creds, err := crowdsec.ReadCredentials(t.CrowdSecCredentials)
 		if err != nil {
 			closer()
-			return u, func() {}, &CredentialsError{Err: pathCause(err)}
+			return u, func() {}, &CredentialsError{Err: fail.PathCause(err)}
 		}
 		u.CrowdSec = agent.Pusher(creds, nil, time.Hour)
 	}
 	return u, closer, nil
-}
-
-// pathCause returns the cause of a *fs.PathError (its path is said by the
-// caller), or err itself.
-func pathCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // WriteUnblocked writes an unblock event for each of out to w (lines for

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // Held is a state directory a running watch holds: its lock, the state it
@@ -51,12 +53,12 @@ func Open(dir string, now time.Time, say func(string)) (*Held, error) {
 			say(fmt.Sprintf("state: %s: %v: not used; starting without it", Path(dir), err))
 		}
 	default:
-		say(fmt.Sprintf("state: %v: starting without it", pathCause(err)))
+		say(fmt.Sprintf("state: %v: starting without it", fail.PathCause(err)))
 	}
 	ln, err := Listen(dir)
 	if err != nil {
 		lock.Release()
-		return nil, &ListenError{Err: pathCause(err)}
+		return nil, &ListenError{Err: fail.PathCause(err)}
 	}
 	h.Listener = ln
 	return h, nil
@@ -70,16 +72,6 @@ func (h *Held) Close() {
 	}
 	h.Listener.Close()
 	h.lock.Release()
-}
-
-// pathCause returns the cause of a *fs.PathError (its path is said by the
-// caller), or err itself.
-func pathCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // SystemdDir is the state directory $STATE_DIRECTORY names (systemd's

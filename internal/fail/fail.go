@@ -8,6 +8,7 @@ package fail
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // Kind is what an error means for the run.
@@ -76,4 +77,15 @@ func HintOf(err error) string {
 		err = e.Err
 	}
 	return ""
+}
+
+// PathCause is the cause of the *fs.PathError in err's chain, without the
+// operation and the path (for a message that says the path its own way),
+// or err itself when there is none.
+func PathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -3,6 +3,9 @@ package fail
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -37,5 +40,25 @@ func TestKindAndHintThroughWrapping(t *testing.T) {
 	}
 	if !errors.Is(Hinted(base, "h"), base) {
 		t.Error("a marked error does not unwrap to its cause")
+	}
+}
+
+func TestPathCause(t *testing.T) {
+	_, err := os.Open(filepath.Join(t.TempDir(), "missing"))
+	if err == nil {
+		t.Fatal("opening a missing file succeeded")
+	}
+	if got := PathCause(err); !errors.Is(got, fs.ErrNotExist) || got.Error() != "no such file or directory" {
+		t.Errorf("PathCause(%v) = %v, want the cause without the path", err, got)
+	}
+	if got := PathCause(fmt.Errorf("reading: %w", err)); got.Error() != "no such file or directory" {
+		t.Errorf("wrapped: %v, want the cause without the path", got)
+	}
+	other := errors.New("not a path error")
+	if got := PathCause(other); got != other {
+		t.Errorf("PathCause(%v) = %v, want it unchanged", other, got)
+	}
+	if PathCause(nil) != nil {
+		t.Error("PathCause(nil) is not nil")
 	}
 }

@@ -84,7 +84,7 @@ func Expand(args []string) (*Inputs, error) {
 		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, fail.Hinted(fmt.Errorf("cannot read %s: %v", name, UnwrapPath(err)), "check the path; FILE is a log file, a compressed log, a pattern such as access.log.*, or - for stdin")
+			return nil, fail.Hinted(fmt.Errorf("cannot read %s: %v", name, fail.PathCause(err)), "check the path; FILE is a log file, a compressed log, a pattern such as access.log.*, or - for stdin")
 		case err == nil && fi.IsDir():
 			return nil, fail.Hinted(fmt.Errorf("cannot read %s: it is a directory", name), "name the log files in it, such as "+filepath.Join(name, "access.log*"))
 		}
@@ -140,7 +140,7 @@ func Opener(stdin io.Reader, name string) func(context.Context) (io.ReadCloser, 
 		}
 		fh, err := Open(ctx, name)
 		if err != nil {
-			return nil, -1, UnwrapPath(err)
+			return nil, -1, fail.PathCause(err)
 		}
 		var size int64 = -1
 		if st, err := fh.Stat(); err == nil {
@@ -200,14 +200,4 @@ func ReadAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return got.data, got.err
-}
-
-// UnwrapPath returns the cause of a *fs.PathError (the operation and the
-// path are said by the caller), or err itself.
-func UnwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
