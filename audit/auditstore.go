@@ -78,14 +78,16 @@ type interner struct {
 	// seen maps where a string given lay in memory to its number: a
 	// snapshot's strings are decoded once and then given again and again
 	// from the same memory, found here without hashing them. Only a hint:
-	// the memory of a log line is reused, so the string is compared.
+	// the memory of a log line is reused, so the string is compared. The
+	// address is kept as a number, so as not to keep alive the memory it
+	// was in (a reader's buffers).
 	seen *[internSeen]internSeenEntry
 }
 
 const internSeen = 512
 
 type internSeenEntry struct {
-	p  *byte
+	p  uintptr
 	id uint32
 }
 
@@ -96,8 +98,8 @@ func (in *interner) id(s string) uint32 {
 	if in.last != 0 && in.names[in.last-1] == s {
 		return in.last
 	}
-	p := unsafe.StringData(s)
-	slot := uintptr(unsafe.Pointer(p)) >> 4 % internSeen
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	slot := p >> 4 % internSeen
 	if in.seen != nil {
 		if e := in.seen[slot]; e.p == p && e.id != 0 && in.names[e.id-1] == s {
 			in.last = e.id
@@ -122,8 +124,8 @@ func (in *interner) id(s string) uint32 {
 }
 
 // remember notes that the string at p is numbered id.
-func (in *interner) remember(slot uintptr, p *byte, id uint32) {
-	if p == nil {
+func (in *interner) remember(slot, p uintptr, id uint32) {
+	if p == 0 {
 		return
 	}
 	if in.seen == nil {
