@@ -93,7 +93,15 @@ func (k *orderKey) compare(o *orderKey) int {
 
 // compareHits orders hits as the checks take them.
 func compareHits(a, b *hit) int {
-	return cmp.Or(a.sNom.Compare(b.sNom), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.idx, b.idx))
+	// One by one: most hits differ in time, and cmp.Or would compare
+	// the files and lines of every pair all the same.
+	if c := a.sNom.Compare(b.sNom); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.File, b.File); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.idx, b.idx))
 }
 
 // reorder puts one source's hits in order, holding back those within
@@ -183,10 +191,27 @@ func (r *reorder) ready() bool {
 // ahead from one): a heap of them by their next hit.
 type merger []*headed
 
-// headed is a source of a merger with its next hit.
+// headed is a source of a merger with its next hit, and that hit's start
+// as logged (sNom), compared first without going to the hit.
 type headed struct {
 	f    feed
 	head *hit
+	t    time.Time
+}
+
+func (s *headed) setHead(h *hit) {
+	s.head = h
+	if h != nil {
+		s.t = h.sNom
+	}
+}
+
+// less reports whether a's next hit comes before b's.
+func (a *headed) less(b *headed) bool {
+	if c := a.t.Compare(b.t); c != 0 {
+		return c < 0
+	}
+	return compareHits(a.head, b.head) < 0
 }
 
 // down moves the i-th source down the heap to its place.
@@ -196,10 +221,10 @@ func (m merger) down(i int) {
 		if c >= n {
 			return
 		}
-		if r := c + 1; r < n && compareHits(m[r].head, m[c].head) < 0 {
+		if r := c + 1; r < n && m[r].less(m[c]) {
 			c = r
 		}
-		if compareHits(m[c].head, m[i].head) >= 0 {
+		if !m[c].less(m[i]) {
 			return
 		}
 		m[i], m[c] = m[c], m[i]
@@ -211,7 +236,9 @@ func newMerger(sources []feed) *merger {
 	m := merger{}
 	for _, f := range sources {
 		if h := f.nextHit(); h != nil {
-			m = append(m, &headed{f: f, head: h})
+			s := &headed{f: f}
+			s.setHead(h)
+			m = append(m, s)
 		}
 	}
 	for i := len(m)/2 - 1; i >= 0; i-- {
@@ -228,7 +255,7 @@ func (m *merger) next() *hit {
 	}
 	s := (*m)[0]
 	h := s.head
-	if s.head = s.f.nextHit(); s.head == nil {
+	if s.setHead(s.f.nextHit()); s.head == nil {
 		last := len(*m) - 1
 		(*m)[0], (*m)[last] = (*m)[last], nil
 		*m = (*m)[:last]
