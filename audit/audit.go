@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"iter"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -78,7 +80,15 @@ type Audit struct {
 	byRaw    map[string]uint32 // clients that are no address, or have a zone
 	settleIx map[resultKey]uint32
 
-	hits                         hitstore.Store // by input, one segment each
+	hits hitstore.Store // by input, one segment each
+	// The segment of each file's kept hits (by file id, -1 for none),
+	// the file of the last hit kept, the hits kept of each segment, and
+	// whether a file's hits are in two segments: the conduct checks'
+	// first passes split over the cores by segment only when none is.
+	fileSeg                      []int32
+	lastKept                     uint32
+	segHits                      []int64
+	filesSpan                    bool
 	users, retries, sites, files interner
 	pairs                        table[hitPair]
 	siteHits                     []int64 // claimed hits per site, by site id
@@ -206,7 +216,28 @@ func (a *Audit) Add(rec *parse.Record) bool {
 		h.Pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
 	}
 	a.hits.Add(&h)
+	a.noteKept(h.File)
 	return true
+}
+
+// noteKept notes a hit of file f kept in the current segment.
+func (a *Audit) noteKept(f uint32) {
+	seg := a.hits.Segments() - 1
+	for len(a.segHits) <= seg {
+		a.segHits = append(a.segHits, 0)
+	}
+	a.segHits[seg]++
+	if f == a.lastKept {
+		return
+	}
+	a.lastKept = f
+	for int(f) >= len(a.fileSeg) {
+		a.fileSeg = append(a.fileSeg, -1)
+	}
+	if s := a.fileSeg[f]; s >= 0 && int(s) != seg {
+		a.filesSpan = true
+	}
+	a.fileSeg[f] = int32(seg)
 }
 
 // entry returns the index of the record's client, adding it when new.
@@ -370,6 +401,7 @@ func malformedOf(examples []*parse.LineError) []Malformed {
 // coverage), in place of the audit's Since.
 func (a *Audit) addInput(in InputReport, examples []Malformed, since time.Time) {
 	a.hits.EndSegment()
+	a.lastKept = 0
 	a.inputs = append(a.inputs, in)
 	if !since.IsZero() {
 		for len(a.inputSince) < len(a.inputs)-1 {
@@ -543,8 +575,12 @@ func (a *Audit) checkConduct(genuine []bool, cfg conduct.Config, r *Report, pos 
 	c := conduct.NewChecker(cfg)
 	// The checks learn each file's time units from all its hits, then
 	// where each file begins; only then can they take the hits in order.
-	for _, pass := range []func(*conduct.Hit){c.Measure, c.Anchor} {
-		a.eachGenuine(genuine, pass, r)
+	if groups := a.surveyGroups(); groups != nil {
+		a.surveyAtOnce(c, genuine, groups, r)
+	} else {
+		for _, pass := range []func(*conduct.Hit){c.Measure, c.Anchor} {
+			a.eachGenuine(genuine, pass, r)
+		}
 	}
 	skips := map[string][]string{} // sites share their lists of skipped checks
 	c.EachSite(func(rep conduct.SiteReport) {
@@ -642,6 +678,83 @@ func (a *Audit) eachGenuine(genuine []bool, pass func(*conduct.Hit), r *Report) 
 	}
 	for _, src := range srcs {
 		a.readFailed(src.r, r)
+	}
+}
+
+// surveyGroups deals the segments over two groups of about as many
+// hits, for the conduct checks' first passes to run at once: nil when
+// they cannot (a file's hits in two segments), or need not (one core,
+// one segment).
+func (a *Audit) surveyGroups() [][]int {
+	n := a.hits.Segments()
+	if a.filesSpan || n < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	segs := make([]int, n)
+	for i := range segs {
+		segs[i] = i
+	}
+	hitsOf := func(seg int) int64 {
+		if seg < len(a.segHits) {
+			return a.segHits[seg]
+		}
+		return 0
+	}
+	// The largest first, each to the group with fewer hits so far.
+	slices.SortStableFunc(segs, func(x, y int) int { return cmp.Compare(hitsOf(y), hitsOf(x)) })
+	groups := make([][]int, 2)
+	var sum [2]int64
+	for _, seg := range segs {
+		g := 0
+		if sum[1] < sum[0] {
+			g = 1
+		}
+		groups[g] = append(groups[g], seg)
+		sum[g] += hitsOf(seg)
+	}
+	if sum[0] == 0 || sum[1] == 0 {
+		return nil
+	}
+	return groups
+}
+
+// surveyAtOnce runs the conduct checks' first passes (Measure, then
+// Anchor) over the genuine addresses' hits, each group of segments in a
+// goroutine of its own (conduct.Survey): no file has hits in two groups.
+func (a *Audit) surveyAtOnce(c *conduct.Checker, genuine []bool, groups [][]int, r *Report) {
+	surveys := make([]*conduct.Survey, len(groups))
+	srcs := make([][2][]*hitSource, len(groups))
+	for g, segs := range groups {
+		surveys[g] = c.NewSurvey()
+		for p := range srcs[g] {
+			for _, seg := range segs {
+				srcs[g][p] = append(srcs[g][p], a.source(seg, genuine, nil, true))
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g, sv := range surveys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var h conduct.Hit
+			for p, pass := range []func(*conduct.Hit){sv.Measure, sv.Anchor} {
+				for _, src := range srcs[g][p] {
+					for src.Next(&h) {
+						pass(&h)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.Join(surveys...)
+	for _, g := range srcs {
+		for _, p := range g {
+			for _, src := range p {
+				a.readFailed(src.r, r)
+			}
+		}
 	}
 }
 

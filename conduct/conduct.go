@@ -229,23 +229,16 @@ type Checker struct {
 	// mu guards files (and lastFile) while Run reads sources at once
 	// (sharedFileOf), and makes the calls of cfg's funcs one at a time
 	// (Config.serialized).
-	mu    sync.Mutex
-	sites map[string]*siteSurvey
-	// siteIDs are the sites by Hit.SiteID, as far as hits had one.
-	siteIDs []siteByID[siteSurvey]
-	// The file and site of the last hit shown: hits come file by file.
+	mu sync.Mutex
+	// What the Anchor pass learnt (see Survey for a share of it).
+	anchorState
+	// The file of the last hit shown: hits come file by file.
 	lastFile *fileUnits
-	lastSite *siteSurvey
-	lastName string
 	// sitesAtOnce, when above zero, replaces maxSitesAtOnce (tests).
 	sitesAtOnce int
 	// shards, when above zero, replaces GOMAXPROCS as the number of
 	// goroutines that check the sites at once (tests).
 	shards int
-	// lead is the most that a hit's earliest possible start lies before
-	// its start as logged: a hit to come, logged at t or later, surely
-	// started at t-lead or later.
-	lead time.Duration
 	// clocks numbers the clocks of the files (Config.Clock).
 	clocks map[string]int32
 	// onSite, when set (EachSite), takes the site reports in place of
@@ -309,7 +302,7 @@ type siteFile struct {
 
 // NewChecker returns a Checker that holds hits to cfg.
 func NewChecker(cfg Config) *Checker {
-	return &Checker{cfg: cfg, files: map[string]*fileUnits{}, sites: map[string]*siteSurvey{}}
+	return &Checker{cfg: cfg, files: map[string]*fileUnits{}, anchorState: anchorState{sites: map[string]*siteSurvey{}}}
 }
 
 // sharedFileOf is fileOf for goroutines that read sources at once.
@@ -357,8 +350,9 @@ func (e *Checker) halfSkew() time.Duration { return (e.cfg.ClockSkew + 1) / 2 }
 // Measure narrows the coarsest units that the timestamps and durations
 // of h's file are multiples of. Every hit goes through Measure before any
 // goes through Anchor.
-func (e *Checker) Measure(h *Hit) {
-	f := e.fileOf(h.File)
+func (e *Checker) Measure(h *Hit) { measure(e.fileOf(h.File), h) }
+
+func measure(f *fileUnits, h *Hit) {
 	if h.Resolution > 0 {
 		ns := int64(h.Time.Nanosecond())
 		for f.tIdx < len(units)-1 && ns%int64(units[f.tIdx]) != 0 {
@@ -376,8 +370,24 @@ func (e *Checker) Measure(h *Hit) {
 // first: where the file's log begins, as far as its hits tell; and, per
 // site, which files hold its hits and whether they all have times and
 // durations.
-func (e *Checker) Anchor(h *Hit) {
-	f := e.fileOf(h.File)
+func (e *Checker) Anchor(h *Hit) { e.anchor(e.fileOf(h.File), h) }
+
+// anchorState is what the Anchor pass learns: a Checker's, or a share of
+// it (Survey).
+type anchorState struct {
+	sites map[string]*siteSurvey
+	// siteIDs are the sites by Hit.SiteID, as far as hits had one.
+	siteIDs []siteByID[siteSurvey]
+	// The site of the last hit shown.
+	lastSite *siteSurvey
+	lastName string
+	// lead is the most that a hit's earliest possible start lies before
+	// its start as logged: a hit to come, logged at t or later, surely
+	// started at t-lead or later.
+	lead time.Duration
+}
+
+func (e *anchorState) anchor(f *fileUnits, h *Hit) {
 	var xh hit
 	xh.fill(h, 0, f)
 	x := &xh
@@ -420,6 +430,63 @@ func (e *Checker) Anchor(h *Hit) {
 	if sf := &s.files[n-1]; x.sNom.Before(sf.first) {
 		sf.first = x.sNom
 	}
+}
+
+// A Survey is a share of the Measure and Anchor passes that runs beside
+// others, each in a goroutine of its own: every hit of a file must go to
+// one Survey (first through Measure, then through Anchor), and the
+// Checker takes the surveys in (Join) before Run. Checking a hosting
+// provider's logs, the passes over a hundred inputs split that way over
+// the cores.
+type Survey struct {
+	e        *Checker
+	st       anchorState
+	lastFile *fileUnits
+}
+
+// NewSurvey starts a share of the passes.
+func (e *Checker) NewSurvey() *Survey {
+	return &Survey{e: e, st: anchorState{sites: map[string]*siteSurvey{}}}
+}
+
+func (s *Survey) file(name string) *fileUnits {
+	if f := s.lastFile; f != nil && f.name == name {
+		return f
+	}
+	s.lastFile = s.e.sharedFileOf(name)
+	return s.lastFile
+}
+
+// Measure is Checker.Measure for the survey's files.
+func (s *Survey) Measure(h *Hit) { measure(s.file(h.File), h) }
+
+// Anchor is Checker.Anchor for the survey's files.
+func (s *Survey) Anchor(h *Hit) { s.st.anchor(s.file(h.File), h) }
+
+// Join takes in what the surveys learnt, once they are done: the same as
+// their hits through the Checker's own Measure and Anchor, as no file's
+// hits went to two of them.
+func (e *Checker) Join(surveys ...*Survey) {
+	for _, sv := range surveys {
+		e.lead = max(e.lead, sv.st.lead)
+		for name, b := range sv.st.sites {
+			a := e.sites[name]
+			if a == nil {
+				e.sites[name] = b
+				continue
+			}
+			a.untimed = a.untimed || b.untimed
+			a.nodur = a.nodur || b.nodur
+			switch {
+			case len(a.files) == 0:
+				a.clock, a.clocks = b.clock, b.clocks
+			case len(b.files) > 0:
+				a.clocks = a.clocks || b.clocks || a.clock != b.clock
+			}
+			a.files = append(a.files, b.files...)
+		}
+	}
+	e.lastSite, e.lastName = nil, ""
 }
 
 // refTo names another record for a detail: "line 12", or "line 12 of

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +77,48 @@ func streamedWith(logs [][]Hit, cfg Config, setup func(*Checker)) Result {
 			c.Anchor(&l[i])
 		}
 	}
+	return runLogs(c, logs)
+}
+
+// streamedSurveys is streamed with the Measure and Anchor passes split
+// by file over n surveys, each in a goroutine of its own.
+func streamedSurveys(logs [][]Hit, cfg Config, n int) Result {
+	c := NewChecker(cfg)
+	group := map[string]int{}
+	for _, l := range logs {
+		for _, h := range l {
+			if _, ok := group[h.File]; !ok {
+				group[h.File] = len(group) % n
+			}
+		}
+	}
+	surveys := make([]*Survey, n)
+	var wg sync.WaitGroup
+	for g := range surveys {
+		sv := c.NewSurvey()
+		surveys[g] = sv
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, pass := range []func(*Hit){sv.Measure, sv.Anchor} {
+				for _, l := range logs {
+					for i := range l {
+						if group[l[i].File] == g {
+							pass(&l[i])
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.Join(surveys...)
+	return runLogs(c, logs)
+}
+
+// runLogs runs c over the logs, one Source each: the even ones leave out
+// sites themselves, the odd ones are filtered.
+func runLogs(c *Checker, logs [][]Hit) Result {
 	return c.Run(func() []Source {
 		var sources []Source
 		for i, l := range logs {
@@ -316,6 +359,10 @@ func TestStreamEqualsBatch(t *testing.T) {
 		}
 		if byID := streamedSharded(numbered, cfg, 1+int(seed%2), 1+int(seed%3)); !reflect.DeepEqual(byID, got) {
 			t.Fatalf("seed %d: sites by id: %s %+v\nwant %s %+v", seed, dumpVs(byID.Violations), byID.Sites, dumpVs(got.Violations), got.Sites)
+		}
+		// The passes split by file over surveys run at once.
+		if surveyed := streamedSurveys(logs, cfg, 2+int(seed%2)); !reflect.DeepEqual(surveyed, got) {
+			t.Fatalf("seed %d: surveys: %s %+v\nwant %s %+v", seed, dumpVs(surveyed.Violations), surveyed.Sites, dumpVs(got.Violations), got.Sites)
 		}
 		// The site reports handed on as each pass ends, in the same order.
 		var handed []SiteReport
