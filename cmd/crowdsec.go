@@ -89,8 +89,8 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 			return errInterrupted
 		}
 		hint := "check that the Local API runs and takes this machine's login (cscli machines list); run again then: nothing is pushed twice"
-		return &exitError{code: ExitIncomplete, output: true, err: withHint(
-			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)}
+		return fail.New(fail.Unwritten,
+			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, res.Summary())

@@ -268,7 +268,7 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	}
 	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
 	if lost > 0 {
-		return &exitError{code: ExitIncomplete, output: true, err: errors.New("cannot write to standard output")}
+		return fail.New(fail.Unwritten, errors.New("cannot write to standard output"), "")
 	}
 	if failed {
 		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")
