@@ -206,7 +206,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	push, err := emitCrowdSecSetup(o, t.Name, mode)
+	push, err := emitCrowdSecSetup(o, t.Name, mode, opts.CrowdSec.TTL)
 	if err != nil {
 		return err
 	}

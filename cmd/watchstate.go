@@ -221,9 +221,9 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	if err != nil {
 		return fail.Usagef("%s", sanitize(err.Error()))
 	}
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-		return fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", sanitize(o.TTL))
+	ttl, err := emit.TTLFlag(o.TTL)
+	if err != nil {
+		return err
 	}
 	dir, _ := stateDirOf(env, &o.stateFlags)
 	if dir == "" {
