@@ -232,7 +232,7 @@ type Checker struct {
 	mu    sync.Mutex
 	sites map[string]*siteSurvey
 	// siteIDs are the sites by Hit.SiteID, as far as hits had one.
-	siteIDs []*siteSurvey
+	siteIDs []siteByID[siteSurvey]
 	// The file and site of the last hit shown: hits come file by file.
 	lastFile *fileUnits
 	lastSite *siteSurvey
@@ -259,28 +259,37 @@ type Checker struct {
 // hold a hundred thousand of them twice.
 func (e *Checker) EachSite(f func(SiteReport)) { e.onSite = f }
 
-// bySiteID returns the value of site id in byID, or, for id 0 or an id
-// not seen before, what byName finds (or makes) by the site's name, noted
-// under id: a site is one value whether its hits come with an id or not.
-func bySiteID[T any](byID *[]*T, id uint32, byName func() *T) *T {
+// siteByID is a site's value noted under a caller's id, with the site's
+// name: ids from two callers (snapshots of two audits, joined) may name
+// two sites, and the name decides.
+type siteByID[T any] struct {
+	name string
+	v    *T
+}
+
+// bySiteID returns the value of site (numbered id by the caller) noted in
+// byID, or, for id 0, an id not seen before or seen with another name,
+// what byName finds (or makes) by the site's name, noted under id: a site
+// is one value whether its hits come with an id or not.
+func bySiteID[T any](byID *[]siteByID[T], id uint32, site string, byName func() *T) *T {
 	if id == 0 || id > maxSiteID {
 		return byName()
 	}
 	if int(id) < len(*byID) {
-		if v := (*byID)[id]; v != nil {
-			return v
+		if e := (*byID)[id]; e.v != nil && e.name == site {
+			return e.v
 		}
 	} else {
-		*byID = append(*byID, make([]*T, int(id)+1-len(*byID))...)
+		*byID = append(*byID, make([]siteByID[T], int(id)+1-len(*byID))...)
 	}
 	v := byName()
-	(*byID)[id] = v
+	(*byID)[id] = siteByID[T]{name: site, v: v}
 	return v
 }
 
-// maxSiteID bounds the site ids kept in a slice: a caller's ids are
-// meant to count its sites, and a larger one is looked up by name.
-const maxSiteID = 1 << 24
+// maxSiteID bounds the site ids kept in a slice (24 bytes each, in each
+// of the checks' goroutines): a site of a larger id is looked up by name.
+const maxSiteID = 1 << 18
 
 // siteSurvey is what the Anchor pass learns of a site.
 type siteSurvey struct {
@@ -380,7 +389,7 @@ func (e *Checker) Anchor(h *Hit) {
 	}
 	s := e.lastSite
 	if s == nil || e.lastName != h.Site {
-		s = bySiteID(&e.siteIDs, h.SiteID, func() *siteSurvey {
+		s = bySiteID(&e.siteIDs, h.SiteID, h.Site, func() *siteSurvey {
 			s := e.sites[h.Site]
 			if s == nil {
 				s = &siteSurvey{}

@@ -286,8 +286,8 @@ type stream struct {
 	e     *Checker
 	cfg   *Config // e's, or a copy safe for several streams at once
 	sites map[string]*siteCheck
-	byID  []*siteCheck // the sites by Hit.SiteID, as far as hits had one
-	last  *siteCheck   // the site of the previous hit
+	byID  []siteByID[siteCheck] // the sites by Hit.SiteID, as far as hits had one
+	last  *siteCheck            // the site of the previous hit
 	// late counts, per file, the hits that came too far out of order.
 	late map[string]*lateHits
 }
@@ -303,7 +303,7 @@ type lateHits struct {
 func (st *stream) add(h *hit) {
 	c := st.last
 	if c == nil || c.site != h.Site {
-		c = bySiteID(&st.byID, h.siteID, func() *siteCheck {
+		c = bySiteID(&st.byID, h.siteID, h.Site, func() *siteCheck {
 			c := st.sites[h.Site]
 			if c == nil {
 				c = newSiteCheck(st.e, st.cfg, h.Site)
