@@ -7,22 +7,14 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
 
-// SiteValueError is a --site value that names no site rule. Its text
-// follows the flag's name ("--site " + Error()); Hint, when set, says
-// what to give instead.
-type SiteValueError struct {
-	Msg  string
-	Hint string
-}
-
-func (e *SiteValueError) Error() string { return e.Msg }
-
 // ParseSites reads --site values: GLOB=SITE rules, in order, and at most
 // one plain SITE for every other input. Sites are put in the form log
-// records use; an error is a *SiteValueError.
+// records use; a value that names no site rule is a usage error
+// (fail.Usage) that names the flag.
 func ParseSites(values []string) (Sites, error) {
 	var rules []SiteRule
 	var plain string
@@ -30,29 +22,28 @@ func ParseSites(values []string) (Sites, error) {
 		i := strings.LastIndexByte(v, '=')
 		if i < 0 {
 			if isGlob(v) {
-				return Sites{}, &SiteValueError{
-					Msg:  fmt.Sprintf("%q is a glob without a site: a plain --site names the site of every file", v),
-					Hint: fmt.Sprintf("give GLOB=SITE for the files it matches, such as --site '%s=shop.example'", v)}
+				return Sites{}, fail.Hinted(fmt.Errorf("--site %q is a glob without a site: a plain --site names the site of every file", v),
+					fmt.Sprintf("give GLOB=SITE for the files it matches, such as --site '%s=shop.example'", v))
 			}
 			s, err := siteName(v, v)
 			if err != nil {
 				return Sites{}, err
 			}
 			if plain != "" {
-				return Sites{}, &SiteValueError{Msg: fmt.Sprintf("given twice for every file (%s and %s): give GLOB=SITE to name the site of some files", plain, s)}
+				return Sites{}, fail.Usagef("--site given twice for every file (%s and %s): give GLOB=SITE to name the site of some files", plain, s)
 			}
 			plain = s
 			continue
 		}
 		glob, site := v[:i], v[i+1:]
 		if glob == "" {
-			return Sites{}, &SiteValueError{Msg: fmt.Sprintf("%q: the glob before \"=\" is empty; give GLOB=SITE, such as '/var/log/sites/shop/*=shop.example'", v)}
+			return Sites{}, fail.Usagef("--site %q: the glob before \"=\" is empty; give GLOB=SITE, such as '/var/log/sites/shop/*=shop.example'", v)
 		}
 		if strings.TrimSpace(site) == "" {
-			return Sites{}, &SiteValueError{Msg: fmt.Sprintf("%q: no site after \"=\"; give GLOB=SITE, such as '/var/log/sites/shop/*=shop.example'", v)}
+			return Sites{}, fail.Usagef("--site %q: no site after \"=\"; give GLOB=SITE, such as '/var/log/sites/shop/*=shop.example'", v)
 		}
 		if _, err := filepath.Match(glob, ""); err != nil {
-			return Sites{}, &SiteValueError{Msg: fmt.Sprintf("%q: %q is not a valid glob (%v)", v, glob, err)}
+			return Sites{}, fail.Usagef("--site %q: %q is not a valid glob (%v)", v, glob, err)
 		}
 		s, err := siteName(v, site)
 		if err != nil {
@@ -84,7 +75,7 @@ func siteName(v, site string) (string, error) {
 		return r == '/' || r == '=' || r == '*' || r == '?' || unicode.IsSpace(r) || unicode.IsControl(r)
 	})
 	if bad {
-		return "", &SiteValueError{Msg: fmt.Sprintf("%q: a site is a host name such as www.example.org", v)}
+		return "", fail.Usagef("--site %q: a site is a host name such as www.example.org", v)
 	}
 	return s, nil
 }

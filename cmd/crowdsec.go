@@ -47,9 +47,10 @@ type emitPush struct {
 }
 
 // emitCrowdSecSetup checks the crowdsec target's flags before any input is
-// read, and returns how to push, or nil when the run writes its output
-// (another target, or --dry-run).
-func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode) (*emitPush, error) {
+// read, and returns how to push decisions lasting ttl (--ttl, as
+// CheckOptions read it), or nil when the run writes its output (another
+// target, or --dry-run).
+func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode, ttl time.Duration) (*emitPush, error) {
 	if target != "crowdsec" {
 		return nil, nil
 	}
@@ -65,10 +66,6 @@ func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode) (*emitPush
 	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
 	if err != nil {
 		return nil, err
-	}
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil {
-		return nil, fail.Usagef("--ttl %q: %v", o.TTL, err)
 	}
 	return &emitPush{creds: creds, ttl: ttl}, nil
 }
@@ -89,8 +86,8 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 			return errInterrupted
 		}
 		hint := "check that the Local API runs and takes this machine's login (cscli machines list); run again then: nothing is pushed twice"
-		return &exitError{code: ExitIncomplete, output: true, err: withHint(
-			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)}
+		return fail.New(fail.Unwritten,
+			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, res.Summary())
@@ -107,8 +104,8 @@ func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Cred
 		}
 		return nil, nil
 	}
-	if ttl, err := emit.ParseTTL(o.TTL); err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-		return nil, fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
+	if _, err := emit.TTLFlag(o.TTL); err != nil {
+		return nil, err
 	}
 	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
 	if err != nil {

@@ -37,11 +37,6 @@ type emitOptions struct {
 	crowdSecFlags
 }
 
-// errRulesChanged is returned, with the --changed-exit code, when -o FILE
-// got new rules. It is not a failure: Run should exit with the code
-// without printing an error.
-var errRulesChanged = errors.New("the rules changed")
-
 // emitTargetFlags are the flags that apply to one target only.
 var emitTargetFlags = map[string][]string{
 	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
@@ -211,7 +206,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	push, err := emitCrowdSecSetup(o, t.Name, mode)
+	push, err := emitCrowdSecSetup(o, t.Name, mode, opts.CrowdSec.TTL)
 	if err != nil {
 		return err
 	}
@@ -290,9 +285,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return errInterrupted
 	}
 	if err != nil {
-		return &exitError{code: ExitIncomplete, output: true, err: withHint(
+		return fail.New(fail.Unwritten,
 			fmt.Errorf("cannot write the rules to %s: %w", o.Output, fail.PathCause(err)),
-			"check that the directory exists, is writable and has room; the old file, if any, is as it was")}
+			"check that the directory exists, is writable and has room; the old file, if any, is as it was")
 	}
 	if env.StderrTTY {
 		state := "unchanged"
@@ -305,7 +300,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return incomplete
 	}
 	if changed && o.ChangedExit != 0 {
-		return &exitError{code: o.ChangedExit, err: fmt.Errorf("%w: %s", errRulesChanged, o.Output)}
+		return &fail.Error{Kind: fail.Findings, Code: o.ChangedExit, Err: fmt.Errorf("the rules changed: %s", o.Output)}
 	}
 	return nil
 }

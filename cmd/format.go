@@ -91,7 +91,7 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	if err != nil {
 		return err
 	}
-	profiles, err := resolveCrawlers(o.Crawlers)
+	profiles, err := crawler.Resolve(o.Crawlers)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 // ipsProfiles resolves --crawler, and the --ip-list that replaces their
 // lists ("" for their own).
 func ipsProfiles(id *verify.Settings, crawlers []string) ([]*crawler.Profile, string, error) {
-	profiles, err := resolveCrawlers(crawlers)
+	profiles, err := crawler.Resolve(crawlers)
 	if err != nil {
 		return nil, "", err
 	}

@@ -164,7 +164,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		return nil, nil, err
 	}
 	files, logs.Stdin = logs.Files, env.Stdin
-	siteFlags, err := parseSiteFlags(o.Site)
+	siteFlags, err := audit.ParseSites(o.Site)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,7 +238,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 // made: a usage error never comes after a request went out. It returns the
 // crawler profiles of --crawler.
 func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
-	profiles, err := resolveCrawlers(o.Crawlers)
+	profiles, err := crawler.Resolve(o.Crawlers)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	files = inputs.Files
 	var profiles []*crawler.Profile
 	if len(o.Crawlers) > 0 {
-		if profiles, err = resolveCrawlers(o.Crawlers); err != nil {
+		if profiles, err = crawler.Resolve(o.Crawlers); err != nil {
 			return err
 		}
 	}

@@ -98,9 +98,9 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 			if ctx.Err() != nil {
 				return errInterrupted
 			}
-			return &exitError{code: ExitIncomplete, output: true, err: withHint(
+			return fail.New(fail.Unwritten,
 				fmt.Errorf("cannot write the e-mail to %s: %w", output, fail.PathCause(err)),
-				"check that the directory exists, is writable and has room")}
+				"check that the directory exists, is writable and has room")
 		}
 	}
 	if env.StderrTTY {

@@ -18,7 +18,7 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 	if err != nil {
 		return err
 	}
-	chosen, err := resolveCrawlers(crawlers)
+	chosen, err := crawler.Resolve(crawlers)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/gha"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -242,7 +243,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 					what = "allow"
 				}
 				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s does not %s %s for %d of %d %s\n",
-					sanitize(src.Name), what, sanitize(token), failed, len(paths), robotsPlural(len(paths), "path"))
+					sanitize(src.Name), what, sanitize(token), failed, len(paths), nouns.Of(len(paths), "path", "paths"))
 				return errFindings
 			}
 			return nil
@@ -296,13 +297,6 @@ func robotsAllPaths(n int) string {
 		return "the 1 path"
 	}
 	return fmt.Sprintf("all %d paths", n)
-}
-
-func robotsPlural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // robotsWarnOtherHost warns when a URL to check is on another host than

@@ -97,31 +97,18 @@ func (e *Env) phase(p string) {
 	}
 }
 
-// exitError carries an exit code through cobra to Run where no kind of
-// internal/fail says it (fail.Usage is exit 2, fail.Incomplete exit 3):
-// findings, an interrupted run, output not written, --changed-exit.
-type exitError struct {
-	code int
-	err  error
-	// output marks an error about output that could not be written.
-	output bool
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
 // errFindings is returned when a command finished and its findings call for
 // exit 1 (the command has already said why).
-var errFindings = &exitError{code: ExitFindings, err: errors.New("findings")}
+var errFindings = fail.New(fail.Findings, errors.New("findings"), "")
 
 // errInterrupted is returned when the run's context was cancelled (Ctrl-C,
 // SIGTERM) before the command finished: its results are not printed.
-var errInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+var errInterrupted = errors.New("interrupted")
 
 // writeFailed is the error for output that could not be written (disk
 // full, a closed pipe): an I/O failure, not a usage error.
 func writeFailed(what string, err error) error {
-	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cannot write %s: %w", what, err), output: true}
+	return fail.New(fail.Unwritten, fmt.Errorf("cannot write %s: %w", what, err), "")
 }
 
 // outputWriter is the program's standard output. It remembers the first
@@ -269,8 +256,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
 		return ExitInterrupted
 	}
-	var ee *exitError
-	said := fail.KindOf(err) == fail.Usage || errors.As(err, &ee) && ee.output
+	kind := fail.KindOf(err)
+	said := kind == fail.Usage || kind == fail.Unwritten
 	// Output that could not be written is exit 3 whatever the command
 	// found, said once; only a usage error comes before it.
 	if werr := out.Err(); werr != nil && !said {
@@ -287,7 +274,6 @@ func Run(ctx context.Context, env *Env, args []string) int {
 // and returns the error still to be printed, or nil: the one place where
 // the errors of the commands and of the packages they call become codes.
 func exitCode(err error) (code int, show error) {
-	var ee *exitError
 	var ie *audit.InputError
 	switch {
 	case err == nil:
@@ -297,12 +283,14 @@ func exitCode(err error) (code int, show error) {
 	case errors.As(err, &ie):
 		// The report, and the warnings on stderr, said which inputs.
 		return ExitIncomplete, nil
-	case errors.As(err, &ee):
-		if ee == errFindings || errors.Is(ee.err, errRulesChanged) {
-			return ee.code, nil // the command said why
+	}
+	switch fail.KindOf(err) {
+	case fail.Findings: // the command said why
+		if code := fail.CodeOf(err); code != 0 {
+			return code, nil
 		}
-		return ee.code, ee.err
-	case fail.KindOf(err) == fail.Incomplete:
+		return ExitFindings, nil
+	case fail.Incomplete, fail.Unwritten:
 		return ExitIncomplete, err
 	}
 	// cobra's own errors (unknown flag, bad argument count) are usage errors.

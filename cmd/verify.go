@@ -89,7 +89,7 @@ crawlers to recheck (a profile file for one not built in).`,
 			if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
 				return err
 			}
-			profiles, err := resolveCrawlers(crawlers)
+			profiles, err := crawler.Resolve(crawlers)
 			if err != nil {
 				return err
 			}
@@ -176,15 +176,4 @@ func verifyAddrs(ctx context.Context, env *Env, args []string) ([]netip.Addr, er
 // addCrawlerFlag adds --crawler, the crawlers to judge against.
 func addCrawlerFlag(f *pflag.FlagSet, crawlers *[]string) {
 	f.StringArrayVar(crawlers, "crawler", nil, "the crawler: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+"), a CATEGORY of them ("+strings.Join(crawler.BuiltinCategories(), ", ")+") or a profile FILE (repeatable; default "+crawler.Default+")")
-}
-
-// resolveCrawlers turns --crawler values into profiles; a name that is not
-// built in, or a profile file that cannot be read or does not validate, is
-// a usage error.
-func resolveCrawlers(values []string) ([]*crawler.Profile, error) {
-	profiles, err := crawler.Resolve(values)
-	if err != nil {
-		return nil, fail.New(fail.Usage, err, "")
-	}
-	return profiles, nil
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -204,7 +206,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err := checkWatchFiles(files); err != nil {
 		return err
 	}
-	siteFlags, err := parseSiteFlags(o.Site)
+	siteFlags, err := audit.ParseSites(o.Site)
 	if err != nil {
 		return err
 	}
@@ -228,7 +230,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	profiles, err := resolveCrawlers(o.Crawlers)
+	profiles, err := crawler.Resolve(o.Crawlers)
 	if err != nil {
 		return err
 	}
@@ -366,7 +368,7 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	if err != nil {
 		return err
 	}
-	profiles, err := resolveCrawlers(no.Crawlers)
+	profiles, err := crawler.Resolve(no.Crawlers)
 	if err != nil {
 		return err
 	}

@@ -121,25 +121,6 @@ func statusFormat(env *Env, format string) (string, error) {
 	return "", fail.Usagef("--format %q: give text or json", sanitize(format))
 }
 
-// askWatch asks the watch of dir; an error other than ErrNotRunning is
-// said with what to do.
-func askWatch(ctx context.Context, dir string, req watchstate.Request, timeout time.Duration) (*watchstate.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := watchstate.Ask(ctx, dir, req)
-	switch {
-	case err == nil, errors.Is(err, watchstate.ErrNotRunning):
-		return resp, err
-	case errors.Is(err, fs.ErrPermission):
-		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch: %w", err),
-			"run as the user watch runs as (root for the packaged service): its state directory is its own")
-	case resp != nil:
-		// The watch answered with an error: the request was refused.
-		return nil, fail.Usagef("the running watch refuses: %v", err)
-	}
-	return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch through %s: %w", watchstate.SocketPath(dir), err), "")
-}
-
 func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string) error {
 	format, err := statusFormat(env, format)
 	if err != nil {
@@ -149,25 +130,10 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 	if dir == "" {
 		return fail.Usagef("no state directory: give --state-dir DIR")
 	}
-	var s watchstate.Status
-	var written time.Time
-	resp, err := askWatch(ctx, dir, watchstate.Request{Op: watchstate.OpStatus}, 30*time.Second)
-	switch {
-	case err == nil:
-		s = *resp.Status
-		written = s.At
-	case errors.Is(err, watchstate.ErrNotRunning):
-		l, rerr := watchstate.Read(dir, env.Now())
-		switch {
-		case errors.Is(rerr, fs.ErrNotExist):
-			return fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and none left a state there", sanitize(dir)),
-				"start one (systemctl start lohibot-audit-watch), or give the --state-dir it uses")
-		case rerr != nil:
-			return fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", sanitize(dir), fail.PathCause(rerr)), "")
-		}
-		s = l.Stopped(env.Now())
-		written = l.Written
-	default:
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s, written, err := watchstate.StatusOf(ctx, dir, env.Now())
+	if err != nil {
 		return err
 	}
 	return render.WatchStatusAs(env.Stdout, format, s, written, env.Now())
@@ -221,9 +187,9 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	if err != nil {
 		return fail.Usagef("%s", sanitize(err.Error()))
 	}
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil || ttl < time.Second || ttl > emit.MaxTTL {
-		return fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", sanitize(o.TTL))
+	ttl, err := emit.TTLFlag(o.TTL)
+	if err != nil {
+		return err
 	}
 	dir, _ := stateDirOf(env, &o.stateFlags)
 	if dir == "" {
@@ -235,7 +201,9 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	for _, a := range addrs {
 		req.Addrs = append(req.Addrs, a.String())
 	}
-	resp, err := askWatch(ctx, dir, req, 2*time.Minute)
+	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	resp, err := watchstate.Ask(actx, dir, req)
+	cancel()
 	switch {
 	case err == nil:
 		out = resp.Unblocked
@@ -268,7 +236,7 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 	}
 	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
 	if lost > 0 {
-		return &exitError{code: ExitIncomplete, output: true, err: errors.New("cannot write to standard output")}
+		return fail.New(fail.Unwritten, errors.New("cannot write to standard output"), "")
 	}
 	if failed {
 		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")

@@ -251,6 +251,10 @@ func TestWatchStateDirInUse(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "give IP addresses") {
 		t.Errorf("unblock example.com: exit %d: %s", code, errs)
 	}
+	code, _, errs = runCmd(t, "unblock", "--state-dir", state, "--ttl", "400d", "203.0.113.7")
+	if code != ExitUsage || errs != "lohibot-audit: error: --ttl \"400d\": give a duration from 1s to 365d, such as 7d, 36h or 1d12h\n" {
+		t.Errorf("unblock --ttl 400d: exit %d: %q", code, errs)
+	}
 }
 
 // unblock ends the CrowdSec decisions watch --crowdsec pushed for an

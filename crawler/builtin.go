@@ -2,7 +2,6 @@ package crawler
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 	"os"
 	"slices"
@@ -428,7 +427,9 @@ const MaxProfiles = 64
 // them, by name: "ai-training"), or the path of a profile file. No value
 // means the default profile alone. A crawler named twice is an error,
 // unless a category brought it (a category may overlap a name or another
-// category).
+// category). Every error is a usage error (fail.Usage): a name that is not
+// built in, a profile file that cannot be read or does not validate, a
+// crawler given twice, too many crawlers.
 func Resolve(values []string) ([]*Profile, error) {
 	if len(values) == 0 {
 		p, _ := Builtin(Default)
@@ -446,16 +447,16 @@ func Resolve(values []string) ([]*Profile, error) {
 			ps, group = in, true
 		} else {
 			if !looksLikeFile(v) {
-				return nil, fmt.Errorf("unknown crawler %q: built in are %s, and the categories %s; or give a profile file (a path such as ./examplebot.yaml)",
+				return nil, fail.Usagef("unknown crawler %q: built in are %s, and the categories %s; or give a profile file (a path such as ./examplebot.yaml)",
 					clip(v), strings.Join(BuiltinNames(), ", "), strings.Join(BuiltinCategories(), ", "))
 			}
 			p, err := LoadFile(v)
 			if err != nil {
 				var fe *FileError
 				if errors.As(err, &fe) {
-					return nil, err
+					return nil, fail.New(fail.Usage, err, "")
 				}
-				return nil, fmt.Errorf("cannot read crawler profile %s: %w", v, fail.PathCause(err))
+				return nil, fail.Usagef("cannot read crawler profile %s: %w", v, fail.PathCause(err))
 			}
 			ps = []*Profile{p}
 		}
@@ -465,13 +466,13 @@ func Resolve(values []string) ([]*Profile, error) {
 				if (group || byCategory[p.Name]) && q.Source == SourceBuiltin && p.Source == SourceBuiltin {
 					continue
 				}
-				return nil, fmt.Errorf("crawler %s is given twice (%s and %s)", p.Name, q.Source, p.Source)
+				return nil, fail.Usagef("crawler %s is given twice (%s and %s)", p.Name, q.Source, p.Source)
 			}
 			out = append(out, p)
 			byCategory[p.Name] = byCategory[p.Name] || group
 		}
 		if len(out) > MaxProfiles {
-			return nil, fmt.Errorf("%d crawlers; at most %d", len(out), MaxProfiles)
+			return nil, fail.Usagef("%d crawlers; at most %d", len(out), MaxProfiles)
 		}
 	}
 	return out, nil

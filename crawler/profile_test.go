@@ -1,12 +1,18 @@
 package crawler
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 func TestBuiltins(t *testing.T) {
@@ -398,6 +404,54 @@ func TestParseDuration(t *testing.T) {
 		got, err := ParseDuration(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestResolveErrorsAreUsage checks that every way --crawler values can be
+// wrong is a usage error (fail.Usage), worded by Resolve, with the
+// profile file's own error still reachable.
+func TestResolveErrorsAreUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nnot a key: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	many := make([]string, 0, MaxProfiles+1)
+	for i := 0; i <= MaxProfiles; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("bot%d.yaml", i))
+		data, err := os.ReadFile(filepath.Join("testdata", "examplebot.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.Replace(data, []byte("name: examplebot"), []byte(fmt.Sprintf("name: examplebot%d", i)), 1)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		many = append(many, p)
+	}
+	for _, tc := range []struct {
+		name    string
+		values  []string
+		want    string
+		invalid bool
+	}{
+		{"unknown name", []string{"nosuchbot"}, `unknown crawler "nosuchbot": built in are `, false},
+		{"missing file", []string{filepath.Join(dir, "missing.yaml")}, "cannot read crawler profile " + filepath.Join(dir, "missing.yaml") + ": no such file or directory", false},
+		{"invalid file", []string{bad}, "crawler profile " + bad, true},
+		{"given twice", []string{"gptbot", "gptbot"}, "crawler gptbot is given twice (built-in and built-in)", false},
+		{"too many", many, fmt.Sprintf("%d crawlers; at most %d", MaxProfiles+1, MaxProfiles), false},
+	} {
+		_, err := Resolve(tc.values)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+			continue
+		}
+		if fail.KindOf(err) != fail.Usage {
+			t.Errorf("%s: kind %d, want a usage error", tc.name, fail.KindOf(err))
+		}
+		if errors.Is(err, ErrInvalid) != tc.invalid {
+			t.Errorf("%s: errors.Is(ErrInvalid) = %v, want %v", tc.name, !tc.invalid, tc.invalid)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
@@ -48,6 +49,17 @@ func optionMessage(err error) string {
 		return "--" + bad.Error()
 	}
 	return strings.TrimPrefix(err.Error(), ErrBadOption.Error()+": ")
+}
+
+// TTLFlag parses a --ttl value (ParseTTL) for what lasts from 1s to
+// MaxTTL (a CrowdSec decision, a hold out of blocking); any other value
+// is a usage error naming the flag, worded as CheckOptions words it.
+func TTLFlag(v string) (time.Duration, error) {
+	ttl, err := checkedTTL(v)
+	if err != nil {
+		return 0, fail.Usagef("%s", optionMessage(err))
+	}
+	return ttl, nil
 }
 
 // NeverBlockFlag parses --never-block values (ParseNeverBlock); a value

@@ -71,7 +71,7 @@ func (in *Input) FromReport(ctx context.Context, rep *audit.Report, name string,
 	named := len(values) > 0 || len(rep.Summary.Crawlers) > 0
 	profiles, err := crawler.Resolve(nil)
 	if err != nil {
-		return warnings, fail.New(fail.Usage, err, "")
+		return warnings, err
 	}
 	names, crawlerWarnings := crawler.Names(profiles), []string(nil)
 	if named {
@@ -136,7 +136,7 @@ func ReportCrawlers(rep *audit.Report, report string, values []string) ([]string
 	if len(values) > 0 && len(rep.Summary.Crawlers) > 0 {
 		var err error
 		if chosen, err = crawler.Resolve(values); err != nil {
-			return nil, nil, nil, fail.New(fail.Usage, err, "")
+			return nil, nil, nil, err
 		}
 	}
 	names, profiles, err := audit.ReportCrawlers(rep, chosen)

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // TestTargetOptions: each target reads its own settings, refuses a bad
@@ -46,6 +49,31 @@ func TestTargetOptions(t *testing.T) {
 	s.NFTHook = "output"
 	if _, err := nft.Options(s); !errors.Is(err, ErrBadOption) {
 		t.Errorf("a hook Check refuses: %v", err)
+	}
+}
+
+// TestTTLFlag: a --ttl from 1s to 365d is read, with days; any other is a
+// usage error worded as the targets' own setting errors are.
+func TestTTLFlag(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"7d", 7 * 24 * time.Hour},
+		{"1d12h", 36 * time.Hour},
+		{" 1s ", time.Second},
+		{"365d", MaxTTL},
+	} {
+		if got, err := TTLFlag(tc.value); err != nil || got != tc.want {
+			t.Errorf("%q: %s, %v; want %s", tc.value, got, err, tc.want)
+		}
+	}
+	for _, v := range []string{"0s", "500ms", "366d", "364d48h", "forever", "-1h", "", "7\x1bd"} {
+		_, err := TTLFlag(v)
+		want := "--ttl " + strconv.Quote(v) + ": give a duration from 1s to 365d, such as 7d, 36h or 1d12h"
+		if err == nil || err.Error() != want || fail.KindOf(err) != fail.Usage {
+			t.Errorf("%q: %v (kind %d), want the usage error %q", v, err, fail.KindOf(err), want)
+		}
 	}
 }
 

@@ -103,12 +103,27 @@ func (e *SettingError) Error() string {
 	return fmt.Sprintf("%s %s: %s", e.Setting, e.Value, e.Want)
 }
 
+// badTTL is the error for a --ttl value that is not a duration from 1s
+// to MaxTTL.
+func badTTL(v string) error {
+	return &SettingError{"ttl", strconv.Quote(v), "give a duration from 1s to 365d, such as 7d, 36h or 1d12h"}
+}
+
+// checkedTTL is --ttl value v (ParseTTL) when it lasts from 1s to MaxTTL,
+// else a *SettingError.
+func checkedTTL(v string) (time.Duration, error) {
+	ttl, err := ParseTTL(v)
+	if err != nil || ttl < time.Second || ttl > MaxTTL {
+		return 0, badTTL(v)
+	}
+	return ttl, nil
+}
+
 // Options checks the settings target t reads and returns its Options,
 // so that a bad one is refused before any input is gathered: a
 // *SettingError, or an error wrapping ErrBadOption from Check.
 func (t Target) Options(s Settings) (Options, error) {
 	var o Options
-	badTTL := &SettingError{"ttl", strconv.Quote(s.TTL), "give a duration from 1s to 365d, such as 7d, 36h or 1d12h"}
 	switch t.Name {
 	case "nftables":
 		ttl, err := ParseTTL(s.TTL)
@@ -116,7 +131,7 @@ func (t Target) Options(s Settings) (Options, error) {
 			_, err = FormatNFTDuration(ttl)
 		}
 		if err != nil {
-			return o, badTTL
+			return o, badTTL(s.TTL)
 		}
 		o.NFTables = NFTOptions{TTL: ttl, Hook: s.NFTHook, Priority: s.NFTPriority, Table: s.NFTTable, SetOnly: s.SetOnly}
 	case "cloudflare":
@@ -126,9 +141,9 @@ func (t Target) Options(s Settings) (Options, error) {
 		}
 		o.Cloudflare = CloudflareOptions{Output: out, ListName: s.CloudflareList, Matches: s.CloudflareMatches}
 	case "crowdsec":
-		ttl, err := ParseTTL(s.TTL)
-		if err != nil || ttl < time.Second || ttl > MaxTTL {
-			return o, badTTL
+		ttl, err := checkedTTL(s.TTL)
+		if err != nil {
+			return o, err
 		}
 		o.CrowdSec = CrowdSecOptions{TTL: ttl}
 	case "modsecurity":

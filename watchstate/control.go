@@ -17,6 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // Errors of Acquire and Ask, matched with errors.Is.
@@ -275,9 +278,53 @@ func ParseAddrs(args []string) ([]netip.Addr, error) {
 
 // Ask sends req to the watch running with the state directory dir and
 // returns its answer. It fails with an error matching ErrNotRunning when
-// no watch listens there (no socket, or one nobody listens on), and with
-// the permission error when the socket is not the caller's to use.
+// no watch listens there (no socket, or one nobody listens on); a request
+// the watch refuses is a usage error (fail.Usage); a socket that is not
+// the caller's to use, or a watch that does not answer, is fail.Incomplete.
 func Ask(ctx context.Context, dir string, req Request) (*Response, error) {
+	resp, err := ask(ctx, dir, req)
+	switch {
+	case err == nil, errors.Is(err, ErrNotRunning):
+		return resp, err
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch: %w", err),
+			"run as the user watch runs as (root for the packaged service): its state directory is its own")
+	case resp != nil:
+		// The watch answered with an error: the request was refused.
+		return nil, fail.Usagef("the running watch refuses: %v", err)
+	}
+	return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch through %s: %w", SocketPath(dir), err), "")
+}
+
+// StatusOf is the status of the watch of the state directory dir and
+// when it was taken: asked of the running watch (Ask), or, when none
+// runs, what the last one wrote into its state when it stopped (Stopped
+// at now). No watch running and no state, or a state that cannot be
+// read, is fail.Incomplete.
+func StatusOf(ctx context.Context, dir string, now time.Time) (Status, time.Time, error) {
+	resp, err := Ask(ctx, dir, Request{Op: OpStatus})
+	switch {
+	case err == nil && resp.Status == nil:
+		return Status{}, time.Time{}, fail.New(fail.Incomplete, fmt.Errorf("the watch on %s answered without its status", SocketPath(dir)), "")
+	case err == nil:
+		return *resp.Status, resp.Status.At, nil
+	case !errors.Is(err, ErrNotRunning):
+		return Status{}, time.Time{}, err
+	}
+	l, err := Read(dir, now)
+	shown := parse.EscapeControl(dir) // a message is one line
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Status{}, time.Time{}, fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and none left a state there", shown),
+			"start one (systemctl start lohibot-audit-watch), or give the --state-dir it uses")
+	case err != nil:
+		return Status{}, time.Time{}, fail.New(fail.Incomplete, fmt.Errorf("no watch runs with state directory %s, and its state cannot be read: %v", shown, fail.PathCause(err)), "")
+	}
+	return l.Stopped(now), l.Written, nil
+}
+
+// ask is Ask with the errors as they come.
+func ask(ctx context.Context, dir string, req Request) (*Response, error) {
 	path := SocketPath(dir)
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)

@@ -1,8 +1,9 @@
 // Package fail marks an error with what it means for the run that met it
-// (a bad argument or setting, an input that could not be read whole) and
-// with a hint saying what to do next. The package that finds the fault
-// words it; the command line only turns the kind into an exit code and
-// prints the hint on its own line.
+// (a bad argument or setting, an input that could not be read whole,
+// output that could not be written, findings that call for a nonzero
+// exit) and with a hint saying what to do next. The package that finds
+// the fault words it; the command line only turns the kind into an exit
+// code and prints the hint on its own line.
 package fail
 
 import (
@@ -23,6 +24,13 @@ const (
 	// Incomplete is an input that could not be read whole or checked
 	// (exit 3).
 	Incomplete
+	// Unwritten is output that could not be written: a full disk, a
+	// closed pipe (exit 3). Said once, it outranks what the run found.
+	Unwritten
+	// Findings is a run that finished and found what calls for a nonzero
+	// exit (exit 1, or the Code the user chose). The command has said
+	// what it found: the error itself is not printed.
+	Findings
 )
 
 // Error is an error with its kind and hint.
@@ -30,6 +38,9 @@ type Error struct {
 	Kind Kind
 	Err  error
 	Hint string
+	// Code, when not 0, is the exit code the user chose for this outcome
+	// in place of its kind's (emit's --changed-exit).
+	Code int
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -51,32 +62,42 @@ func Hinted(err error, hint string) error { return &Error{Kind: Usage, Err: err,
 // KindOf is the kind of the first *Error in err's chain that has one
 // (Other when none does).
 func KindOf(err error) Kind {
-	for err != nil {
-		var e *Error
-		if !errors.As(err, &e) {
-			return Other
-		}
-		if e.Kind != Other {
-			return e.Kind
-		}
-		err = e.Err
+	if e := first(err, func(e *Error) bool { return e.Kind != Other }); e != nil {
+		return e.Kind
 	}
 	return Other
 }
 
 // HintOf is the hint of the first *Error in err's chain that has one.
 func HintOf(err error) string {
+	if e := first(err, func(e *Error) bool { return e.Hint != "" }); e != nil {
+		return e.Hint
+	}
+	return ""
+}
+
+// CodeOf is the Code of the first *Error in err's chain that has one (0
+// when none does).
+func CodeOf(err error) int {
+	if e := first(err, func(e *Error) bool { return e.Code != 0 }); e != nil {
+		return e.Code
+	}
+	return 0
+}
+
+// first is the first *Error in err's chain for which has is true, or nil.
+func first(err error, has func(*Error) bool) *Error {
 	for err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
-			return ""
+			return nil
 		}
-		if e.Hint != "" {
-			return e.Hint
+		if has(e) {
+			return e
 		}
 		err = e.Err
 	}
-	return ""
+	return nil
 }
 
 // PathCause is the cause of the *fs.PathError in err's chain, without the

@@ -25,6 +25,8 @@ func TestKindAndHintThroughWrapping(t *testing.T) {
 		// hint is the one said.
 		{"hint around kind", New(Other, New(Usage, base, "inner"), "outer"), Usage, "outer"},
 		{"kind around hint", New(Incomplete, New(Other, base, "inner"), ""), Incomplete, "inner"},
+		{"unwritten", fmt.Errorf("emit: %w", New(Unwritten, base, "check the disk")), Unwritten, "check the disk"},
+		{"findings", New(Findings, base, ""), Findings, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := KindOf(tc.err); got != tc.kind {
@@ -40,6 +42,31 @@ func TestKindAndHintThroughWrapping(t *testing.T) {
 	}
 	if !errors.Is(Hinted(base, "h"), base) {
 		t.Error("a marked error does not unwrap to its cause")
+	}
+}
+
+// TestCodeOf checks that the exit code a user chose is found through
+// wrapping and under a hint, and that no code is 0.
+func TestCodeOf(t *testing.T) {
+	base := errors.New("the rules changed")
+	chosen := &Error{Kind: Findings, Err: base, Code: 7}
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int
+	}{
+		{"none", New(Findings, base, ""), 0},
+		{"plain", base, 0},
+		{"chosen", chosen, 7},
+		{"wrapped", fmt.Errorf("emit: %w", chosen), 7},
+		{"under a hint", New(Other, chosen, "see the file"), 7},
+	} {
+		if got := CodeOf(tc.err); got != tc.code {
+			t.Errorf("%s: CodeOf = %d, want %d", tc.name, got, tc.code)
+		}
+	}
+	if KindOf(New(Other, chosen, "h")) != Findings {
+		t.Error("a hint around a chosen code hides its kind")
 	}
 }
 
