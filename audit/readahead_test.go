@@ -42,7 +42,7 @@ func TestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := b.Bytes()
-	digest := func(snap []byte) [32]byte {
+	known := func(snap []byte) snapfile.Known {
 		sr, err := snapfile.NewReader(bytes.NewReader(snap))
 		if err != nil {
 			t.Fatal(err)
@@ -52,19 +52,19 @@ func TestReadAhead(t *testing.T) {
 				if !errors.Is(err, io.EOF) {
 					t.Fatal(err)
 				}
-				return sr.Digest
+				return sr.Known()
 			}
 		}
 	}
-	want := digest(snap)
+	want := known(snap)
 	kinds := string([]byte{snapfile.KindInputStart, snapfile.KindWarning, snapfile.KindHits, snapfile.KindInputEnd})
 	pool := newFramePool()
-	read := func(d [32]byte, stopAfter int) ([]string, error) {
-		sr, err := snapfile.NewReader(bytes.NewReader(snap))
+	read := func(k snapfile.Known, stopAfter int) ([]string, error) {
+		sr, err := snapfile.NewRereader(bytes.NewReader(snap), k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed := readAhead(sr, d, kinds, pool, nil)
+		feed := readAhead(sr, kinds, pool, nil)
 		defer feed.stop()
 		var got []string
 		for len(got) < stopAfter {
@@ -101,7 +101,7 @@ func TestReadAhead(t *testing.T) {
 			t.Fatalf("round %d: frames\n%q\nwant\n%q and the hits, the input's end", round, got, wantFrames)
 		}
 	}
-	if _, err := read([32]byte{1}, 1<<30); !errors.Is(err, snapfile.ErrChecksum) {
+	if _, err := read(snapfile.Known{Digest: [32]byte{1}, CRC: want.CRC}, 1<<30); !errors.Is(err, snapfile.ErrChecksum) {
 		t.Fatalf("another digest: %v, want %v", err, snapfile.ErrChecksum)
 	}
 	for _, n := range []int{1, 3, 4, 6} { // stopped midway, a large frame read or not
@@ -143,14 +143,6 @@ func TestReadAheadHints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var digest [32]byte
-	for {
-		if _, _, err := sr.Next(); err != nil {
-			digest = sr.Digest
-			break
-		}
-	}
-	sr, _ = snapfile.NewReader(bytes.NewReader(b.Bytes()))
 	expect := func(a netip.Addr, out []int32) []int32 {
 		v := int32(-1)
 		if a.IsValid() {
@@ -164,7 +156,7 @@ func TestReadAheadHints(t *testing.T) {
 		calls.Add(1)
 		return expect(a, out)
 	}
-	feed := readAhead(sr, digest, string([]byte{snapfile.KindHits}), newFramePool(), hint)
+	feed := readAhead(sr, string([]byte{snapfile.KindHits}), newFramePool(), hint)
 	defer feed.stop()
 	n, frames := 0, 0
 	for f := range feed.frames {

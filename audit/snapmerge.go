@@ -101,9 +101,9 @@ type snapshotRead struct {
 	file   SnapshotFile
 	f      io.ReadSeekCloser
 	header snapHeader
-	digest [32]byte
-	// known is what the first pass (scan) found: the later passes check
-	// the snapshot against its CRC-32C, not its SHA-256 again.
+	// known is what the first pass (scan) found, the digest naming the
+	// snapshot: the later passes check the snapshot against it, by its
+	// CRC-32C rather than its SHA-256 again (snapfile.NewRereader).
 	known   snapfile.Known
 	scanned bool
 	inputs  []snapInput // by input
@@ -157,12 +157,12 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			r.damaged, r.skip = err.Error(), true
 			continue
 		}
-		if first, ok := seen[r.digest]; ok {
+		if first, ok := seen[r.known.Digest]; ok {
 			r.skip = true
 			notes = append(notes, fmt.Sprintf("%s is the same snapshot as %s: read once", sf.Name, first))
 			continue
 		}
-		seen[r.digest] = sf.Name
+		seen[r.known.Digest] = sf.Name
 	}
 	var kept []*snapshotRead
 	for _, r := range reads {
@@ -390,7 +390,7 @@ func (r *snapshotRead) scan() error {
 	if !header || len(r.header.Crawlers) == 0 {
 		return snapfile.ErrCorrupt
 	}
-	r.digest, r.known, r.scanned = sr.Digest, sr.Known(), true
+	r.known, r.scanned = sr.Known(), true
 	return nil
 }
 
@@ -793,7 +793,7 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 	if err != nil {
 		return err
 	}
-	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindSettled, snapfile.KindVerdicts}), frames, nil)
+	feed := readAhead(sr, string([]byte{snapfile.KindSettled, snapfile.KindVerdicts}), frames, nil)
 	defer feed.stop()
 	t.made[k] = r.made
 	settled := map[int][]verify.Result{}
@@ -907,7 +907,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 		}
 		return out
 	}
-	feed := readAhead(sr, r.digest, string([]byte{snapfile.KindInputStart, snapfile.KindHits, snapfile.KindWarning, snapfile.KindInputEnd}), frames, hint)
+	feed := readAhead(sr, string([]byte{snapfile.KindInputStart, snapfile.KindHits, snapfile.KindWarning, snapfile.KindInputEnd}), frames, hint)
 	defer feed.stop()
 	defer func() { table.hint.set = false }()
 	var failed []string
@@ -997,8 +997,8 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 
 // aheadFrame is a frame of a snapshot read ahead: its payload, a copy
 // of its own, and the hits of a hit block decoded (their Target and Raw
-// in the payload); or, last, err: io.EOF at the end, the digest being
-// the one the first pass read, or why the snapshot could not be read.
+// in the payload); or, last, err: io.EOF at the end, the snapshot being
+// the one the first pass read, or why it could not be read.
 type aheadFrame struct {
 	kind  byte
 	p     []byte
@@ -1035,11 +1035,12 @@ const (
 // readAhead starts reading the frames of sr, a few ahead of the caller,
 // who calls recycle with each frame once done with it and ends with
 // stop: those of the kinds listed (the others are read, and left out);
-// digest is the snapshot's as the first pass found it. hint, when not
+// sr is a reader again (snapfile.NewRereader), which ends in an error if
+// the snapshot is not the one the first pass read. hint, when not
 // nil, is called with the client of each hit decoded (not again for the
 // address of either of the two hits before), and what it appends is kept
 // in the frame's hints: as many values for every hit.
-func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePool, hint func(a netip.Addr, out []int32) []int32) *frameFeed {
+func readAhead(sr *snapfile.Reader, kinds string, free framePool, hint func(a netip.Addr, out []int32) []int32) *frameFeed {
 	ff := &frameFeed{frames: make(chan aheadFrame, aheadFrames), free: free,
 		quit: make(chan struct{}), taken: make(chan struct{}, 1)}
 	go func() {
@@ -1061,9 +1062,6 @@ func readAhead(sr *snapfile.Reader, digest [32]byte, kinds string, free framePoo
 		}
 		for {
 			kind, p, err := sr.Next()
-			if errors.Is(err, io.EOF) && sr.Digest != digest {
-				err = snapfile.ErrChecksum
-			}
 			if err != nil {
 				send(aheadFrame{err: err})
 				return

@@ -68,6 +68,10 @@ type reportList struct {
 	key  string
 	n    int
 	each func(yield func(any) bool)
+	// appendJSON, when set, encodes the elements as JSON without going
+	// through encoding/json (the addresses: a million of them), calling
+	// add with each, or with an error, until add reports false.
+	appendJSON func(add func(b []byte, err error) bool)
 }
 
 // reportLists returns the report's long lists (addresses, sites,
@@ -93,6 +97,15 @@ func reportLists(r *audit.Report) (audit.Report, []reportList) {
 					return
 				}
 			}
+		}, func(add func([]byte, error) bool) {
+			var scratch []byte
+			for ip := range r.AllIPs() {
+				var err error
+				scratch, err = appendIPReportJSON(scratch[:0], &ip)
+				if !add(scratch, err) {
+					return
+				}
+			}
 		}},
 		{"sites", len(r.Sites), func(yield func(any) bool) {
 			for _, s := range r.Sites {
@@ -100,14 +113,14 @@ func reportLists(r *audit.Report) (audit.Report, []reportList) {
 					return
 				}
 			}
-		}},
+		}, nil},
 		{"violations", len(r.Violations), func(yield func(any) bool) {
 			for _, v := range r.Violations {
 				if !yield(v) {
 					return
 				}
 			}
-		}},
+		}, nil},
 	}
 	return head, lists
 }
@@ -136,43 +149,11 @@ func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 			return fmt.Errorf("%w: %s", errSplice, l.key)
 		}
 		put(text[:at+len(marker)-1])
-		if l.key == "ips" {
-			for blk := range encodeIPs(r, tty) {
-				if blk.err != nil {
-					return blk.err
-				}
-				bw.Write(blk.b)
+		for blk := range encodeList(l, tty) {
+			if blk.err != nil {
+				return blk.err
 			}
-			bw.WriteString("\n  ")
-			text = text[at+len(marker)-1:]
-			continue
-		}
-		var encErr error
-		first := true
-		var scratch []byte
-		l.each(func(v any) bool {
-			var b []byte
-			var err error
-			if ip, ok := v.(audit.IPReport); ok {
-				scratch, err = appendIPReportJSON(scratch[:0], &ip)
-				b = scratch
-			} else {
-				b, err = jsonIndent(v, "    ")
-			}
-			if err != nil {
-				encErr = err
-				return false
-			}
-			if !first {
-				bw.WriteByte(',')
-			}
-			first = false
-			bw.WriteString("\n    ")
-			put(b)
-			return true
-		})
-		if encErr != nil {
-			return encErr
+			bw.Write(blk.b)
 		}
 		bw.WriteString("\n  ")
 		text = text[at+len(marker)-1:]
@@ -182,30 +163,30 @@ func writeReportJSON(w io.Writer, r *audit.Report, tty bool) error {
 	return bw.Flush()
 }
 
-// ipBlock is a run of a report's addresses as JSON, or the error that
+// listBlock is a run of a list's elements as JSON, or the error that
 // ended their encoding.
-type ipBlock struct {
+type listBlock struct {
 	b   []byte
 	err error
 }
 
-// encodeIPs encodes the report's addresses as writeReportJSON prints them
+// encodeList encodes a list's elements as writeReportJSON prints them
 // (each after a comma but the first, on a line of its own), in blocks of
 // about 64 KiB, in a goroutine of its own a few blocks ahead of the
-// writer: a fleet's report holds a million of them, and making and
+// writer: a fleet's report holds a million addresses, and making and
 // encoding them goes on beside the writing. The caller takes every block
 // (the last one may be an error).
-func encodeIPs(r *audit.Report, tty bool) <-chan ipBlock {
-	out := make(chan ipBlock, 4)
+func encodeList(l reportList, tty bool) <-chan listBlock {
+	out := make(chan listBlock, 4)
 	go func() {
 		defer close(out)
-		var blk, scratch []byte
-		first := true
-		for ip := range r.AllIPs() {
-			var err error
-			if scratch, err = appendIPReportJSON(scratch[:0], &ip); err != nil {
-				out <- ipBlock{err: err}
-				return
+		var blk []byte
+		first, failed := true, false
+		add := func(b []byte, err error) bool {
+			if err != nil {
+				out <- listBlock{err: err}
+				failed = true
+				return false
 			}
 			if !first {
 				blk = append(blk, ',')
@@ -213,17 +194,22 @@ func encodeIPs(r *audit.Report, tty bool) <-chan ipBlock {
 			first = false
 			blk = append(blk, "\n    "...)
 			if tty {
-				blk = append(blk, jsonTerminalEscape(scratch)...)
-			} else {
-				blk = append(blk, scratch...)
+				b = jsonTerminalEscape(b)
 			}
+			blk = append(blk, b...)
 			if len(blk) >= 64<<10 {
-				out <- ipBlock{b: blk}
+				out <- listBlock{b: blk}
 				blk = make([]byte, 0, 80<<10)
 			}
+			return true
 		}
-		if len(blk) > 0 {
-			out <- ipBlock{b: blk}
+		if l.appendJSON != nil {
+			l.appendJSON(add)
+		} else {
+			l.each(func(v any) bool { return add(jsonIndent(v, "    ")) })
+		}
+		if len(blk) > 0 && !failed {
+			out <- listBlock{b: blk}
 		}
 	}()
 	return out
