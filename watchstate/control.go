@@ -239,8 +239,10 @@ func serveConn(ctx context.Context, c net.Conn, h Handler) {
 			writeResponse(c, Response{Error: err.Error()})
 			return
 		}
+		// Bounded in seconds first: a huge count of seconds would wrap
+		// round as a Duration.
 		ttl := time.Duration(req.TTL) * time.Second
-		if req.TTL <= 0 || ttl > maxTTL {
+		if req.TTL <= 0 || req.TTL > int64(maxTTL/time.Second) {
 			writeResponse(c, Response{Error: fmt.Sprintf("ttl %d s: give 1 s to 365 days", req.TTL)})
 			return
 		}
