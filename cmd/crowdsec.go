@@ -2,14 +2,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -26,17 +24,6 @@ func addCrowdSecFlags(f *pflag.FlagSet, o *crowdSecFlags) {
 		"crowdsec: the Local API machine's credentials `FILE` (url, login, password), as 'cscli machines add' writes it")
 }
 
-// loadCrowdSecCredentials reads the credentials file; a file that cannot
-// be used is a configuration error.
-func loadCrowdSecCredentials(path string) (crowdsec.Credentials, error) {
-	c, err := crowdsec.ReadCredentials(path)
-	if err != nil {
-		return c, fail.Hinted(errors.New(fail.PathCause(err).Error()),
-			"give a Local API machine's credentials with --crowdsec-credentials FILE ('cscli machines add NAME --auto -f FILE' writes one)")
-	}
-	return c, nil
-}
-
 // crowdSecAgent is this program as it pushes to a Local API.
 func crowdSecAgent(env *Env) crowdsec.Agent { return crowdsec.Agent{Version: Version, Now: env.Now} }
 
@@ -50,20 +37,17 @@ type emitPush struct {
 // read, and returns how to push decisions lasting ttl (--ttl, as
 // CheckOptions read it), or nil when the run writes its output (another
 // target, or --dry-run).
-func emitCrowdSecSetup(o *emitOptions, target string, mode emit.Mode, ttl time.Duration) (*emitPush, error) {
-	if target != "crowdsec" {
-		return nil, nil
+func emitCrowdSecSetup(o *emitOptions, t emit.Target, mode emit.Mode, ttl time.Duration) (*emitPush, error) {
+	if err := t.CheckMode(mode); err != nil {
+		return nil, err
 	}
-	if mode != emit.BlockSpoofed {
-		return nil, fail.Usagef("--mode %s: the crowdsec target bans spoofers only (block-spoofed)", mode)
-	}
-	if o.DryRun {
+	if t.Name != "crowdsec" || o.DryRun {
 		return nil, nil
 	}
 	if o.Output != "" {
 		return nil, fail.Usagef("-o is for --dry-run: without it the crowdsec target pushes its decisions to the Local API")
 	}
-	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
+	creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +69,7 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		hint := "check that the Local API runs and takes this machine's login (cscli machines list); run again then: nothing is pushed twice"
-		return fail.New(fail.Unwritten,
-			fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(res.Done), nouns.Count(len(bans), "decision", "decisions"), err), hint)
+		return res.Unfinished(len(bans), err)
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, res.Summary())
@@ -107,7 +89,7 @@ func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Cred
 	if _, err := emit.TTLFlag(o.TTL); err != nil {
 		return nil, err
 	}
-	creds, err := loadCrowdSecCredentials(o.CrowdSecCredentials)
+	creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -35,14 +34,6 @@ type emitOptions struct {
 	ModSecIDBase     int
 	ChangedExit      int
 	crowdSecFlags
-}
-
-// emitTargetFlags are the flags that apply to one target only.
-var emitTargetFlags = map[string][]string{
-	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
-	"cloudflare":  {"cloudflare-output", "cloudflare-list-name", "cloudflare-matches"},
-	"modsecurity": {"modsec-id-base"},
-	"crowdsec":    {"ttl", "crowdsec-credentials", "dry-run"},
 }
 
 func newEmitCmd(env *Env) *cobra.Command {
@@ -170,25 +161,16 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	t, ok := emit.Lookup(target)
-	if !ok {
-		return fail.Hinted(
-			fmt.Errorf("unknown emit target %q", target),
-			"use nftables, cloudflare, modsecurity or crowdsec")
-	}
-	for other, names := range emitTargetFlags {
-		if other == target {
-			continue
-		}
-		for _, n := range names {
-			if c.Flags().Changed(n) && !slices.Contains(emitTargetFlags[target], n) {
-				return fail.Usagef("--%s is for the %s target, not %s", n, other, target)
-			}
-		}
-	}
-	mode, err := emit.ParseMode(o.Mode)
+	t, err := emit.TargetArg(target)
 	if err != nil {
-		return fail.Usagef("--mode %q: use block-spoofed, block-bot or allow-bot", o.Mode)
+		return err
+	}
+	if err := t.CheckFlags(c.Flags().Changed); err != nil {
+		return err
+	}
+	mode, err := emit.ModeFlag(o.Mode)
+	if err != nil {
+		return err
 	}
 	never, err := emit.NeverBlockFlag(o.NeverBlock)
 	if err != nil {
@@ -206,7 +188,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	push, err := emitCrowdSecSetup(o, t.Name, mode, opts.CrowdSec.TTL)
+	push, err := emitCrowdSecSetup(o, t, mode, opts.CrowdSec.TTL)
 	if err != nil {
 		return err
 	}
@@ -278,16 +260,11 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	}
 	// Should the run have to end at once, no temporary file stays.
 	defer onForcedExit(func() { atomicfile.RemoveTemp(o.Output) })()
-	changed, err := atomicfile.Write(ctx, o.Output, r.text, 0o644, emit.SameIgnoringGenerated)
+	changed, err := emit.WriteFile(ctx, o.Output, r.text)
 	// Cancelled before the rename, the old file stays; after it, the new
 	// one is whole and the run is done.
-	if err != nil && ctx.Err() != nil {
-		return errInterrupted
-	}
 	if err != nil {
-		return fail.New(fail.Unwritten,
-			fmt.Errorf("cannot write the rules to %s: %w", o.Output, fail.PathCause(err)),
-			"check that the directory exists, is writable and has room; the old file, if any, is as it was")
+		return cancelled(ctx, err)
 	}
 	if env.StderrTTY {
 		state := "unchanged"
@@ -312,12 +289,8 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 	if err != nil {
 		return err
 	}
-	name := o.Report
-	if name == "-" {
-		name = "stdin"
-	}
 	env.phase(phaseIPList)
-	warnings, err := in.FromReport(ctx, rep, name, o.Crawlers, o.identity(env))
+	warnings, err := in.FromReport(ctx, rep, o.Report, o.Crawlers, o.identity(env))
 	for _, w := range warnings {
 		warnf(env, "%s", w)
 	}

@@ -102,7 +102,7 @@ func runFormatTest(ctx context.Context, env *Env, o *formatOptions, args []strin
 	if name == "-" && env.StdinTTY() {
 		return fail.Hinted(errors.New("no log given"), "name a file, or pipe lines in: head access.log | lohibot-audit format test -")
 	}
-	logs, err := expandInputs([]string{name})
+	logs, err := logfiles.Expand([]string{name})
 	if err != nil {
 		return err
 	}

@@ -17,29 +17,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-func TestProgressWanted(t *testing.T) {
-	env := func(tty bool, vars map[string]string) *Env {
-		return &Env{StderrTTY: tty, Getenv: func(k string) string { return vars[k] }}
-	}
-	tests := []struct {
-		name string
-		env  *Env
-		o    auditOptions
-		want bool
-	}{
-		{"terminal", env(true, nil), auditOptions{}, true},
-		{"not a terminal", env(false, nil), auditOptions{}, false},
-		{"CI", env(true, map[string]string{"CI": "true"}), auditOptions{}, false},
-		{"dumb terminal", env(true, map[string]string{"TERM": "dumb"}), auditOptions{}, false},
-		{"--no-progress", env(true, nil), auditOptions{NoProgress: true}, false},
-	}
-	for _, tc := range tests {
-		if got := progressWanted(tc.env, &tc.o); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 // identityWatchWriter is a stderr that can be written from several
 // goroutines and closes seen when a write contains its marker.
 type identityWatchWriter struct {

@@ -3,9 +3,7 @@ package cmd
 import (
 	"fmt"
 
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -79,7 +77,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				}
 				return nil
 			}
-			profiles, override, err := ipsProfiles(id, crawlers)
+			profiles, override, err := id.Lists(crawlers)
 			if err != nil {
 				return err
 			}
@@ -121,17 +119,6 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// ipsProfiles resolves --crawler, and the --ip-list that replaces their
-// lists ("" for their own).
-func ipsProfiles(id *verify.Settings, crawlers []string) ([]*crawler.Profile, string, error) {
-	profiles, err := crawler.Resolve(crawlers)
-	if err != nil {
-		return nil, "", err
-	}
-	override, err := id.ListOverride(len(profiles))
-	return profiles, override, err
-}
-
 func newIPsUpdateCmd(env *Env) *cobra.Command {
 	o := &auditOptions{}
 	var crawlers []string
@@ -153,15 +140,9 @@ force (exit 3).`,
 			if err := id.Check(); err != nil {
 				return err
 			}
-			profiles, override, err := ipsProfiles(id, crawlers)
+			profiles, override, err := id.ListsToFetch(crawlers)
 			if err != nil {
 				return err
-			}
-			switch {
-			case o.Offline:
-				return fail.Usagef("ips update fetches the list: it cannot run with --offline")
-			case override != "" && !urlarg.IsURL(override):
-				return fail.Usagef("--ip-list %s is a file: there is nothing to fetch", override)
 			}
 			dir, warn := id.Cache()
 			if warn != "" {

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
+	"github.com/lohisoft/lohibot-audit/internal/tty"
 	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
@@ -88,23 +88,23 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	if serr != nil {
 		err = serr // exit 3 as an input not read whole is, and said
 	}
-	return writeAuditReport(ctx, env, o, format, ro, rep, err)
+	return writeAuditReport(ctx, env, o, format, ro, rep, 0, err)
 }
 
-// writeAuditReport writes the report of logs or merge, says its warnings
-// on stderr where the report does not show them, and returns the error
-// the command ends with: err (the run's: an input not read whole), an
-// output not written, or --fail-on's findings.
-func writeAuditReport(ctx context.Context, env *Env, o *auditOptions, format render.Renderer, ro render.Options, rep *audit.Report, err error) error {
+// writeAuditReport writes the report of logs, merge or verify --recheck,
+// says its warnings on stderr where the report does not show them (but
+// the first said, an earlier run's), and returns the error the command
+// ends with: err (the run's: an input not read whole), an output not
+// written, or --fail-on's findings.
+func writeAuditReport(ctx context.Context, env *Env, o *auditOptions, format render.Renderer, ro render.Options, rep *audit.Report, said int, err error) error {
 	werr := format.WriteReport(env.Stdout, rep, ro)
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	// The report shows its warnings only in table and markdown on a
-	// terminal; everywhere else (a cron job with csv or json) stderr must
-	// say them too.
-	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
-		warnAll(env, rep.Warnings)
+	// Where the report does not show its warnings (a cron job with csv
+	// or json), stderr must say them too.
+	if !render.ShowsWarnings(format, env.StdoutTTY) {
+		warnAll(env, rep.Warnings[said:])
 	}
 	if werr != nil {
 		return writeFailed("the report", werr)
@@ -112,12 +112,7 @@ func writeAuditReport(ctx context.Context, env *Env, o *auditOptions, format ren
 	if err != nil {
 		return err
 	}
-	fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations)
-	if fail {
-		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
-		return errFindings
-	}
-	return nil
+	return failOnFindings(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
 }
 
 // warnAll prints each distinct warning once on stderr, in order.
@@ -159,7 +154,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		}
 		files = []string{"-"}
 	}
-	logs, err := expandInputs(files)
+	logs, err := logfiles.Expand(files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,36 +260,6 @@ func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 	return profiles, nil
 }
 
-// logInputs are the logs of a run (logfiles.Inputs); warnings are the
-// expansion's.
-type logInputs struct {
-	*logfiles.Inputs
-	warnings []string
-}
-
-// expandInputs expands the FILE arguments (logfiles.Expand).
-func expandInputs(args []string) (*logInputs, error) {
-	in, err := logfiles.Expand(args)
-	if err != nil {
-		return nil, err
-	}
-	return &logInputs{in, in.Warnings()}, nil
-}
-
-// openInput opens a log file (logfiles.Open); errInterrupted when ctx
-// is cancelled first.
-func openInput(ctx context.Context, name string) (*os.File, error) {
-	f, err := logfiles.Open(ctx, name)
-	return f, cancelled(ctx, err)
-}
-
-// readAllContext reads r to its end, or up to limit bytes
-// (logfiles.ReadAll); errInterrupted when ctx is cancelled first.
-func readAllContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	data, err := logfiles.ReadAll(ctx, r, limit)
-	return data, cancelled(ctx, err)
-}
-
 // cancelled is errInterrupted for an error that ctx's cancellation caused,
 // else err.
 func cancelled(ctx context.Context, err error) error {
@@ -318,5 +283,5 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {
 	f, ok := e.Stdin.(*os.File)
-	return ok && isTerminal(f)
+	return ok && tty.Is(f)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -87,11 +88,11 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		}
 	}
 	// Snapshots are named as logs are: a pattern is expanded here.
-	inputs, err := expandInputs(files)
+	inputs, err := logfiles.Expand(files)
 	if err != nil {
 		return err
 	}
-	for _, w := range inputs.warnings {
+	for _, w := range inputs.Warnings() {
 		warnf(env, "%s", w)
 	}
 	files = inputs.Files
@@ -167,5 +168,5 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	env.phase(phaseWrite)
-	return writeAuditReport(ctx, env, o, format, ro, rep, err)
+	return writeAuditReport(ctx, env, o, format, ro, rep, 0, err)
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/failon"
 	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/proxy"
+	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,8 +45,8 @@ type auditOptions struct {
 	FailOn         string
 	Config         string
 	NoProgress     bool
-	Top            topFlag // logs: addresses listed in table and markdown
-	readOptions            // --timezone, --max-dict (cmd/format.go)
+	Top            render.Top // logs: addresses listed in table and markdown
+	readOptions               // --timezone, --max-dict (cmd/format.go)
 
 	// DNSConcurrency is how many addresses are verified at once.
 	DNSConcurrency int
@@ -104,7 +105,7 @@ func addLogFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.BoolVar(&o.TrustXFF, "trust-xff", false, "every connecting address is a proxy you run: take the client from the logged X-Forwarded-For (the header is the client's word unless your proxy sets it)")
 	addTrustedProxyFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when findings exist: spoofed, violations or any")
-	completeWith(f, "fail-on", failOnValues...)
+	completeWith(f, "fail-on", failon.Values...)
 	f.BoolVar(&o.NoProgress, "no-progress", false, "never print a progress line on stderr")
 	addReadFlags(f, &o.readOptions)
 }
@@ -122,32 +123,15 @@ func addCheckFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.IntVar(&o.MaxViolations, "max-violations", def.MaxViolations, "violations listed per site and kind, the first ones; the others are counted (0: all)")
 }
 
-// failOnMatch says whether --fail-on asks for exit 1 given the findings.
-func failOnMatch(failOn string, spoofed int64, violations int) (bool, error) {
-	switch failOn {
-	case "":
-		return false, nil
-	case "spoofed":
-		return spoofed > 0, nil
-	case "violations":
-		return violations > 0, nil
-	case "any":
-		return spoofed > 0 || violations > 0, nil
+// failOnFindings returns errFindings when --fail-on asks for exit 1 given
+// the findings (failon.Match), and then says on stderr what it matched:
+// the report may have gone to a file or a pipe.
+func failOnFindings(env *Env, failOn string, spoofed int64, spoofedOne, spoofedMany string, violations int) error {
+	if match, _ := failon.Match(failOn, spoofed, violations); !match {
+		return nil
 	}
-	return false, fail.Usagef("unknown --fail-on %q: use spoofed, violations or any", failOn)
-}
-
-// failOnMatched says on stderr what --fail-on matched, as the run exits 1
-// for it: the report may have gone to a file or a pipe.
-func failOnMatched(env *Env, failOn string, spoofed int64, spoofedOne, spoofedMany string, violations int) {
-	var what []string
-	if failOn != "violations" && spoofed > 0 {
-		what = append(what, plural(spoofed, spoofedOne, spoofedMany))
-	}
-	if failOn != "spoofed" && violations > 0 {
-		what = append(what, plural(int64(violations), "conduct violation", "conduct violations"))
-	}
-	fmt.Fprintf(env.Stderr, "lohibot-audit: --fail-on %s matched: %s\n", failOn, strings.Join(what, " and "))
+	fmt.Fprintf(env.Stderr, "lohibot-audit: --fail-on %s matched: %s\n", failOn, failon.Matched(failOn, spoofed, spoofedOne, spoofedMany, violations))
+	return errFindings
 }
 
 // plural gives n with the noun in the number it calls for.
@@ -155,23 +139,9 @@ func plural(n int64, one, many string) string { return nouns.Count(n, one, many)
 
 // loadConfig applies the YAML config file (--config, else the default
 // path) to every flag of c that was not set on the command line: flags win
-// over the file (see flagfile.Load).
+// over the file (see flagfile.LoadCommand).
 func loadConfig(env *Env, c *cobra.Command, explicit string) error {
-	return flagfile.Load(c.Flags(), allFlagNames(c.Root()), explicit, env.Getenv)
-}
-
-func allFlagNames(root *cobra.Command) map[string]bool {
-	names := map[string]bool{}
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
-		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(root)
-	return names
+	return flagfile.LoadCommand(c, explicit, env.Getenv)
 }
 
 func firstLine(s string) string {

@@ -57,35 +57,14 @@ logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
 }
 
 func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, from, output string) error {
-	if p.Contact == "" {
-		return fail.Hinted(
-			fmt.Errorf("crawler %s has no contact address to write to", p.Name),
-			"give a profile file with contact: ADDRESS, or use robots.txt to keep it out")
-	}
-	to, err := optout.Address(p.Contact)
-	if err != nil {
-		return fail.Usagef("crawler %s: contact: %v", p.Name, err)
-	}
-	var domains []string
-	for _, a := range args {
-		d, err := optout.Domain(a)
-		if err != nil {
-			return fail.Usagef("%v", err)
-		}
-		domains = append(domains, d)
-	}
-	sender, how, err := optout.Sender(c.Flags().Changed("from"), from, env.Getenv("EMAIL"), domains[0])
+	now := env.Now()
+	l, msg, how, err := optout.Request{Name: p.Name, Title: p.Title(), Contact: p.Contact, Domains: args,
+		FromGiven: c.Flags().Changed("from"), From: from, Email: env.Getenv("EMAIL"), Date: now}.Compose()
 	if err != nil {
 		return err
 	}
-	now := env.Now()
-	l := &optout.Letter{From: sender, To: to, Crawler: p.Title(), Domains: domains, Date: now}
-	msg, err := l.Bytes()
-	if err != nil {
-		return fail.Usagef("%v", err)
-	}
 	if how != "" {
-		warnf(env, "the e-mail is from %s (%s); give --from ADDRESS to choose", sender.Address, how)
+		warnf(env, "the e-mail is from %s (%s); give --from ADDRESS to choose", l.From.Address, how)
 	}
 	if output == "" || output == "-" {
 		if _, err := env.Stdout.Write(msg); err != nil {
@@ -105,7 +84,7 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself, then hold the crawler to it with %s\n",
-			to.Address, optout.AuditFlags(p.Name, p.Name == crawler.Default, domains, now))
+			l.To.Address, optout.AuditFlags(p.Name, p.Name == crawler.Default, l.Domains, now))
 	}
 	return nil
 }

@@ -7,22 +7,6 @@ import (
 	"testing"
 )
 
-func TestErrorLines(t *testing.T) {
-	tests := []struct{ in, first, rest string }{
-		{"cannot read x", "cannot read x", ""},
-		{"unknown command \"bogus\" for \"lohibot-audit\"\n\nDid you mean this?\n\tlogs\n", `unknown command "bogus" for "lohibot-audit"`, "did you mean logs?"},
-		{"unknown command \"x\" for \"a\"\n\nDid you mean this?\n\tlogs\n\tips\n", `unknown command "x" for "a"`, "did you mean logs or ips?"},
-		{"line one\n  line two \n\nline three", "line one", "line two; line three"},
-		{"trailing\n", "trailing", ""},
-	}
-	for _, tc := range tests {
-		first, rest := errorLines(tc.in)
-		if first != tc.first || rest != tc.rest {
-			t.Errorf("errorLines(%q) = %q, %q; want %q, %q", tc.in, first, rest, tc.first, tc.rest)
-		}
-	}
-}
-
 func TestPrintError(t *testing.T) {
 	tests := []struct {
 		name string

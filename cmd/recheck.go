@@ -50,21 +50,7 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 	rep.Warnings = append(rep.Warnings, id.Warnings()...)
 	rep.Version = Version
 	env.phase(phaseWrite)
-	werr := format.WriteReport(env.Stdout, rep, reportOptions(env, o))
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	if !(env.StdoutTTY && (format.Name() == "table" || format.Name() == "markdown")) {
-		warnAll(env, rep.Warnings[first:])
-	}
-	if werr != nil {
-		return writeFailed("the report", werr)
-	}
-	if fail, _ := failOnMatch(o.FailOn, rep.Summary.SpoofedHits, rep.Summary.Violations); fail {
-		failOnMatched(env, o.FailOn, rep.Summary.SpoofedHits, "spoofed hit", "spoofed hits", rep.Summary.Violations)
-		return errFindings
-	}
-	return nil
+	return writeAuditReport(ctx, env, o, format, reportOptions(env, o), rep, first, nil)
 }
 
 // recheckCrawlers returns the names and profiles of the report's

@@ -10,8 +10,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/gha"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -64,7 +62,7 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			token, err := robotsToken(c, crawlerName, userAgent)
+			token, err := crawler.RobotsToken(crawlerName, c.Flags().Changed("user-agent"), userAgent)
 			if err != nil {
 				return err
 			}
@@ -127,18 +125,14 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 // and for dated versions the one that is, said on stderr: "" for a
 // single robots.txt.
 func robotsAt(env *Env, src *robots.Source, given bool, when time.Time) (*robots.Robots, string, error) {
-	if src.History == nil {
-		if given {
-			warnf(env, "robots.txt %s is a single version: --at changes nothing", src.Name)
-		}
-		return src.Robots, "", nil
-	}
 	if !given {
 		when = env.Now()
+	} else if src.History == nil {
+		warnf(env, "robots.txt %s is a single version: --at changes nothing", src.Name)
 	}
 	rb, v, err := src.InForce(when)
-	if err != nil {
-		return nil, "", err
+	if v == nil || err != nil {
+		return rb, "", err
 	}
 	fmt.Fprintf(env.Stderr, "lohibot-audit: robots.txt %s: %s decides at %s\n", sanitize(src.Name), sanitize(v.Label()), when.UTC().Format(time.RFC3339))
 	return rb, v.Label(), nil
@@ -182,20 +176,13 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			token, err := robotsToken(c, crawlerName, userAgent)
+			token, err := crawler.RobotsToken(crawlerName, c.Flags().Changed("user-agent"), userAgent)
 			if err != nil {
 				return err
 			}
-			var wantAllowed bool
-			switch expect {
-			case "blocked":
-			case "allowed":
-				wantAllowed = true
-			default:
-				return fail.Usagef("unknown --expect %q: use blocked or allowed", expect)
-			}
-			if len(paths) == 0 {
-				paths = []string{"/"}
+			wantAllowed, err := robots.ParseExpect(expect)
+			if err != nil {
+				return err
 			}
 			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
@@ -212,10 +199,12 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			out := &stickyWriter{w: env.Stdout}
 			robotsWarn(env, src)
 			if inGHA {
-				robotsAnnotateWarnings(env, src)
+				for _, a := range src.WarningAnnotations() {
+					fmt.Fprintln(env.Stdout, a)
+				}
 			}
-			checks, failed := src.Check(token, paths, wantAllowed, expect)
-			for _, c := range checks {
+			gate := src.Check(token, paths, wantAllowed)
+			for _, c := range gate.Checks {
 				robotsWarnOtherHost(env, src, c.Path)
 				status := "ok"
 				if !c.OK {
@@ -223,27 +212,17 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 				}
 				fmt.Fprintf(out, "%s: %s\n", status, sanitize(c.Message))
 				if inGHA && !c.OK {
-					fmt.Fprintln(out, gha.Command("error", src.File, c.Decision.Line, "robots check", c.Message))
+					fmt.Fprintln(out, gate.Annotation(c))
 				}
 			}
-			if inGHA && failed == 0 {
-				what := "blocks"
-				if wantAllowed {
-					what = "allows"
-				}
-				fmt.Fprintln(out, gha.Command("notice", src.File, 0, "robots check",
-					fmt.Sprintf("%s %s %s for %s checked", src.Name, what, token, robotsAllPaths(len(paths)))))
+			if inGHA && gate.Failed == 0 {
+				fmt.Fprintln(out, gate.Notice())
 			}
 			if out.err != nil {
 				return writeFailed("the results", out.err)
 			}
-			if failed > 0 {
-				what := "block"
-				if wantAllowed {
-					what = "allow"
-				}
-				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s does not %s %s for %d of %d %s\n",
-					sanitize(src.Name), what, sanitize(token), failed, len(paths), nouns.Of(len(paths), "path", "paths"))
+			if gate.Failed > 0 {
+				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s\n", sanitize(gate.Failure()))
 				return errFindings
 			}
 			return nil
@@ -262,20 +241,6 @@ func addRobotsTokenFlags(c *cobra.Command, crawlerName, userAgent *string) {
 	c.Flags().StringVar(userAgent, "user-agent", "", "the product `TOKEN` to test instead of the crawler's (a version such as /1.0 is ignored; * asks the * group)")
 }
 
-// robotsToken returns the token to test: --user-agent when given
-// (crawler.UserAgentToken), else the robots.txt token of the --crawler
-// profile.
-func robotsToken(c *cobra.Command, crawlerName, userAgent string) (string, error) {
-	if c.Flags().Changed("user-agent") {
-		return crawler.UserAgentToken(userAgent)
-	}
-	p, err := crawler.One(crawlerName)
-	if err != nil {
-		return "", err
-	}
-	return p.RobotsToken, nil
-}
-
 // robotsWarn prints the source's note and the parser's warnings.
 func robotsWarn(env *Env, src *robots.Source) {
 	for _, w := range src.Warnings() {
@@ -283,27 +248,10 @@ func robotsWarn(env *Env, src *robots.Source) {
 	}
 }
 
-// robotsAnnotateWarnings writes the parser's warnings as GitHub Actions
-// warning annotations, on their line of the file when they name one.
-func robotsAnnotateWarnings(env *Env, src *robots.Source) {
-	for _, w := range src.Robots.Warnings() {
-		fmt.Fprintln(env.Stdout, gha.Command("warning", src.File, robots.LineOf(w), "robots.txt", w))
-	}
-}
-
-// robotsAllPaths is "the 1 path" or "all N paths".
-func robotsAllPaths(n int) string {
-	if n == 1 {
-		return "the 1 path"
-	}
-	return fmt.Sprintf("all %d paths", n)
-}
-
 // robotsWarnOtherHost warns when a URL to check is on another host than
-// the robots.txt URL: robots.txt only speaks for its own scheme, host and
-// port (RFC 9309 §2.3).
+// the robots.txt URL (robots.OtherHostWarning).
 func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if origin := robots.ForeignOrigin(src.Name, target); origin != "" {
-		warnf(env, "%s is not on %s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, origin)
+	if w := robots.OtherHostWarning(src.Name, target); w != "" {
+		warnf(env, "%s", w)
 	}
 }

@@ -17,15 +17,16 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/buildinfo"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/interrupt"
+	"github.com/lohisoft/lohibot-audit/internal/stickyio"
+	"github.com/lohisoft/lohibot-audit/internal/tty"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // Version is the program version. A release sets it at build time with
@@ -36,20 +37,17 @@ var Version string
 
 func init() {
 	if Version == "" {
-		info, ok := debug.ReadBuildInfo()
-		Version = buildVersion(info, ok)
+		Version = buildinfo.Version(debug.ReadBuildInfo())
 	}
 }
 
-// Exit codes (SPEC §8, and ExitInterrupted in addition to it).
+// Exit codes (SPEC §8), as internal/fail says them.
 const (
-	ExitOK         = 0
-	ExitFindings   = 1 // robots check failed, or --fail-on matched
-	ExitUsage      = 2 // usage or configuration error
-	ExitIncomplete = 3 // an input could not be read whole, or the output could not be written
-	// ExitInterrupted is for a run ended by Ctrl-C or SIGTERM (128 + SIGINT,
-	// as shells report it): nothing that looks complete was printed.
-	ExitInterrupted = 130
+	ExitOK          = fail.ExitOK
+	ExitFindings    = fail.ExitFindings
+	ExitUsage       = fail.ExitUsage
+	ExitIncomplete  = fail.ExitIncomplete
+	ExitInterrupted = fail.ExitInterrupted
 )
 
 // Env is what a command may touch outside itself. Tests build one with
@@ -111,37 +109,13 @@ func writeFailed(what string, err error) error {
 	return fail.New(fail.Unwritten, fmt.Errorf("cannot write %s: %w", what, err), "")
 }
 
-// outputWriter is the program's standard output. It remembers the first
-// write error, so that no command can end well with output lost, and it
-// refuses to write once the run is cancelled (errInterrupted), so that an
-// interrupted run prints no more of its report.
+// outputWriter is the program's standard output (stickyio.Output): it
+// remembers the first write error, so that no command can end well with
+// output lost, and refuses to write once the run is cancelled
+// (errInterrupted). w is the stream itself.
 type outputWriter struct {
-	ctx context.Context
-	w   io.Writer
-	mu  sync.Mutex
-	err error
-}
-
-func (o *outputWriter) Write(p []byte) (int, error) {
-	if o.ctx.Err() != nil {
-		return 0, errInterrupted
-	}
-	n, err := o.w.Write(p)
-	if err != nil {
-		o.mu.Lock()
-		if o.err == nil {
-			o.err = err
-		}
-		o.mu.Unlock()
-	}
-	return n, err
-}
-
-// Err returns the first write error, or nil.
-func (o *outputWriter) Err() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.err
+	*stickyio.Output
+	w io.Writer
 }
 
 // interruptGrace is how long Main waits, after SIGINT or SIGTERM, for the
@@ -153,7 +127,7 @@ const interruptGrace = time.Second
 // while the program started (internal/interrupt) included; every phase
 // stops on that, and should one not stop within interruptGrace (a read
 // stuck in the kernel), Main removes what forced-exit cleanups were
-// registered and returns ExitInterrupted all the same.
+// registered (interrupt.Wait) and returns ExitInterrupted all the same.
 func Main() int {
 	// A signal that came while the program started has cancelled ctx
 	// already: the command stops at its first step, as it would later.
@@ -163,63 +137,22 @@ func Main() int {
 		Stdin:     os.Stdin,
 		Stdout:    os.Stdout,
 		Stderr:    os.Stderr,
-		StdoutTTY: isTerminal(os.Stdout),
-		StderrTTY: isTerminal(os.Stderr),
+		StdoutTTY: tty.Is(os.Stdout),
+		StderrTTY: tty.Is(os.Stderr),
 		Getenv:    os.Getenv,
 		Now:       time.Now,
 	}
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, env, os.Args[1:]) }()
-	select {
-	case code := <-done:
-		return code
-	case <-ctx.Done():
-	}
-	grace := time.NewTimer(interruptGrace)
-	defer grace.Stop()
-	select {
-	case code := <-done:
-		return code
-	case <-grace.C:
-		runForcedExitCleanups()
+	code, forced := interrupt.Wait(ctx, interruptGrace, func() int { return Run(ctx, env, os.Args[1:]) })
+	if forced {
 		fmt.Fprintln(os.Stderr, "lohibot-audit: interrupted (a step did not stop within a second; ended it)")
 		return ExitInterrupted
 	}
-}
-
-// forcedExit holds what must be undone when Main ends a run that did not
-// stop by itself: temporary files of a write under way.
-var forcedExit struct {
-	sync.Mutex
-	next int
-	fns  map[int]func()
+	return code
 }
 
 // onForcedExit registers f to run if Main must end the program while the
-// run is still going; the returned func unregisters it.
-func onForcedExit(f func()) (unregister func()) {
-	forcedExit.Lock()
-	defer forcedExit.Unlock()
-	if forcedExit.fns == nil {
-		forcedExit.fns = map[int]func(){}
-	}
-	id := forcedExit.next
-	forcedExit.next++
-	forcedExit.fns[id] = f
-	return func() {
-		forcedExit.Lock()
-		defer forcedExit.Unlock()
-		delete(forcedExit.fns, id)
-	}
-}
-
-func runForcedExitCleanups() {
-	forcedExit.Lock()
-	defer forcedExit.Unlock()
-	for _, f := range forcedExit.fns {
-		f()
-	}
-}
+// run is still going (interrupt.OnForcedExit).
+func onForcedExit(f func()) (unregister func()) { return interrupt.OnForcedExit(f) }
 
 // Run runs the command line args in env and returns the exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
@@ -241,7 +174,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out := &outputWriter{ctx: ctx, w: env.Stdout}
+	out := &outputWriter{&stickyio.Output{Ctx: ctx, W: env.Stdout, Refused: errInterrupted}, env.Stdout}
 	e := *env
 	e.Stdout = out
 	env = &e
@@ -272,7 +205,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 
 // exitCode maps the error a command returned to the exit code of SPEC §8,
 // and returns the error still to be printed, or nil: the one place where
-// the errors of the commands and of the packages they call become codes.
+// the errors of the commands and of the packages they call become codes
+// (fail.Exit for the kinds).
 func exitCode(err error) (code int, show error) {
 	var ie *audit.InputError
 	switch {
@@ -284,17 +218,11 @@ func exitCode(err error) (code int, show error) {
 		// The report, and the warnings on stderr, said which inputs.
 		return ExitIncomplete, nil
 	}
-	switch fail.KindOf(err) {
-	case fail.Findings: // the command said why
-		if code := fail.CodeOf(err); code != 0 {
-			return code, nil
-		}
-		return ExitFindings, nil
-	case fail.Incomplete, fail.Unwritten:
-		return ExitIncomplete, err
+	code, say := fail.Exit(err)
+	if !say {
+		return code, nil
 	}
-	// cobra's own errors (unknown flag, bad argument count) are usage errors.
-	return ExitUsage, err
+	return code, err
 }
 
 // interrupted reports whether err means the run was cancelled (Ctrl-C,
@@ -303,51 +231,14 @@ func interrupted(err error) bool {
 	return errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, parse.ErrStopped)
 }
 
-// printError prints err in the program's voice: one line, lowercase, with an
-// optional hint line. A message of several lines (cobra's "unknown
-// command" with its "Did you mean this?" list) keeps its first line as the
-// error and puts the rest, read as one line, in the hint. Control
-// characters are escaped.
+// printError prints err in the program's voice (fail.Lines): one line,
+// lowercase, with an optional hint line. Control characters are escaped.
 func printError(env *Env, err error) {
-	msg, more := errorLines(err.Error())
-	hint := fail.HintOf(err)
-	if more != "" && hint != "" {
-		hint = more + "; " + hint
-	} else if more != "" {
-		hint = more
-	}
+	msg, hint := fail.Lines(err)
 	fmt.Fprintf(env.Stderr, "lohibot-audit: error: %s\n", sanitize(msg))
 	if hint != "" {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: hint: %s\n", sanitize(hint))
 	}
-}
-
-// errorLines splits an error message into its first line and the rest of
-// its non-blank lines as one line; cobra's suggestions ("\n\nDid you mean
-// this?\n\tlogs\n") become "did you mean logs?".
-func errorLines(msg string) (first, rest string) {
-	first, tail, ok := strings.Cut(msg, "\n")
-	if !ok {
-		return msg, ""
-	}
-	var parts, suggestions []string
-	suggesting := false
-	for _, l := range strings.Split(tail, "\n") {
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "":
-		case l == "Did you mean this?":
-			suggesting = true
-		case suggesting:
-			suggestions = append(suggestions, l)
-		default:
-			parts = append(parts, l)
-		}
-	}
-	if len(suggestions) > 0 {
-		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
-	}
-	return first, strings.Join(parts, "; ")
 }
 
 // withHint adds a hint line (what to do next) to an error.
@@ -423,7 +314,3 @@ func newVersionCmd(env *Env) *cobra.Command {
 		},
 	}
 }
-
-// isTerminal reports whether f is a terminal. A character device that is
-// not one, such as /dev/null, is not.
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/failon"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -86,7 +87,7 @@ crawlers to recheck (a profile file for one not built in).`,
 			if err != nil {
 				return err
 			}
-			if _, err := failOnMatch(o.FailOn, 0, 0); err != nil {
+			if err := failon.Check(o.FailOn); err != nil {
 				return err
 			}
 			profiles, err := crawler.Resolve(crawlers)
@@ -130,11 +131,7 @@ crawlers to recheck (a profile file for one not built in).`,
 			}
 			// verify sees no conduct, so violations never match here; the
 			// values are those of logs, so one config file serves both.
-			if fail, _ := failOnMatch(o.FailOn, spoofed, 0); fail {
-				failOnMatched(env, o.FailOn, spoofed, "spoofed verdict", "spoofed verdicts", 0)
-				return errFindings
-			}
-			return nil
+			return failOnFindings(env, o.FailOn, spoofed, "spoofed verdict", "spoofed verdicts", 0)
 		},
 	}
 	f := c.Flags()
@@ -143,7 +140,7 @@ crawlers to recheck (a profile file for one not built in).`,
 	addFormatFlag(f, o, render.DocumentNames())
 	addConfigFlag(f, o)
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when such findings exist: spoofed, violations or any (verify finds no violations)")
-	completeWith(f, "fail-on", failOnValues...)
+	completeWith(f, "fail-on", failon.Values...)
 	addCrawlerFlag(f, &crawlers)
 	f.StringVar(&recheck, "recheck", "", "complete the JSON report of an earlier logs run (`REPORT`, or - for stdin): ask again about its unverified addresses and expired evidence, and print it updated")
 	return c

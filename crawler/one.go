@@ -39,3 +39,17 @@ func UserAgentToken(userAgent string) (string, error) {
 	}
 	return tok, nil
 }
+
+// RobotsToken is the token robots.txt is read for: the --user-agent value
+// (UserAgentToken) when one is given, else the robots.txt token of the
+// --crawler profile name (One).
+func RobotsToken(name string, userAgentGiven bool, userAgent string) (string, error) {
+	if userAgentGiven {
+		return UserAgentToken(userAgent)
+	}
+	p, err := One(name)
+	if err != nil {
+		return "", err
+	}
+	return p.RobotsToken, nil
+}

@@ -38,3 +38,30 @@ func TestUserAgentToken(t *testing.T) {
 		t.Errorf("UserAgentToken(/1.0) = %v", err)
 	}
 }
+
+// TestRobotsToken: --user-agent, when given, wins over --crawler, even
+// when empty; else the profile's robots.txt token.
+func TestRobotsToken(t *testing.T) {
+	g, _ := One("googlebot")
+	for _, tc := range []struct {
+		name      string
+		given     bool
+		userAgent string
+		want      string
+	}{
+		{"googlebot", false, "", g.RobotsToken},
+		{"googlebot", false, "GPTBot/1.1", g.RobotsToken},
+		{"googlebot", true, "GPTBot/1.1", "GPTBot"},
+		{"no-such-bot", true, "*", "*"},
+	} {
+		if got, err := RobotsToken(tc.name, tc.given, tc.userAgent); err != nil || got != tc.want {
+			t.Errorf("RobotsToken(%q, %v, %q) = %q, %v; want %q", tc.name, tc.given, tc.userAgent, got, err, tc.want)
+		}
+	}
+	if _, err := RobotsToken("googlebot", true, ""); fail.KindOf(err) != fail.Usage {
+		t.Errorf("an empty --user-agent given: %v, want a usage error", err)
+	}
+	if _, err := RobotsToken(filepath.Join(t.TempDir(), "none.yaml"), false, ""); fail.KindOf(err) != fail.Usage {
+		t.Errorf("an unknown --crawler: %v, want a usage error", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"gopkg.in/yaml.v3"
 )
 
@@ -102,6 +103,17 @@ func ReadCredentials(path string) (Credentials, error) {
 		return Credentials{}, fmt.Errorf("%w: %s is larger than %d KiB: is it a credentials file?", ErrCredentials, path, maxCredentialsFile>>10)
 	}
 	return ParseCredentials(data, path)
+}
+
+// LoadCredentials is ReadCredentials for the command line: a file that
+// cannot be used is a usage error, said in one line, with how to make one.
+func LoadCredentials(path string) (Credentials, error) {
+	c, err := ReadCredentials(path)
+	if err != nil {
+		return c, fail.Hinted(errors.New(fail.PathCause(err).Error()),
+			"give a Local API machine's credentials with --crowdsec-credentials FILE ('cscli machines add NAME --auto -f FILE' writes one)")
+	}
+	return c, nil
 }
 
 // yamlQuoted is a value yaml.v3 quotes in an error.

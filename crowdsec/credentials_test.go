@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 func TestParseCredentials(t *testing.T) {
@@ -109,4 +111,23 @@ func FuzzParseCredentials(f *testing.F) {
 			t.Fatalf("url %q keeps its trailing slash", c.URL)
 		}
 	})
+}
+
+// TestLoadCredentials: a file that cannot be used is a usage error of one
+// line that names it, with how to make one; a good one is read.
+func TestLoadCredentials(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.yaml")
+	_, err := LoadCredentials(missing)
+	if err == nil || fail.KindOf(err) != fail.Usage || !strings.Contains(err.Error(), "none.yaml: no such file or directory") ||
+		strings.Contains(err.Error(), "\n") || !strings.Contains(fail.HintOf(err), "cscli machines add NAME --auto -f FILE") {
+		t.Errorf("missing file: %v (hint %q)", err, fail.HintOf(err))
+	}
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("url: http://127.0.0.1:8080/\nlogin: m\npassword: p\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadCredentials(good); err != nil || c.Login != "m" {
+		t.Errorf("good file: %+v, %v", c, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 )
 
@@ -69,4 +70,14 @@ func (r Result) Summary() string {
 		parts = append(parts, nouns.Count(r.Removed, "older decision", "older decisions")+" ended")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Unfinished words a push of bans that stopped at err, after r, for the
+// command line: the decisions are not all in force (internal/fail's
+// Unwritten), and running again finishes the job, as Push never pushes
+// a decision twice.
+func (r Result) Unfinished(bans int, err error) error {
+	return fail.New(fail.Unwritten,
+		fmt.Errorf("crowdsec: %d of %s in force, then: %w", len(r.Done), nouns.Count(bans, "decision", "decisions"), err),
+		"check that the Local API runs and takes this machine's login (cscli machines list); run again then: nothing is pushed twice")
 }

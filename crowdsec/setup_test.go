@@ -1,10 +1,14 @@
 package crowdsec
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 func TestAgent(t *testing.T) {
@@ -46,5 +50,21 @@ func TestResultSummary(t *testing.T) {
 		if got := tc.r.Summary(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
 		}
+	}
+}
+
+// TestResultUnfinished: a push cut short says how many decisions are in
+// force of how many, wraps the cause, and is an output not written, with
+// what to do.
+func TestResultUnfinished(t *testing.T) {
+	cause := errors.New("POST /v1/alerts: 503 Service Unavailable")
+	r := Result{Done: []netip.Prefix{netip.MustParsePrefix("192.0.2.1/32")}}
+	err := r.Unfinished(3, cause)
+	if err.Error() != "crowdsec: 1 of 3 decisions in force, then: POST /v1/alerts: 503 Service Unavailable" ||
+		!errors.Is(err, cause) || fail.KindOf(err) != fail.Unwritten || !strings.Contains(fail.HintOf(err), "nothing is pushed twice") {
+		t.Errorf("%v (kind %d, hint %q)", err, fail.KindOf(err), fail.HintOf(err))
+	}
+	if err := (Result{}).Unfinished(1, cause); !strings.HasPrefix(err.Error(), "crowdsec: 0 of 1 decision in force") {
+		t.Errorf("one ban: %v", err)
 	}
 }

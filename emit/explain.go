@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,4 +72,59 @@ func NeverBlockFlag(values []string) ([]netip.Prefix, error) {
 		return nil, fail.Usagef("--never-block %q is neither an address nor a CIDR such as 192.0.2.0/24", bad.Value)
 	}
 	return never, err
+}
+
+// ModeFlag parses a --mode value (ParseMode); an unknown one is a usage
+// error.
+func ModeFlag(v string) (Mode, error) {
+	mode, err := ParseMode(v)
+	if err != nil {
+		return "", fail.Usagef("--mode %q: use block-spoofed, block-bot or allow-bot", v)
+	}
+	return mode, nil
+}
+
+// TargetArg is the target the command line names (TARGET); an unknown
+// one is a usage error that lists the targets.
+func TargetArg(name string) (Target, error) {
+	t, ok := Lookup(name)
+	if !ok {
+		return t, fail.Hinted(fmt.Errorf("unknown emit target %q", name), "use nftables, cloudflare, modsecurity or crowdsec")
+	}
+	return t, nil
+}
+
+// targetFlags are the command-line flags that apply to some targets only,
+// per target, in the order of the registry.
+var targetFlags = map[string][]string{
+	"nftables":    {"ttl", "nft-hook", "nft-priority", "nft-table", "set-only"},
+	"cloudflare":  {"cloudflare-output", "cloudflare-list-name", "cloudflare-matches"},
+	"modsecurity": {"modsec-id-base"},
+	"crowdsec":    {"ttl", "crowdsec-credentials", "dry-run"},
+}
+
+// CheckFlags refuses, as a usage error, a flag given (changed reports
+// which) that belongs to other targets only: the first such flag, in the
+// order the targets are listed, named with the first target it is for.
+func (t Target) CheckFlags(changed func(flag string) bool) error {
+	for _, other := range registry {
+		if other.Name == t.Name {
+			continue
+		}
+		for _, n := range targetFlags[other.Name] {
+			if changed(n) && !slices.Contains(targetFlags[t.Name], n) {
+				return fail.Usagef("--%s is for the %s target, not %s", n, other.Name, t.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckMode refuses, as a usage error, a mode the target does not take:
+// the crowdsec target bans spoofers only.
+func (t Target) CheckMode(m Mode) error {
+	if t.Name == "crowdsec" && m != BlockSpoofed {
+		return fail.Usagef("--mode %s: the crowdsec target bans spoofers only (block-spoofed)", m)
+	}
+	return nil
 }

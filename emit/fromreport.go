@@ -55,12 +55,15 @@ func ReadReport(ctx context.Context, stdin io.Reader, name string) (*audit.Repor
 	return rep, nil
 }
 
-// FromReport fills in from rep, a report read from name ("stdin" for
-// -): its addresses and verdicts, the proxies s trusts, and the crawlers
+// FromReport fills in from rep, the report read from name (- is stdin,
+// named so): its addresses and verdicts, the proxies s trusts, and the crawlers
 // (ReportCrawlers), each with its IP lists loaded as s says (fetched,
 // cached or built in; offline fetches nothing). It returns the warnings
 // to say, in order; the report's own are an earlier run's and say so.
 func (in *Input) FromReport(ctx context.Context, rep *audit.Report, name string, values []string, s *verify.Settings) ([]string, error) {
+	if name == "-" {
+		name = "stdin"
+	}
 	in.Sources = []string{"report " + name}
 	dir, warn := s.Cache()
 	proxies, warnings, err := s.Proxies(dir)

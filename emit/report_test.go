@@ -1,10 +1,13 @@
 package emit
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/verify"
 )
 
 func TestDecodeReport(t *testing.T) {
@@ -111,4 +114,28 @@ func FuzzDecodeReport(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestFromReport: a report read from stdin (-) is named so in the
+// sources and in its warnings; offline, without a cache, the crawler's
+// built-in list is in force.
+func TestFromReport(t *testing.T) {
+	rep, err := DecodeReport([]byte(`{"tool":"lohibot-audit","warnings":["an earlier warning"],"ips":[
+		{"ip":"203.0.113.7","verdict":"spoofed"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, shown := range map[string]string{"-": "stdin", "audit.json": "audit.json"} {
+		var in Input
+		warnings, err := in.FromReport(context.Background(), rep, name, nil, &verify.Settings{Offline: true, NoCache: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(in.Sources, []string{"report " + shown}) || !slices.Contains(warnings, "report "+shown+": an earlier warning") {
+			t.Errorf("%s: sources %q, warnings %q", name, in.Sources, warnings)
+		}
+		if len(in.Crawlers) != 1 || !slices.Equal(in.one().Spoofed, []netip.Addr{netip.MustParseAddr("203.0.113.7")}) || in.IPListSource == "" {
+			t.Errorf("%s: crawlers %+v, list %q", name, in.Crawlers, in.IPListSource)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,67 @@ func TestSkippedBy(t *testing.T) {
 	reasons, by := p.SkippedBy()
 	if !slices.Equal(reasons, []SkipReason{SkipGenuine, SkipNeverBlock}) || !slices.Equal(by[SkipNeverBlock], []netip.Prefix{b, c}) {
 		t.Errorf("reasons %q, by %v", reasons, by)
+	}
+}
+
+// TestTargetFlags: the target named on the command line is found or
+// refused with the list of targets; a flag of other targets only is
+// refused, named with the first target it is for; a mode a target does
+// not take is refused.
+func TestTargetFlags(t *testing.T) {
+	if _, err := TargetArg("iptables"); err == nil || err.Error() != `unknown emit target "iptables"` ||
+		fail.KindOf(err) != fail.Usage || !strings.Contains(fail.HintOf(err), "nftables, cloudflare, modsecurity or crowdsec") {
+		t.Errorf("unknown target: %v (hint %q)", err, fail.HintOf(err))
+	}
+	given := func(flags ...string) func(string) bool {
+		return func(n string) bool { return slices.Contains(flags, n) }
+	}
+	for _, tc := range []struct {
+		target string
+		flags  []string
+		want   string
+	}{
+		{"nftables", []string{"ttl", "set-only", "nft-hook", "mode", "output"}, ""},
+		{"crowdsec", []string{"ttl", "dry-run", "crowdsec-credentials"}, ""},
+		{"cloudflare", []string{"set-only"}, "--set-only is for the nftables target, not cloudflare"},
+		{"modsecurity", []string{"cloudflare-matches"}, "--cloudflare-matches is for the cloudflare target, not modsecurity"},
+		// --ttl is for nftables and crowdsec: the first target names it,
+		// every time.
+		{"cloudflare", []string{"ttl"}, "--ttl is for the nftables target, not cloudflare"},
+		{"modsecurity", []string{"dry-run", "set-only"}, "--set-only is for the nftables target, not modsecurity"},
+		{"nftables", []string{"modsec-id-base", "dry-run"}, "--modsec-id-base is for the modsecurity target, not nftables"},
+	} {
+		tg, err := TargetArg(tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 { // the same answer whatever a map's order
+			err = tg.CheckFlags(given(tc.flags...))
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want || fail.KindOf(err) != fail.Usage) {
+				t.Fatalf("%s %v: %v, want %q", tc.target, tc.flags, err, tc.want)
+			}
+		}
+	}
+	for _, name := range TargetNames() {
+		tg, _ := TargetArg(name)
+		for _, m := range Modes {
+			err := tg.CheckMode(m)
+			if refused := name == "crowdsec" && m != BlockSpoofed; refused != (err != nil) {
+				t.Errorf("%s %s: %v", name, m, err)
+			}
+		}
+	}
+	cs, _ := TargetArg("crowdsec")
+	if err := cs.CheckMode(AllowBot); err == nil || err.Error() != "--mode allow-bot: the crowdsec target bans spoofers only (block-spoofed)" || fail.KindOf(err) != fail.Usage {
+		t.Errorf("crowdsec allow-bot: %v", err)
+	}
+	if m, err := ModeFlag(""); m != BlockSpoofed || err != nil {
+		t.Errorf("empty mode: %q, %v", m, err)
+	}
+	if m, err := ModeFlag("block-bot"); m != BlockBot || err != nil {
+		t.Errorf("block-bot: %q, %v", m, err)
+	}
+	if _, err := ModeFlag("block-all"); err == nil || err.Error() != `--mode "block-all": use block-spoofed, block-bot or allow-bot` || fail.KindOf(err) != fail.Usage {
+		t.Errorf("block-all: %v", err)
 	}
 }

@@ -57,6 +57,15 @@ func ForeignOrigin(robotsURL, target string) string {
 
 func absolute(u *url.URL) bool { return u.Scheme != "" && u.Host != "" }
 
+// OtherHostWarning is the warning for a target of another origin than
+// the robots.txt URL robotsURL (ForeignOrigin), or "" for none.
+func OtherHostWarning(robotsURL, target string) string {
+	if origin := ForeignOrigin(robotsURL, target); origin != "" {
+		return fmt.Sprintf("%s is not on %s: that robots.txt does not apply to it (RFC 9309 §2.3)", target, origin)
+	}
+	return ""
+}
+
 // LineOf returns the line a parser warning is about ("line 3: ..."), or
 // 0 when it names none.
 func LineOf(warning string) int {

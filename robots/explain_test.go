@@ -36,6 +36,16 @@ func TestForeignOrigin(t *testing.T) {
 	}
 }
 
+func TestOtherHostWarning(t *testing.T) {
+	if w := OtherHostWarning("https://example.com/robots.txt", "https://example.com/a"); w != "" {
+		t.Errorf("same origin: %q", w)
+	}
+	want := "https://www.example.com/a is not on https://example.com: that robots.txt does not apply to it (RFC 9309 §2.3)"
+	if w := OtherHostWarning("https://example.com/robots.txt", "https://www.example.com/a"); w != want {
+		t.Errorf("other host: %q, want %q", w, want)
+	}
+}
+
 func TestLineOf(t *testing.T) {
 	for w, want := range map[string]int{"line 3: unknown key": 3, "line x: y": 0, "no line": 0, "line 12": 0, "line : x": 0} {
 		if got := LineOf(w); got != want {

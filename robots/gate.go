@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/gha"
+	"github.com/lohisoft/lohibot-audit/internal/nouns"
 )
 
 // TestResult is what `robots test` says of one URL (its JSON line).
@@ -51,6 +53,18 @@ func (rs *Source) InForce(when time.Time) (*Robots, *Version, error) {
 	return rb, v, nil
 }
 
+// ParseExpect reads an --expect value: whether the crawler must be
+// allowed ("allowed") rather than blocked ("blocked").
+func ParseExpect(v string) (wantAllowed bool, err error) {
+	switch v {
+	case "blocked":
+		return false, nil
+	case "allowed":
+		return true, nil
+	}
+	return false, fail.Usagef("unknown --expect %q: use blocked or allowed", v)
+}
+
 // PathCheck is what `robots check` says of one path: its decision,
 // whether it is the one expected, and the message that explains it.
 type PathCheck struct {
@@ -60,17 +74,76 @@ type PathCheck struct {
 	Message  string
 }
 
+// Gate is what `robots check` found: whether Source blocks (WantAllowed
+// false) or allows Token for each path, in the order given, and how many
+// paths failed.
+type Gate struct {
+	Source      *Source
+	Token       string
+	WantAllowed bool
+	Checks      []PathCheck
+	Failed      int
+}
+
 // Check checks that rs blocks (wantAllowed false) or allows token for
-// each path; expect words what was wanted ("blocked", "allowed").
-func (rs *Source) Check(token string, paths []string, wantAllowed bool, expect string) (checks []PathCheck, failed int) {
+// each path; no paths checks "/".
+func (rs *Source) Check(token string, paths []string, wantAllowed bool) *Gate {
+	if len(paths) == 0 {
+		paths = []string{"/"}
+	}
+	g := &Gate{Source: rs, Token: token, WantAllowed: wantAllowed}
+	expect := "blocked"
+	if wantAllowed {
+		expect = "allowed"
+	}
 	for _, p := range paths {
 		d := rs.Robots.Decide(token, p)
 		c := PathCheck{Path: p, Decision: d, OK: d.Allowed == wantAllowed, Message: rs.Explain(token, p, d)}
 		if !c.OK {
 			c.Message += " (expected " + expect + ")"
-			failed++
+			g.Failed++
 		}
-		checks = append(checks, c)
+		g.Checks = append(g.Checks, c)
 	}
-	return checks, failed
+	return g
+}
+
+// Failure says what failed: "robots.txt does not block ExampleBot for 1
+// of 2 paths". Text from the command line is not escaped.
+func (g *Gate) Failure() string {
+	what := "block"
+	if g.WantAllowed {
+		what = "allow"
+	}
+	n := len(g.Checks)
+	return fmt.Sprintf("%s does not %s %s for %d of %d %s", g.Source.Name, what, g.Token, g.Failed, n, nouns.Of(n, "path", "paths"))
+}
+
+// Annotation is the GitHub Actions error of a failed check, on the
+// robots.txt line that decided it.
+func (g *Gate) Annotation(c PathCheck) string {
+	return gha.Command("error", g.Source.File, c.Decision.Line, "robots check", c.Message)
+}
+
+// Notice is the GitHub Actions notice of a gate that passed: "robots.txt
+// blocks ExampleBot for all 2 paths checked".
+func (g *Gate) Notice() string {
+	what, paths := "blocks", fmt.Sprintf("all %d paths", len(g.Checks))
+	if g.WantAllowed {
+		what = "allows"
+	}
+	if len(g.Checks) == 1 {
+		paths = "the 1 path"
+	}
+	return gha.Command("notice", g.Source.File, 0, "robots check", fmt.Sprintf("%s %s %s for %s checked", g.Source.Name, what, g.Token, paths))
+}
+
+// WarningAnnotations are the parser's warnings as GitHub Actions
+// warnings, each on its line of the file when it names one.
+func (rs *Source) WarningAnnotations() []string {
+	var out []string
+	for _, w := range rs.Robots.Warnings() {
+		out = append(out, gha.Command("warning", rs.File, LineOf(w), "robots.txt", w))
+	}
+	return out
 }

@@ -19,9 +19,64 @@ func TestGateTestAndCheck(t *testing.T) {
 	if res[0].Reason() == "" {
 		t.Error("a deciding rule gives no reason")
 	}
-	checks, failed := src.Check("ExampleBot", []string{"/private/", "/"}, false, "blocked")
-	if failed != 1 || !checks[0].OK || checks[1].OK || !strings.HasSuffix(checks[1].Message, " (expected blocked)") || strings.Contains(checks[0].Message, "expected") {
-		t.Errorf("Check = %+v, %d failed", checks, failed)
+	g := src.Check("ExampleBot", []string{"/private/", "/"}, false)
+	checks := g.Checks
+	if g.Failed != 1 || len(checks) != 2 || !checks[0].OK || checks[1].OK || !strings.HasSuffix(checks[1].Message, " (expected blocked)") || strings.Contains(checks[0].Message, "expected") {
+		t.Errorf("Check = %+v, %d failed", checks, g.Failed)
+	}
+	if got, want := g.Failure(), "robots.txt does not block ExampleBot for 1 of 2 paths"; got != want {
+		t.Errorf("Failure = %q, want %q", got, want)
+	}
+	if got, want := g.Annotation(checks[1]), "::error file=robots.txt,title=robots check::"+checks[1].Message; got != want {
+		t.Errorf("Annotation = %q, want %q (no line: no rule decided)", got, want)
+	}
+	if got, want := g.Annotation(checks[0]), "::error file=robots.txt,line=2,title=robots check::"; !strings.HasPrefix(got, want) {
+		t.Errorf("Annotation = %q, want it to start %q", got, want)
+	}
+
+	// No path checks /; allowed is wanted.
+	g = src.Check("ExampleBot", nil, true)
+	if len(g.Checks) != 1 || g.Checks[0].Path != "/" || g.Failed != 0 || strings.Contains(g.Checks[0].Message, "expected") {
+		t.Errorf("Check of no path = %+v", g)
+	}
+	if got, want := g.Notice(), "::notice file=robots.txt,title=robots check::robots.txt allows ExampleBot for the 1 path checked"; got != want {
+		t.Errorf("Notice = %q, want %q", got, want)
+	}
+	g = src.Check("ExampleBot", []string{"/private/a", "/private/b"}, false)
+	if got, want := g.Notice(), "::notice file=robots.txt,title=robots check::robots.txt blocks ExampleBot for all 2 paths checked"; got != want {
+		t.Errorf("Notice = %q, want %q", got, want)
+	}
+	g = src.Check("ExampleBot", []string{"/private/a"}, true)
+	if got, want := g.Failure(), "robots.txt does not allow ExampleBot for 1 of 1 path"; got != want || !strings.HasSuffix(g.Checks[0].Message, " (expected allowed)") {
+		t.Errorf("Failure = %q, want %q; %+v", got, want, g.Checks)
+	}
+}
+
+func TestParseExpect(t *testing.T) {
+	if w, err := ParseExpect("blocked"); w || err != nil {
+		t.Errorf("blocked: %v, %v", w, err)
+	}
+	if w, err := ParseExpect("allowed"); !w || err != nil {
+		t.Errorf("allowed: %v, %v", w, err)
+	}
+	if _, err := ParseExpect("Blocked"); err == nil || err.Error() != `unknown --expect "Blocked": use blocked or allowed` || fail.KindOf(err) != fail.Usage {
+		t.Errorf("Blocked: %v", err)
+	}
+}
+
+// TestWarningAnnotations: each parser warning is a GitHub Actions
+// warning, on its line when it names one.
+func TestWarningAnnotations(t *testing.T) {
+	src := ParseSource("site/robots.txt", "site/robots.txt", []byte("User-agent: *\nDissallow: /x/\nCrawl-delay: 5\n"))
+	got := src.WarningAnnotations()
+	if len(got) == 0 || len(got) != len(src.Robots.Warnings()) {
+		t.Fatalf("annotations %q for warnings %q", got, src.Robots.Warnings())
+	}
+	if !strings.HasPrefix(got[0], "::warning file=site/robots.txt,line=2,title=robots.txt::line 2: ") {
+		t.Errorf("first annotation %q", got[0])
+	}
+	if clean := ParseSource("r", "r", []byte("User-agent: *\nDisallow: /\n")); clean.WarningAnnotations() != nil {
+		t.Errorf("a clean file has annotations: %q", clean.WarningAnnotations())
 	}
 }
 

@@ -104,6 +104,33 @@ func (s *Settings) ListOverride(crawlers int) (string, error) {
 	return v, nil
 }
 
+// Lists resolves the crawlers --crawler names (crawler.Resolve) and the
+// --ip-list that replaces their lists ("" for their own; ListOverride).
+func (s *Settings) Lists(names []string) ([]*crawler.Profile, string, error) {
+	profiles, err := crawler.Resolve(names)
+	if err != nil {
+		return nil, "", err
+	}
+	override, err := s.ListOverride(len(profiles))
+	return profiles, override, err
+}
+
+// ListsToFetch is Lists for fetching the lists now (`ips update`): with
+// --offline, or an --ip-list that is a file, there is nothing to fetch, a
+// usage error.
+func (s *Settings) ListsToFetch(names []string) ([]*crawler.Profile, string, error) {
+	profiles, override, err := s.Lists(names)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case s.Offline:
+		return nil, "", fail.Usagef("ips update fetches the list: it cannot run with --offline")
+	case override != "" && !urlarg.IsURL(override):
+		return nil, "", fail.Usagef("--ip-list %s is a file: there is nothing to fetch", override)
+	}
+	return profiles, override, nil
+}
+
 // Cache is --cache-dir, else $XDG_CACHE_HOME/lohibot-audit, else
 // $HOME/.cache/lohibot-audit; "" with --no-cache, or with a warning when
 // there is no place for it.

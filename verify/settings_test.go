@@ -77,6 +77,35 @@ func TestSettingsListOverride(t *testing.T) {
 	}
 }
 
+// TestSettingsLists: --crawler resolves to profiles (the default crawler
+// without one) with the --ip-list in force; fetching them now refuses
+// --offline and an --ip-list file.
+func TestSettingsLists(t *testing.T) {
+	s := goodSettings()
+	ps, override, err := s.Lists(nil)
+	if err != nil || len(ps) != 1 || ps[0].Name != crawler.Default || override != "" {
+		t.Errorf("no --crawler: %v, %q, %v", ps, override, err)
+	}
+	if _, _, err := s.Lists([]string{"no-such-crawler"}); fail.KindOf(err) != fail.Usage {
+		t.Errorf("an unknown crawler: %v, want a usage error", err)
+	}
+	s.IPList = "ips.json"
+	if _, override, err := s.Lists(nil); override != "ips.json" || err != nil {
+		t.Errorf("--ip-list file: %q, %v", override, err)
+	}
+	if _, _, err := s.ListsToFetch(nil); fail.KindOf(err) != fail.Usage || err.Error() != "--ip-list ips.json is a file: there is nothing to fetch" {
+		t.Errorf("fetching an --ip-list file: %v", err)
+	}
+	s.IPList = "https://example.com/ips.json"
+	if ps, override, err := s.ListsToFetch(nil); len(ps) != 1 || override != s.IPList || err != nil {
+		t.Errorf("fetching an --ip-list URL: %v, %q, %v", ps, override, err)
+	}
+	s.Offline = true
+	if _, _, err := s.ListsToFetch(nil); fail.KindOf(err) != fail.Usage || !strings.Contains(err.Error(), "cannot run with --offline") {
+		t.Errorf("fetching --offline: %v", err)
+	}
+}
+
 func TestSettingsCache(t *testing.T) {
 	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
 	for _, tc := range []struct {
