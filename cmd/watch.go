@@ -53,9 +53,6 @@ var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "m
 // SIGUSR1 (watch.ProcessSignals).
 var watchSignals = watch.ProcessSignals
 
-// watchTick, when set by a test, replaces watch.DefaultTick.
-var watchTick time.Duration
-
 func newWatchCmd(env *Env) *cobra.Command { return newWatchCmdWith(env, &watchOptions{}) }
 
 // newWatchCmdWith is newWatchCmd with its flags in o.
@@ -256,7 +253,6 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Events:   watch.EventsTo(watchEventWriter(env), env.StdoutTTY, say),
 		Say:      say,
 		Now:      env.Now,
-		Tick:     watchTick,
 		BlockTTL: ttl,
 		Version:  Version,
 	}, Identity: id, Overrides: o.Flags.Overrides(o.given), Robots: rs.For,

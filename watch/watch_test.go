@@ -11,12 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/follow"
+	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/verify"
+	"github.com/miekg/dns"
 )
 
 // lockedBuffer is an io.Writer for events, read by the test.
@@ -479,5 +483,130 @@ func TestWatcherFollowsW3C(t *testing.T) {
 	defer tw.set.mu.Unlock()
 	if len(tw.set.set) != 4 {
 		t.Errorf("block set %v, want the 4 spoofers", tw.set.set)
+	}
+}
+
+// downZone answers as its zone does, or SERVFAIL to every query while
+// down is set: a resolver in an outage.
+type downZone struct {
+	*zone
+	down atomic.Bool
+}
+
+func (z *downZone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	if !z.down.Load() {
+		z.zone.ServeDNS(w, r)
+		return
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Rcode = dns.RcodeServerFailure
+	w.WriteMsg(m)
+}
+
+// waitSaid waits until says holds the line msg.
+func waitSaid(t *testing.T, says *lockedBuffer, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for !strings.Contains(says.String(), msg+"\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("never said %q; said:\n%s", msg, says.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// verdictsOf waits until events hold n verdicts of ip, and returns them.
+func verdictsOf(t *testing.T, events *lockedBuffer, ip string, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for {
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(events.String()), "\n") {
+			var e struct{ Event, IP, Verdict string }
+			if json.Unmarshal([]byte(l), &e) == nil && e.Event == EventVerdict && e.IP == ip {
+				got = append(got, e.Verdict)
+			}
+		}
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d verdicts, want %d; events:\n%s", ip, len(got), n, events.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A resolver outage, through a watch made as the command makes it
+// (NewFor): claims are unverified and nothing is blocked; the outage is
+// said once, however many addresses meet it; once the resolver answers
+// again that is said, the addresses are judged again when their backoff
+// ends on the watch's clock, and the spoofers are blocked, the genuine
+// crawler not.
+func TestWatchResolverOutage(t *testing.T) {
+	z := &downZone{zone: newZone()}
+	z.crawler("192.0.2.10", "crawler-1.bot.lohisoft.com")
+	z.down.Store(true)
+	srv := dnstest.Serve(t, z)
+	log := filepath.Join(t.TempDir(), "access.log")
+	appendFile(t, log, "")
+	clock := newFakeClock()
+	events, says, set := &lockedBuffer{}, &lockedBuffer{}, newSetAdder()
+	id := verify.NewIdentity(&verify.Verifier{Servers: []string{srv}, Timeout: hang, RetryTimeout: -1},
+		[]*crawler.Profile{lohiProfile}, []*verify.IPList{{}})
+	ctx, cancel := context.WithCancel(context.Background())
+	w := NewFor(ctx, Config{Identity: id, Options: Options{
+		Files:  []string{log},
+		Follow: follow.Options{FromStart: true, PollInterval: 50 * time.Millisecond},
+		SiteOf: func(string) string { return "www.example" },
+		Events: &Events{W: events},
+		Adder:  set,
+		Say:    func(s string) { says.Write([]byte(s + "\n")) },
+		Now:    clock.Now,
+		Tick:   5 * time.Millisecond,
+	}})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	claim := "Mozilla/5.0 (compatible; LohiSoftBot/1.0)"
+	appendFile(t, log, combined("203.0.113.7", 0, "/", claim)+combined("192.0.2.10", 1, "/", claim))
+	appendFile(t, log, combined("203.0.113.8", 2, "/", claim))
+	for _, ip := range []string{"203.0.113.7", "192.0.2.10", "203.0.113.8"} {
+		if v := verdictsOf(t, events, ip, 1); v[0] != "unverified" {
+			t.Fatalf("%s while the resolver fails: %s, want unverified", ip, v[0])
+		}
+	}
+	// Said once the first failure's verdict is out (verdicts of several
+	// addresses may be out at once).
+	waitSaid(t, says, "dns: cannot verify addresses (servfail): they are judged again as DNS comes back; nothing unverified is blocked")
+
+	z.down.Store(false)
+	clock.Advance(DefaultRetryMin)
+	for ip, want := range map[string]string{"203.0.113.7": "spoofed", "203.0.113.8": "spoofed", "192.0.2.10": "genuine"} {
+		if v := verdictsOf(t, events, ip, 2); v[1] != want {
+			t.Errorf("%s once the resolver answers: %s, want %s", ip, v[1], want)
+		}
+	}
+	blocked := map[netip.Addr]bool{}
+	for len(blocked) < 2 {
+		select {
+		case a := <-set.ch:
+			blocked[a] = true
+		case <-time.After(hang):
+			t.Fatalf("blocked %v, want both spoofers", blocked)
+		}
+	}
+	if !blocked[netip.MustParseAddr("203.0.113.7")] || !blocked[netip.MustParseAddr("203.0.113.8")] {
+		t.Errorf("blocked %v, want the two spoofers", blocked)
+	}
+	// Said before the first spoofer after the outage was queued for
+	// blocking.
+	if n := strings.Count(says.String(), "dns: answers again"); n != 1 {
+		t.Errorf("the end of the outage was said %d times, want once:\n%s", n, says.String())
+	}
+	if n := strings.Count(says.String(), "dns: cannot verify"); n != 1 {
+		t.Errorf("the outage was said %d times in all, want once:\n%s", n, says.String())
 	}
 }
