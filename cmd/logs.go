@@ -9,8 +9,8 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/tty"
@@ -66,9 +66,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	ro := reportOptions(env, o)
-	if format.Name() == "html" {
-		ro.Timelines = &timeline.Set{}
-	}
+	ro.Timelines = render.Timelines(format)
 	snap, err := startSnapshot(env, o)
 	if err != nil {
 		return err
@@ -261,24 +259,12 @@ func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 }
 
 // cancelled is errInterrupted for an error that ctx's cancellation caused,
-// else err.
-func cancelled(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return errInterrupted
-	}
-	return err
-}
+// else err (interrupt.Cause).
+func cancelled(ctx context.Context, err error) error { return interrupt.Cause(ctx, err) }
 
 // untilDone runs f aside and returns its result, or errInterrupted as soon
-// as ctx is cancelled (f is then left to finish on its own; its result is
-// dropped).
-func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	v, err := aside.Do(ctx, f)
-	if err != nil {
-		return v, errInterrupted
-	}
-	return v, nil
-}
+// as ctx is cancelled (interrupt.Aside).
+func untilDone[T any](ctx context.Context, f func() T) (T, error) { return interrupt.Aside(ctx, f) }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -121,9 +120,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		return errInterrupted
 	}
 	ro := reportOptions(env, o)
-	if format.Name() == "html" {
-		ro.Timelines = &timeline.Set{}
-	}
+	ro.Timelines = render.Timelines(format)
 	defer audit.MergeMemory(env.Getenv("GOGC"))()
 	mo := audit.MergeOptions{
 		Snapshots:     audit.SnapshotFiles(files),

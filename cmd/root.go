@@ -101,7 +101,7 @@ var errFindings = fail.New(fail.Findings, errors.New("findings"), "")
 
 // errInterrupted is returned when the run's context was cancelled (Ctrl-C,
 // SIGTERM) before the command finished: its results are not printed.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = interrupt.ErrInterrupted
 
 // writeFailed is the error for output that could not be written (disk
 // full, a closed pipe): an I/O failure, not a usage error.

@@ -49,7 +49,7 @@ type denial struct {
 
 // stepAuth takes one more page of the site.
 func (c *siteCheck) stepAuth(h *hit) {
-	st := h.Status
+	st := int(h.Status)
 	switch {
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		a := c.auth

@@ -113,7 +113,7 @@ func (s *backoffState) step(c *siteCheck, y *hit) {
 	}
 	clear(s.waits[n:])
 	s.waits = s.waits[:n]
-	if IsBackoffStatus(y.Status) {
+	if IsBackoffStatus(int(y.Status)) {
 		if w, ok := waitFor(c.cfg, y); ok {
 			s.waits = append(s.waits, pendingWait{x: y, w: w})
 		}

@@ -239,6 +239,9 @@ type Checker struct {
 	// shards, when above zero, replaces GOMAXPROCS as the number of
 	// goroutines that check the sites at once (tests).
 	shards int
+	// split, when above zero, merges the sources read ahead in that many
+	// shares whatever their number (tests; see splitMerge).
+	split int
 	// clocks numbers the clocks of the files (Config.Clock).
 	clocks map[string]int32
 	// onSite, when set (EachSite), takes the site reports in place of

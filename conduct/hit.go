@@ -1,6 +1,7 @@
 package conduct
 
 import (
+	"math"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -75,25 +76,39 @@ func (h *Hit) span() (start, end time.Time) {
 // request started in [sLo, sHi) and ended in [eLo, eHi); sNom and eNom are
 // the times as logged (or derived with the duration).
 //
-// It holds what the checks read of a Hit, in 264 bytes: hits are made
-// and let go by the million.
+// It holds what the checks read of a Hit, in 256 bytes (a size the
+// allocator has a class for): hits are made and let go by the million.
+// What orders it comes first, in one cache line.
 type hit struct {
-	Site, File, IP string
-	path           string
-	extra          *hitExtra  // nil when neither is logged
-	f              *fileUnits // its file's (read only while the checks run)
-	Line           int64
-	idx            int64 // position in the input, the last tie-break
-	Status         int
-	res            time.Duration // the unit of its logged time
-	timed          bool          // the log recorded a time
-	page           bool
-	dur            bool  // the hit has a usable duration
-	clock          int32 // the clock that timed it (Config.Clock)
-	siteID         uint32
+	order
+	Site, IP string
+	path     string
+	extra    *hitExtra // nil when neither is logged
+	// Status is as logged; one beyond an int32, which no check tells
+	// apart from another status of no class, is kept as the nearest.
+	Status int32
+	clock  int32 // the clock that timed it (Config.Clock)
+	siteID uint32
+	timed  bool // the log recorded a time
+	page   bool
+	dur    bool // the hit has a usable duration
+	// resSec: the unit of its logged time is a second or more.
+	resSec bool
 
-	sNom, eNom         time.Time
+	eNom               time.Time
 	sLo, sHi, eLo, eHi time.Time
+}
+
+// order is where a hit stands in the checks' order (compareHits): its
+// start as logged, its file (and what is known of it, read only while
+// the checks run), its line, and its position in the input, the last
+// tie-break.
+type order struct {
+	sNom time.Time
+	f    *fileUnits
+	File string
+	Line int64
+	idx  int64
 }
 
 // hitExtra is what few hits log.
@@ -121,6 +136,9 @@ type fileUnits struct {
 	name       string
 	clock      int32 // the clock that timed it (Config.Clock)
 	tIdx, dIdx int   // indexes into units
+	// rank, when above zero, is the file's place among the Checker's
+	// files by name (rankFiles): two files compare by it as by name.
+	rank int32
 	// The hit with the earliest sHi: its sHi and sNom.
 	firstHi, firstNom time.Time
 	hasFirst          bool
@@ -147,8 +165,9 @@ func newHit(r *Hit, idx int64, f *fileUnits) *hit {
 // fill makes h hit r (see newHit).
 func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	path := (&parse.Record{Target: r.Target}).Path()
-	*h = hit{Site: r.Site, File: r.File, IP: r.IP, path: path, Line: r.Line, idx: idx, Status: r.Status,
-		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock, f: f, siteID: r.SiteID}
+	*h = hit{order: order{f: f, File: r.File, Line: r.Line, idx: idx}, Site: r.Site, IP: r.IP, path: path,
+		timed: r.Resolution > 0, page: IsPage(path), clock: f.clock, siteID: r.SiteID}
+	h.Status = int32(max(min(r.Status, math.MaxInt32), math.MinInt32))
 	if r.RemoteUser != "" || r.RetryAfter != "" {
 		h.extra = &hitExtra{remoteUser: r.RemoteUser, retryAfter: r.RetryAfter}
 	}
@@ -160,7 +179,7 @@ func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	if r.Resolution > res {
 		res = r.Resolution
 	}
-	h.res = res
+	h.resSec = res >= time.Second
 	start, end := r.span()
 	h.dur = r.HasDuration && r.Duration >= 0 && !end.Before(start)
 	if !h.dur {

@@ -92,16 +92,30 @@ func (k *orderKey) compare(o *orderKey) int {
 }
 
 // compareHits orders hits as the checks take them.
-func compareHits(a, b *hit) int {
+func compareHits(a, b *hit) int { return compareOrders(&a.order, &b.order) }
+
+// compareOrders orders hits by where they stand (see order).
+func compareOrders(a, b *order) int {
 	// One by one: most hits differ in time, and cmp.Or would compare
 	// the files and lines of every pair all the same.
 	if c := a.sNom.Compare(b.sNom); c != 0 {
 		return c
 	}
-	if c := strings.Compare(a.File, b.File); c != 0 {
-		return c
+	if a.f == nil || a.f != b.f { // one file, one name
+		if c := compareFiles(a, b); c != 0 {
+			return c
+		}
 	}
 	return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.idx, b.idx))
+}
+
+// compareFiles orders the files of two hits by name: by their ranks when
+// both have one (rankFiles), which is the same order.
+func compareFiles(a, b *order) int {
+	if a.f != nil && b.f != nil && a.f.rank > 0 && b.f.rank > 0 {
+		return cmp.Compare(a.f.rank, b.f.rank)
+	}
+	return strings.Compare(a.File, b.File)
 }
 
 // reorder puts one source's hits in order, holding back those within
@@ -264,6 +278,36 @@ func (m *merger) next() *hit {
 	return h
 }
 
+func (m *merger) nextHit() *hit { return m.next() }
+
+// splitMerge returns feeds merged in n shares, each share in a goroutine
+// of its own (the merger made there): merging their outputs gives the
+// hits in the order that merging feeds at once gives them, as a merge
+// always takes the earliest of the hits next in its sources (the order
+// of compareHits has no ties), and a share's earliest is that of its
+// sources.
+func splitMerge(feeds []feed, n int) []feed {
+	out := make([]feed, 0, n)
+	for i := range n {
+		share := feeds[i*len(feeds)/n : (i+1)*len(feeds)/n]
+		out = append(out, readAheadBy(&lazyMerger{feeds: share}, groupBatch, groupBatches))
+	}
+	return out
+}
+
+// lazyMerger is a merger of feeds made as its first hit is asked for.
+type lazyMerger struct {
+	feeds []feed
+	m     *merger
+}
+
+func (l *lazyMerger) nextHit() *hit {
+	if l.m == nil {
+		l.m = newMerger(l.feeds)
+	}
+	return l.m.next()
+}
+
 // feed gives the hits of a source with their bounds worked out.
 type feed interface {
 	// nextHit returns the next hit, or nil at the end.
@@ -297,9 +341,15 @@ func (d *direct) nextHit() *hit {
 // Reading ahead: each source of a Run of at most maxAhead sources is
 // read and put in order in a goroutine of its own, up to two batches of
 // aheadBatch hits ahead of the merge (a few MiB for maxAhead sources).
+// Of at least minSplit sources, each share of the sources is merged in a
+// goroutine of its own too, up to groupBatches+1 batches of groupBatch
+// hits ahead of the merge of the shares.
 const (
-	maxAhead   = 256
-	aheadBatch = 64
+	maxAhead     = 256
+	aheadBatch   = 64
+	minSplit     = 8
+	groupBatch   = 256
+	groupBatches = 4
 )
 
 // ahead is a feed whose source is read in a goroutine of its own.
@@ -309,18 +359,23 @@ type ahead struct {
 	pos     int
 }
 
-// readAhead starts reading f in a goroutine of its own; it reads to the
-// end of the feed, as Run does.
-func readAhead(f feed) *ahead {
-	a := &ahead{batches: make(chan []*hit, 1)}
+// readAhead starts reading f in a goroutine of its own, a batch of
+// aheadBatch hits at a time, one batch ahead; it reads to the end of the
+// feed, as Run does.
+func readAhead(f feed) *ahead { return readAheadBy(f, aheadBatch, 1) }
+
+// readAheadBy is readAhead with batch hits a batch, up to depth batches
+// ahead.
+func readAheadBy(f feed, batch, depth int) *ahead {
+	a := &ahead{batches: make(chan []*hit, depth)}
 	go func() {
 		defer close(a.batches)
-		b := make([]*hit, 0, aheadBatch)
+		b := make([]*hit, 0, batch)
 		for h := f.nextHit(); h != nil; h = f.nextHit() {
 			b = append(b, h)
-			if len(b) == aheadBatch {
+			if len(b) == batch {
 				a.batches <- b
-				b = make([]*hit, 0, aheadBatch)
+				b = make([]*hit, 0, batch)
 			}
 		}
 		if len(b) > 0 {

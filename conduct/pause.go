@@ -11,7 +11,7 @@ func pauseDetail(minPause time.Duration, a, b *hit) string {
 	least := "; the least pause is " + fmtDur(minPause)
 	gap := b.sNom.Sub(a.eNom)
 	switch {
-	case !a.dur && !b.dur && a.res >= time.Second && b.res >= time.Second && a.sNom.Truncate(time.Second).Equal(b.sNom.Truncate(time.Second)):
+	case !a.dur && !b.dur && a.resSec && b.resSec && a.sNom.Truncate(time.Second).Equal(b.sNom.Truncate(time.Second)):
 		return fmt.Sprintf("logged in the same second as the request on %s%s", refTo(a, b), least)
 	case !a.dur && !b.dur:
 		return fmt.Sprintf("logged %s after the request on %s%s", fmtDur(gap), refTo(a, b), least)

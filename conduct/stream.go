@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -144,6 +145,7 @@ func (e *Checker) handOn(sites []SiteReport) []SiteReport {
 // run checks the hits of sources in one pass; it returns the hits that
 // came too far out of order, per file, apart.
 func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
+	e.rankFiles()
 	n := e.shardCount()
 	feeds := make([]feed, len(sources))
 	for i, s := range sources {
@@ -151,6 +153,16 @@ func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 			feeds[i] = readAhead(&reorder{src: &direct{src: s, e: e, shared: true}})
 		} else {
 			feeds[i] = &reorder{src: &direct{src: s, e: e}}
+		}
+	}
+	if n > 1 && len(sources) <= maxAhead {
+		// The merge is the one goroutine that sees every hit: of many
+		// sources, it would be the one the others wait for.
+		switch {
+		case e.split > 0:
+			feeds = splitMerge(feeds, e.split)
+		case len(sources) >= minSplit:
+			feeds = splitMerge(feeds, n)
 		}
 	}
 	m := newMerger(feeds)
@@ -162,6 +174,22 @@ func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 		st.add(h)
 	}
 	return st.end(), st.late
+}
+
+// rankFiles numbers the files known, in the order of their names, for
+// compareHits: every file whose hits went through Measure is known
+// before Run reads them; a file met later has no rank and compares by
+// name. It is called before any goroutine of the run starts.
+func (e *Checker) rankFiles() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.files) >= math.MaxInt32 {
+		return
+	}
+	names := slices.Sorted(maps.Keys(e.files))
+	for i, name := range names {
+		e.files[name].rank = int32(i + 1)
+	}
 }
 
 // shardCount is how many goroutines check the sites at once: as many as
@@ -419,8 +447,10 @@ type siteCheck struct {
 	optLooked bool
 
 	pages, robotsFetches int64
-	prev                 *hit // the previous hit in order
-	late                 int64
+	// prev is where the previous hit in order stands, when prevSet.
+	prev    order
+	prevSet bool
+	late    int64
 
 	overlap overlap
 	backoff backoffState
@@ -467,12 +497,12 @@ func (c *siteCheck) skewOf(a, b *hit) time.Duration {
 // of order to be checked in order: it is then counted and checked for
 // robots.txt and credentials only.
 func (c *siteCheck) take(h *hit) (late bool) {
-	if p := c.prev; p != nil && h.Line > 0 && p.File == h.File && p.Line == h.Line {
+	if p := &c.prev; c.prevSet && h.Line > 0 && p.File == h.File && p.Line == h.Line {
 		return false // the same line read twice
 	}
-	late = c.timed && c.prev != nil && compareHits(h, c.prev) < 0
+	late = c.timed && c.prevSet && compareOrders(&h.order, &c.prev) < 0
 	if !late {
-		c.prev = h
+		c.prev, c.prevSet = h.order, true
 	}
 	if h.page {
 		c.pages++

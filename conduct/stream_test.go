@@ -63,6 +63,12 @@ func streamedSharded(logs [][]Hit, cfg Config, atOnce, shards int) Result {
 	return streamedWith(logs, cfg, func(c *Checker) { c.sitesAtOnce, c.shards = atOnce, shards })
 }
 
+// streamedSplit is streamedSharded with the logs merged in split shares,
+// each in a goroutine of its own, however few they are.
+func streamedSplit(logs [][]Hit, cfg Config, atOnce, shards, split int) Result {
+	return streamedWith(logs, cfg, func(c *Checker) { c.sitesAtOnce, c.shards, c.split = atOnce, shards, split })
+}
+
 // streamedWith is streamed with the Checker set up by setup first.
 func streamedWith(logs [][]Hit, cfg Config, setup func(*Checker)) Result {
 	c := NewChecker(cfg)
@@ -337,6 +343,11 @@ func TestStreamEqualsBatch(t *testing.T) {
 				t.Fatalf("seed %d: %d shards: %s %+v\nwant %s %+v", seed, shards, dumpVs(sharded.Violations), sharded.Sites, dumpVs(got.Violations), got.Sites)
 			}
 		}
+		// The logs merged in shares, each in a goroutine of its own.
+		split := 1 + int(seed%3)
+		if shared := streamedSplit(logs, cfg, 1+int(seed%2), 2, split); !reflect.DeepEqual(shared, got) {
+			t.Fatalf("seed %d: merged in %d shares: %s %+v\nwant %s %+v", seed, split, dumpVs(shared.Violations), shared.Sites, dumpVs(got.Violations), got.Sites)
+		}
 		// Sites numbered (Hit.SiteID) in some logs and named only in the
 		// others, and, for some seeds, each log numbering its sites its
 		// own way (one id, two sites: snapshots of two audits joined):
@@ -497,6 +508,10 @@ func TestStreamOutOfOrder(t *testing.T) {
 	for _, shards := range []int{2, 3, 5} {
 		if got := streamedSharded([][]Hit{mixed, other}, cfg, 0, shards); !reflect.DeepEqual(got, one) {
 			t.Fatalf("%d shards: %s %+v %q\nwant %s %+v %q", shards, dumpVs(got.Violations), got.Sites, got.Warnings, dumpVs(one.Violations), one.Sites, one.Warnings)
+		}
+		// The two logs merged apart, each in a goroutine of its own.
+		if got := streamedSplit([][]Hit{mixed, other}, cfg, 0, shards, 2); !reflect.DeepEqual(got, one) {
+			t.Fatalf("%d shards, merged in 2 shares: %s %+v %q\nwant %s %+v %q", shards, dumpVs(got.Violations), got.Sites, got.Warnings, dumpVs(one.Violations), one.Sites, one.Warnings)
 		}
 	}
 }
