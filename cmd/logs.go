@@ -10,11 +10,9 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/tty"
-	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -204,7 +202,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
-		Robots:     robotsSetWarnings{robots},
+		Robots:     robots,
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(append(logs.Warnings(), siteFlags.Unmatched(files)...), audit.SiteWarnings(sites, ins)...)
 		},
@@ -249,22 +247,12 @@ func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 		return nil, err
 	}
 	if o.Offline {
-		for _, v := range o.Robots {
-			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
-				return nil, fail.Usagef("--offline forbids fetching --robots URL %s; give a file", src)
-			}
+		if err := robots.CheckOffline(o.Robots); err != nil {
+			return nil, err
 		}
 	}
 	return profiles, nil
 }
-
-// cancelled is errInterrupted for an error that ctx's cancellation caused,
-// else err (interrupt.Cause).
-func cancelled(ctx context.Context, err error) error { return interrupt.Cause(ctx, err) }
-
-// untilDone runs f aside and returns its result, or errInterrupted as soon
-// as ctx is cancelled (interrupt.Aside).
-func untilDone[T any](ctx context.Context, f func() T) (T, error) { return interrupt.Aside(ctx, f) }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).
 func (e *Env) StdinTTY() bool {
