@@ -74,14 +74,8 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if err := audit.CheckDurations(o.OptOutGrace, skew); err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fail.Hinted(errors.New("no snapshots given"),
-			"name the files 'lohibot-audit logs --snapshot FILE' wrote on each server")
-	}
-	for _, name := range files {
-		if name == "-" {
-			return fail.Usagef("merge reads snapshots from files, not from standard input: save it to a file first")
-		}
+	if err := audit.CheckSnapshotArgs(files); err != nil {
+		return err
 	}
 	// Snapshots are named as logs are: a pattern is expanded here.
 	inputs, err := logfiles.Expand(files)

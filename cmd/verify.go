@@ -1,15 +1,13 @@
 package cmd
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/failon"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
@@ -94,9 +92,9 @@ crawlers to recheck (a profile file for one not built in).`,
 			if err != nil {
 				return err
 			}
-			addrs, err := verifyAddrs(c.Context(), env, args)
+			addrs, err := verify.ReadAddrArgs(c.Context(), args, env.Stdin)
 			if err != nil {
-				return err
+				return interrupt.Cause(c.Context(), err)
 			}
 			env.phase(phaseIPList)
 			id, err := newIdentityFor(c.Context(), env, o, profiles)
@@ -141,30 +139,6 @@ crawlers to recheck (a profile file for one not built in).`,
 	addCrawlerFlag(f, &crawlers)
 	f.StringVar(&recheck, "recheck", "", "complete the JSON report of an earlier logs run (`REPORT`, or - for stdin): ask again about its unverified addresses and expired evidence, and print it updated")
 	return c
-}
-
-// verifyAddrs parses the addresses of args, "-" standing for those on
-// stdin, one a line (verify.AddrArgs): bad lines are a usage error naming
-// them.
-func verifyAddrs(ctx context.Context, env *Env, args []string) ([]netip.Addr, error) {
-	addrs, err := verify.AddrArgs(ctx, args, func() ([]string, error) { return verify.ReadAddrList(env.Stdin) })
-	var stdin *verify.StdinError
-	var bad *verify.AddrListError
-	switch {
-	case err == nil:
-		return addrs, nil
-	case ctx.Err() != nil:
-		return nil, errInterrupted
-	case errors.As(err, &stdin) && errors.As(stdin.Err, &bad):
-		return nil, fail.Hinted(fmt.Errorf("stdin: %w", stdin.Err),
-			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")
-	case errors.As(err, &stdin):
-		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot read addresses from stdin: %w", stdin.Err), "")
-	case errors.Is(err, verify.ErrNoAddrs):
-		return nil, fail.Usagef("no addresses on stdin: give one IP address a line")
-	}
-	return nil, fail.Hinted(err,
-		"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")
 }
 
 // addCrawlerFlag adds --crawler, the crawlers to judge against.

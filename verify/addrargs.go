@@ -3,9 +3,12 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/netip"
 
 	"github.com/lohisoft/lohibot-audit/internal/aside"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // ErrNoAddrs is AddrArgs' error for a standard input that holds no
@@ -51,4 +54,30 @@ func AddrArgs(ctx context.Context, args []string, stdin func() ([]string, error)
 		return nil, ErrNoAddrs
 	}
 	return ParseAddrs(all)
+}
+
+// ReadAddrArgs is AddrArgs for a command line whose "-" is stdin, read
+// one address a line (ReadAddrList), with its errors worded for the user:
+// a bad line of stdin, no address on it, or a bad argument is a usage
+// error (fail.Usage) with what to give instead; stdin that cannot be read
+// is fail.Incomplete. When ctx ends first, the error is ctx's.
+func ReadAddrArgs(ctx context.Context, args []string, stdin io.Reader) ([]netip.Addr, error) {
+	addrs, err := AddrArgs(ctx, args, func() ([]string, error) { return ReadAddrList(stdin) })
+	var se *StdinError
+	var bad *AddrListError
+	switch {
+	case err == nil:
+		return addrs, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &se) && errors.As(se.Err, &bad):
+		return nil, fail.Hinted(fmt.Errorf("stdin: %w", se.Err),
+			"give one IPv4 or IPv6 address a line, without port or zone; # starts a comment")
+	case errors.As(err, &se):
+		return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot read addresses from stdin: %w", se.Err), "")
+	case errors.Is(err, ErrNoAddrs):
+		return nil, fail.Usagef("no addresses on stdin: give one IP address a line")
+	}
+	return nil, fail.Hinted(err,
+		"give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1")
 }

@@ -3,10 +3,14 @@ package verify
 import (
 	"context"
 	"errors"
+	"io"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 func TestAddrArgs(t *testing.T) {
@@ -38,6 +42,43 @@ func TestAddrArgs(t *testing.T) {
 	cancel()
 	if _, err := AddrArgs(cctx, []string{"-"}, func() ([]string, error) { <-never; return nil, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestReadAddrArgs: the command line's errors, each of its kind and
+// worded for the user.
+func TestReadAddrArgs(t *testing.T) {
+	ctx := context.Background()
+	got, err := ReadAddrArgs(ctx, []string{"-", "203.0.113.7"}, strings.NewReader("2001:db8::1\n"))
+	if err != nil || len(got) != 2 {
+		t.Errorf("got %v, %v; want the two addresses", got, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin io.Reader
+		kind  fail.Kind
+		msg   string
+		hint  string
+	}{
+		{"bad line", []string{"-"}, strings.NewReader("localhost\n"), fail.Usage,
+			`stdin: not an IP address on line 1: "localhost"`, "give one IPv4 or IPv6 address a line, without port or zone; # starts a comment"},
+		{"unreadable", []string{"-"}, iotest.ErrReader(errors.New("broken pipe")), fail.Incomplete,
+			"cannot read addresses from stdin: broken pipe", ""},
+		{"empty", []string{"-"}, strings.NewReader("# none\n"), fail.Usage,
+			"no addresses on stdin: give one IP address a line", ""},
+		{"a name", []string{"example.com"}, nil, fail.Usage,
+			"", "give IPv4 or IPv6 addresses without port or zone, such as 79.139.58.98 or 2001:db8::1"},
+	} {
+		_, err := ReadAddrArgs(ctx, tc.args, tc.stdin)
+		if fail.KindOf(err) != tc.kind || (tc.msg != "" && err.Error() != tc.msg) || fail.HintOf(err) != tc.hint {
+			t.Errorf("%s: %v (kind %v, hint %q), want kind %v, %q, hint %q", tc.name, err, fail.KindOf(err), fail.HintOf(err), tc.kind, tc.msg, tc.hint)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := ReadAddrArgs(cctx, []string{"-"}, strings.NewReader("")); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want ctx's error", err)
 	}
 }
 

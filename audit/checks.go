@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -15,6 +16,22 @@ func CheckDurations(optOutGrace, clockSkew time.Duration) error {
 	}
 	if clockSkew < 0 {
 		return fail.Usagef("--clock-skew %s: give a duration of 0 or more, such as 1s", clockSkew)
+	}
+	return nil
+}
+
+// CheckSnapshotArgs says what is wrong with the snapshots a merge is
+// given (its FILE arguments) before any is read: there must be one at
+// least, and each is a file, not standard input ("-").
+func CheckSnapshotArgs(files []string) error {
+	if len(files) == 0 {
+		return fail.Hinted(errors.New("no snapshots given"),
+			"name the files 'lohibot-audit logs --snapshot FILE' wrote on each server")
+	}
+	for _, name := range files {
+		if name == "-" {
+			return fail.Usagef("merge reads snapshots from files, not from standard input: save it to a file first")
+		}
 	}
 	return nil
 }
