@@ -161,8 +161,8 @@ func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 		switch {
 		case e.split > 0:
 			feeds = splitMerge(feeds, e.split)
-		case len(sources) >= minSplit:
-			feeds = splitMerge(feeds, n)
+		case len(sources) >= 2*minShare:
+			feeds = splitMerge(feeds, min(n, len(sources)/minShare))
 		}
 	}
 	m := newMerger(feeds)
