@@ -341,8 +341,8 @@ func (d *direct) nextHit() *hit {
 // Reading ahead: each source of a Run of at most maxAhead sources is
 // read and put in order in a goroutine of its own, up to two batches of
 // aheadBatch hits ahead of the merge (a few MiB for maxAhead sources).
-// Of at least two shares of minShare sources, each share (one per
-// core, at most) is merged in a goroutine of its own too, up to
+// Past two cores, of at least two shares of minShare sources, each share
+// (one per core, at most) is merged in a goroutine of its own too, up to
 // groupBatches+1 batches of groupBatch hits ahead of the merge of the
 // shares.
 const (
