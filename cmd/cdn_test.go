@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/miekg/dns"
@@ -272,7 +273,7 @@ func TestLogsTrustedCDN(t *testing.T) {
 		t.Errorf("verify: exit %d\n%s", code, stdout)
 	}
 	code, _, stderr = identityRun(t, &Env{Now: env.Now}, "logs", "--trusted-proxy", "akamai", "--offline", "-")
-	if code != ExitUsage || !strings.Contains(stderr, `"akamai" is neither a CDN (cloudflare, fastly, cloudfront, google-lb, bunny), private, nor an address or range`) {
+	if code != fail.ExitUsage || !strings.Contains(stderr, `"akamai" is neither a CDN (cloudflare, fastly, cloudfront, google-lb, bunny), private, nor an address or range`) {
 		t.Errorf("--trusted-proxy akamai: exit %d, %s", code, stderr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // complete asks the program, as a shell's completion script does, what
@@ -54,7 +56,7 @@ func TestCompletionOffersFlagValues(t *testing.T) {
 		formats, _ := complete(t, append(args, "--format", "")...)
 		for _, f := range formats {
 			code, _, errOut := runInMemory(t, "", append(args, "--format", f, "--offline", "--no-cache", "-")...)
-			if code == ExitUsage && strings.Contains(errOut, "--format") {
+			if code == fail.ExitUsage && strings.Contains(errOut, "--format") {
 				t.Errorf("%s --format %s, offered by completion, is refused: %s", args[0], f, errOut)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // TestConfigFileErrors checks that a config file that cannot be used is
@@ -17,7 +19,7 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runInMemory(t, "", "logs", "--no-cache", "--config", cfg, log)
-	if code != ExitUsage || out != "" {
+	if code != fail.ExitUsage || out != "" {
 		t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
 	}
 	want := "lohibot-audit: error: config file " + cfg + `: line 3: unknown key "fail-onn" (keys are flag names, such as log-format)` + "\n"
@@ -37,7 +39,7 @@ func TestConfigFileValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runInMemory(t, "", "logs", "--no-cache", "--config", cfg, log)
-	if code != ExitOK || !strings.HasPrefix(out, "ip,verdict,") {
+	if code != fail.ExitOK || !strings.HasPrefix(out, "ip,verdict,") {
 		t.Errorf("exit %d, stdout %.40q, stderr %q", code, out, errOut)
 	}
 }

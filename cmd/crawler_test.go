@@ -12,6 +12,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/verify"
 )
@@ -136,8 +137,8 @@ func TestVerifySeveralCrawlers(t *testing.T) {
 	env := &Env{Now: func() time.Time { return fixedNow }}
 	code, stdout, _ := identityRun(t, env, "verify", "--format", "table", "--fail-on", "spoofed", "--crawler", "googlebot", "--crawler", "bingbot",
 		"--resolver", resolver, "--cache-dir", cache, "157.55.39.1")
-	if code != ExitFindings {
-		t.Errorf("exit %d, want %d", code, ExitFindings)
+	if code != fail.ExitFindings {
+		t.Errorf("exit %d, want %d", code, fail.ExitFindings)
 	}
 	for _, s := range []string{"CRAWLER", "bingbot", "IP list (googlebot): https://developers.google.com/static/crawling/ipranges/common-crawlers.json, "} {
 		if !strings.Contains(stdout, s) {
@@ -188,7 +189,7 @@ func TestVerifyCrawlerErrors(t *testing.T) {
 		{"default list for several", []string{"--crawler", "googlebot", "--crawler", "bingbot", "--ip-list", DefaultIPListURL}, "--ip-list " + DefaultIPListURL + " with 2 crawlers"},
 	} {
 		code, _, stderr := crawlerVerify(t, "", append(append([]string{"--offline", "--no-cache"}, tc.args...), "192.0.2.1")...)
-		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+		if code != fail.ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, stderr, tc.want)
 		}
 	}
@@ -204,11 +205,11 @@ func TestVerifyStdin(t *testing.T) {
 		t.Errorf("got %+v", ips)
 	}
 	code, _, stderr = crawlerVerify(t, "79.139.58.98\nlocalhost\n\n10.0.0.1:80\n", "--offline", "--no-cache", "-")
-	if code != ExitUsage || !strings.Contains(stderr, `stdin: not an IP address on line 2: "localhost", line 4: "10.0.0.1:80"`) {
+	if code != fail.ExitUsage || !strings.Contains(stderr, `stdin: not an IP address on line 2: "localhost", line 4: "10.0.0.1:80"`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = crawlerVerify(t, "# nothing\n\n", "--offline", "--no-cache", "-")
-	if code != ExitUsage || !strings.Contains(stderr, "no addresses on stdin") {
+	if code != fail.ExitUsage || !strings.Contains(stderr, "no addresses on stdin") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

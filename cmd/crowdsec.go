@@ -86,9 +86,6 @@ func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Cred
 		}
 		return nil, nil
 	}
-	if _, err := emit.TTLFlag(o.TTL); err != nil {
-		return nil, err
-	}
 	creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -45,7 +46,7 @@ func TestEmitCrowdSec(t *testing.T) {
 
 	env, out, errb := emitTestEnv(t, "", emitNow)
 	env.StderrTTY = true
-	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "2d")); code != ExitOK {
+	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "2d")); code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb)
 	}
 	if out.Len() != 0 {
@@ -72,7 +73,7 @@ func TestEmitCrowdSec(t *testing.T) {
 
 	env, _, errb = emitTestEnv(t, "", emitNow)
 	env.StderrTTY = true
-	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "2d")); code != ExitOK {
+	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "2d")); code != fail.ExitOK {
 		t.Fatalf("second run: exit %d; stderr:\n%s", code, errb)
 	}
 	if !strings.Contains(errb.String(), "0 decisions added, 0 extended, 3 in force already") {
@@ -84,7 +85,7 @@ func TestEmitCrowdSec(t *testing.T) {
 
 	env, _, errb = emitTestEnv(t, "", emitNow)
 	env.StderrTTY = true
-	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "7d")); code != ExitOK {
+	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l, "--ttl", "7d")); code != fail.ExitOK {
 		t.Fatalf("third run: exit %d; stderr:\n%s", code, errb)
 	}
 	if !strings.Contains(errb.String(), "0 decisions added, 3 extended, 0 in force already, 3 older decisions ended") {
@@ -122,7 +123,7 @@ func TestEmitCrowdSecFromLogs(t *testing.T) {
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	args := []string{"emit", "crowdsec", logFile, "--resolver", server, "--dns-timeout", "1s", "--dns-retries", "0", "--ip-list", emitIPListFile(t),
 		"--no-cache", "--log-format", "combined", "--crowdsec-credentials", l.Credentials}
-	if code := Run(context.Background(), env, args); code != ExitOK {
+	if code := Run(context.Background(), env, args); code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb)
 	}
 	want := []string{"Ip:2001:db8::7", "Ip:203.0.113.7", "Ip:203.0.113.8", "Range:2001:db8::/64"}
@@ -146,7 +147,7 @@ func TestEmitCrowdSecDown(t *testing.T) {
 	l := crowdsectest.Start(t)
 	l.Stop()
 	env, _, errb := emitTestEnv(t, "", emitNow)
-	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l)); code != ExitIncomplete {
+	if code := Run(context.Background(), env, emitCrowdSecArgs(t, l)); code != fail.ExitIncomplete {
 		t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb)
 	}
 	for _, w := range []string{"crowdsec: 0 of 3 decisions in force, then: POST /v1/watchers/login " + l.URL + ": no answer", "nothing is pushed twice"} {
@@ -157,7 +158,7 @@ func TestEmitCrowdSecDown(t *testing.T) {
 	l.Restart(t)
 	for range 2 {
 		env, _, errb = emitTestEnv(t, "", emitNow)
-		if code := Run(context.Background(), env, emitCrowdSecArgs(t, l)); code != ExitOK {
+		if code := Run(context.Background(), env, emitCrowdSecArgs(t, l)); code != fail.ExitOK {
 			t.Fatalf("exit %d; stderr:\n%s", code, errb)
 		}
 	}
@@ -175,7 +176,7 @@ func TestEmitCrowdSecRefused(t *testing.T) {
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	args := emitCrowdSecArgs(t, l)
 	args[len(args)-1] = creds
-	if code := Run(context.Background(), env, args); code != ExitIncomplete {
+	if code := Run(context.Background(), env, args); code != fail.ExitIncomplete {
 		t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb)
 	}
 	if !strings.Contains(errb.String(), "401 unauthorized") || strings.Contains(errb.String(), "not-the-password-123") {
@@ -199,12 +200,12 @@ func TestEmitCrowdSecUsage(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"no credentials file", []string{"--crowdsec-credentials", filepath.Join(dir, "none.yaml")}, ExitUsage, "none.yaml: no such file or directory"},
-		{"no password", []string{"--crowdsec-credentials", bad}, ExitUsage, `has no password for machine "m"`},
-		{"-o without --dry-run", []string{"--crowdsec-credentials", bad, "-o", filepath.Join(dir, "x")}, ExitUsage, "-o is for --dry-run"},
-		{"block-bot", []string{"--mode", "block-bot"}, ExitUsage, "the crowdsec target bans spoofers only"},
-		{"an nftables flag", []string{"--set-only"}, ExitUsage, "--set-only is for the nftables target, not crowdsec"},
-		{"bad ttl", []string{"--ttl", "400d"}, ExitUsage, "--ttl \"400d\""},
+		{"no credentials file", []string{"--crowdsec-credentials", filepath.Join(dir, "none.yaml")}, fail.ExitUsage, "none.yaml: no such file or directory"},
+		{"no password", []string{"--crowdsec-credentials", bad}, fail.ExitUsage, `has no password for machine "m"`},
+		{"-o without --dry-run", []string{"--crowdsec-credentials", bad, "-o", filepath.Join(dir, "x")}, fail.ExitUsage, "-o is for --dry-run"},
+		{"block-bot", []string{"--mode", "block-bot"}, fail.ExitUsage, "the crowdsec target bans spoofers only"},
+		{"an nftables flag", []string{"--set-only"}, fail.ExitUsage, "--set-only is for the nftables target, not crowdsec"},
+		{"bad ttl", []string{"--ttl", "400d"}, fail.ExitUsage, "--ttl \"400d\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, _, errb := emitTestEnv(t, "", emitNow)
@@ -215,7 +216,7 @@ func TestEmitCrowdSecUsage(t *testing.T) {
 	}
 	for _, tc := range [][]string{{"emit", "nftables", "--dry-run"}, {"emit", "modsecurity", "--crowdsec-credentials", bad}} {
 		env, _, errb := emitTestEnv(t, "", emitNow)
-		if code := Run(context.Background(), env, append(tc, common...)); code != ExitUsage || !strings.Contains(errb.String(), "is for the crowdsec target") {
+		if code := Run(context.Background(), env, append(tc, common...)); code != fail.ExitUsage || !strings.Contains(errb.String(), "is for the crowdsec target") {
 			t.Errorf("%v: exit %d; stderr:\n%s", tc, code, errb)
 		}
 	}
@@ -224,7 +225,7 @@ func TestEmitCrowdSecUsage(t *testing.T) {
 	// credentials file.
 	env, out, errb := emitTestEnv(t, "", emitNow)
 	args := append([]string{"emit", "crowdsec", "--dry-run", "--crowdsec-credentials", filepath.Join(dir, "none.yaml"), "--ttl", "36h"}, common...)
-	if code := Run(context.Background(), env, args); code != ExitOK {
+	if code := Run(context.Background(), env, args); code != fail.ExitOK {
 		t.Fatalf("dry run: exit %d; stderr:\n%s", code, errb)
 	}
 	var alerts []struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/spf13/cobra"
 )
 
@@ -233,7 +234,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		text []byte
 		err  error
 	}
-	r, err := untilDone(ctx, func() rules {
+	r, err := interrupt.Aside(ctx, func() rules {
 		env.phase(phaseRules)
 		var buf bytes.Buffer
 		plan, err := t.Write(&buf, in, opts)
@@ -259,12 +260,12 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return nil
 	}
 	// Should the run have to end at once, no temporary file stays.
-	defer onForcedExit(func() { atomicfile.RemoveTemp(o.Output) })()
+	defer atomicfile.RemoveTempOnForcedExit(o.Output)()
 	changed, err := emit.WriteFile(ctx, o.Output, r.text)
 	// Cancelled before the rename, the old file stays; after it, the new
 	// one is whole and the run is done.
 	if err != nil {
-		return cancelled(ctx, err)
+		return interrupt.Cause(ctx, err)
 	}
 	if env.StderrTTY {
 		state := "unchanged"
@@ -300,7 +301,7 @@ func emitFromReport(ctx context.Context, env *Env, o *emitOptions, in *emit.Inpu
 // emitReadReport reads a JSON report; "-" is stdin (emit.ReadReport).
 func emitReadReport(ctx context.Context, env *Env, name string) (*audit.Report, error) {
 	rep, err := emit.ReadReport(ctx, env.Stdin, name)
-	return rep, cancelled(ctx, err)
+	return rep, interrupt.Cause(ctx, err)
 }
 
 // emitWarnPlan says what the safety rules kept out of the rules, and the

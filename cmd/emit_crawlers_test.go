@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // emitCrawlersArgs audit Googlebot and a crawler of a profile file in a
@@ -83,7 +85,7 @@ func TestEmitCrawlersEndToEnd(t *testing.T) {
 					t.Errorf("no warning about examplebot's lists: %s", stderr)
 				}
 			default:
-				if code != ExitUsage || !strings.Contains(stderr, "examplebot match its User-Agent tokens, and none is known") || !strings.Contains(stderr, "--crawler FILE") {
+				if code != fail.ExitUsage || !strings.Contains(stderr, "examplebot match its User-Agent tokens, and none is known") || !strings.Contains(stderr, "--crawler FILE") {
 					t.Errorf("%s --report without the profile: exit %d: %s", target.name, code, stderr)
 				}
 			}
@@ -98,7 +100,7 @@ func TestEmitCrawlersEndToEnd(t *testing.T) {
 		t.Errorf("no word of examplebot's addresses left out: %s", stderr)
 	}
 	code, _, stderr = runInMemory(t, "", "emit", "nftables", "--offline", "--report", reportFile, "--crawler", "bingbot")
-	if code != ExitUsage || !strings.Contains(stderr, "has no crawler bingbot: it audits googlebot, examplebot") {
+	if code != fail.ExitUsage || !strings.Contains(stderr, "has no crawler bingbot: it audits googlebot, examplebot") {
 		t.Errorf("--crawler bingbot: exit %d: %s", code, stderr)
 	}
 	_, one, _ := runInMemory(t, "", "logs", "--format", "json", "--offline", log)
@@ -107,7 +109,7 @@ func TestEmitCrawlersEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = runInMemory(t, "", "emit", "nftables", "--offline", "--report", oneFile, "--crawler", "googlebot")
-	if code != ExitUsage || !strings.Contains(stderr, "audits one crawler") {
+	if code != fail.ExitUsage || !strings.Contains(stderr, "audits one crawler") {
 		t.Errorf("--crawler with a one-crawler report: exit %d: %s", code, stderr)
 	}
 }

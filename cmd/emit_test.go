@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -132,7 +133,7 @@ func TestEmitFromReport(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env, out, errb := emitTestEnv(t, "", emitNow)
 			code := Run(context.Background(), env, append(c.args, common...))
-			if code != ExitOK {
+			if code != fail.ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, errb)
 			}
 			for _, w := range c.want {
@@ -194,8 +195,8 @@ func TestEmitUsageErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env, out, errb := emitTestEnv(t, "", emitNow)
 			code := Run(context.Background(), env, append(c.args, "--offline", "--no-cache"))
-			if code != ExitUsage {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitUsage, errb)
+			if code != fail.ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, fail.ExitUsage, errb)
 			}
 			if !strings.Contains(errb.String(), c.want) {
 				t.Errorf("stderr lacks %q:\n%s", c.want, errb)
@@ -210,7 +211,7 @@ func TestEmitUsageErrors(t *testing.T) {
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	target := filepath.Join(dir, "no", "such", "dir.nft")
 	code := Run(context.Background(), env, []string{"emit", "nftables", "--report", report, "--offline", "--no-cache", "-o", target})
-	if want := "lohibot-audit: error: cannot write the rules to " + target + ": no such file or directory\n"; code != ExitIncomplete || !strings.Contains(errb.String(), want) {
+	if want := "lohibot-audit: error: cannot write the rules to " + target + ": no such file or directory\n"; code != fail.ExitIncomplete || !strings.Contains(errb.String(), want) {
 		t.Errorf("unwritable output: exit %d, stderr:\n%s\nwant exit 3 and %q", code, errb, want)
 	}
 }
@@ -252,7 +253,7 @@ func TestEmitOutputFile(t *testing.T) {
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	os.Chtimes(out, old, old)
 
-	if code, errs := run(r1, emitNow.Add(24*time.Hour)); code != ExitOK {
+	if code, errs := run(r1, emitNow.Add(24*time.Hour)); code != fail.ExitOK {
 		t.Fatalf("same rules a day later: exit %d, want 0; stderr:\n%s", code, errs)
 	}
 	if fi, _ := os.Stat(out); !fi.ModTime().Equal(old) {
@@ -283,7 +284,7 @@ func TestEmitConfigFileFlagsOfOtherTargets(t *testing.T) {
 	os.WriteFile(cfg, []byte("nft-hook: prerouting\nttl: 3d\nnever-block:\n  - 203.0.113.0/29\n"), 0o644)
 	env, out, errb := emitTestEnv(t, "", emitNow)
 	code := Run(context.Background(), env, []string{"emit", "cloudflare", "--cloudflare-output", "expression", "--report", report, "--config", cfg, "--offline", "--no-cache"})
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb)
 	}
 	if strings.Contains(out.String(), "203.0.113.7") {
@@ -374,7 +375,7 @@ func TestEmitFromLogs(t *testing.T) {
 		t.Run(src.name, func(t *testing.T) {
 			env, out, errb := emitTestEnv(t, src.stdin, emitNow)
 			args := []string{"emit", "modsecurity", src.arg, "--resolver", server, "--dns-timeout", "1s", "--dns-retries", "0", "--ip-list", list, "--no-cache", "--log-format", "combined"}
-			if code := Run(context.Background(), env, args); code != ExitOK {
+			if code := Run(context.Background(), env, args); code != fail.ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, errb)
 			}
 			text := out.String()
@@ -410,8 +411,8 @@ func TestEmitIncompleteInput(t *testing.T) {
 	os.WriteFile(logFile, []byte(emitTestLog), 0o644)
 	env, out, errb := emitTestEnv(t, "", emitNow)
 	args := []string{"emit", "nftables", logFile, emitCutLog(t), "--offline", "--ip-list", emitIPListFile(t), "--no-cache", "--log-format", "combined"}
-	if code := Run(context.Background(), env, args); code != ExitIncomplete {
-		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
+	if code := Run(context.Background(), env, args); code != fail.ExitIncomplete {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, fail.ExitIncomplete, errb)
 	}
 	if !strings.Contains(out.String(), "203.0.113.7 timeout 7d") {
 		t.Errorf("rules from the readable log are missing:\n%s", out)
@@ -447,8 +448,8 @@ func TestEmitWarningsOnce(t *testing.T) {
 	cut := emitCutLog(t)
 	env, _, errb := emitTestEnv(t, "", emitNow)
 	args := []string{"emit", "nftables", logFile, cut, "--offline", "--ip-list", badList, "--no-cache", "--log-format", "combined"}
-	if code := Run(context.Background(), env, args); code != ExitIncomplete {
-		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb)
+	if code := Run(context.Background(), env, args); code != fail.ExitIncomplete {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, fail.ExitIncomplete, errb)
 	}
 	for _, w := range []string{cut + ": input is truncated", "ip list " + badList} {
 		if n := strings.Count(errb.String(), w); n != 1 {
@@ -467,7 +468,7 @@ func TestEmitReportWarnings(t *testing.T) {
 		`"ips":[{"ip":"203.0.113.7","verdict":"spoofed"},{"ip":"not-an-ip","verdict":"spoofed"},{"ip":"198.51.100.9","verdict":"odd\u001b[2J"}]}`), 0o644)
 	env, out, errb := emitTestEnv(t, "", emitNow)
 	code := Run(context.Background(), env, []string{"emit", "nftables", "--report", report, "--ip-list", emitIPListFile(t), "--no-cache"})
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb)
 	}
 	want := "lohibot-audit: warning: report " + report + ": cannot read missing.log: no such file or directory\n" +

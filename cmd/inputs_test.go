@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -67,17 +68,17 @@ func TestLogsPatternMatchingNothing(t *testing.T) {
 
 	// Only patterns, none matching: nothing to read is a usage error.
 	code, _, _, _, errOut = inputsReport(t, rotated, filepath.Join(dir, "other-*.log"))
-	if code != ExitUsage || !strings.Contains(errOut, "no log file matches") {
+	if code != fail.ExitUsage || !strings.Contains(errOut, "no log file matches") {
 		t.Errorf("patterns matching nothing: exit %d, %s; want exit 2 naming them", code, errOut)
 	}
 	// A concrete name that does not exist: exit 2.
 	code, _, _, _, errOut = inputsReport(t, current, filepath.Join(dir, "access.log.1"))
-	if code != ExitUsage || !strings.Contains(errOut, "access.log.1") {
+	if code != fail.ExitUsage || !strings.Contains(errOut, "access.log.1") {
 		t.Errorf("missing access.log.1: exit %d, %s; want exit 2 naming it", code, errOut)
 	}
 	// A malformed pattern: exit 2.
 	code, _, _, _, errOut = inputsReport(t, current, filepath.Join(dir, "access.log.[1"))
-	if code != ExitUsage || !strings.Contains(errOut, "bad pattern") {
+	if code != fail.ExitUsage || !strings.Contains(errOut, "bad pattern") {
 		t.Errorf("bad pattern: exit %d, %s; want exit 2", code, errOut)
 	}
 }
@@ -170,7 +171,7 @@ func TestLogsHelpNamesCompressions(t *testing.T) {
 		{"lz4", "../parse/testdata/compressed/access.log.lz4"},
 		{"zip", "../parse/testdata/compressed/access.log.zip"},
 	} {
-		if code, _, _, _, errOut := inputsReport(t, tc.file); code != ExitIncomplete || !strings.Contains(errOut, tc.name) {
+		if code, _, _, _, errOut := inputsReport(t, tc.file); code != fail.ExitIncomplete || !strings.Contains(errOut, tc.name) {
 			t.Errorf("logs %s: exit %d, %s; want exit 3 naming %s", tc.file, code, errOut, tc.name)
 		}
 	}

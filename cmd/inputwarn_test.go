@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -28,22 +29,22 @@ func TestLogsInputWarnings(t *testing.T) {
 		stderr []string
 		stdout []string
 	}{
-		{name: "wrong log format", args: []string{"--log-format", "combined", "--format", "json", vhost}, code: ExitOK,
+		{name: "wrong log format", args: []string{"--log-format", "combined", "--format", "json", vhost}, code: fail.ExitOK,
 			stderr: []string{"lohibot-audit: warning: " + vhost + ": 25 of 25 lines do not match --log-format combined; auto-detection reads them as vhost_combined (try --log-format auto)\n"},
 			stdout: []string{`"reason": "client address \"fenix.example.com.ar:443\" has a port; no log format writes one there (a virtual host before the client?)"`}},
-		{name: "iis log", args: []string{"--format", "table", iis}, code: ExitIncomplete,
+		{name: "iis log", args: []string{"--format", "table", iis}, code: fail.ExitIncomplete,
 			stderr: []string{"lohibot-audit: warning: " + iisSays + "\n"},
 			stdout: []string{"1 file, none read: " + iis + " (see the warnings)\n"}},
-		{name: "iis log beside a good one", args: []string{"--format", "table", good, iis}, code: ExitIncomplete,
+		{name: "iis log beside a good one", args: []string{"--format", "table", good, iis}, code: fail.ExitIncomplete,
 			stdout: []string{"2 files (not read: " + iis + "), 13 lines (1 malformed), log format combined\n"}},
-		{name: "iis log read as combined", args: []string{"--log-format", "combined", "--format", "json", iis}, code: ExitOK,
+		{name: "iis log read as combined", args: []string{"--log-format", "combined", "--format", "json", iis}, code: fail.ExitOK,
 			stderr: []string{": 3 of 3 lines do not match --log-format combined; it looks like an HAProxy tcplog: no request line (log the frontend with option httplog)\n"}},
-		{name: "w3c log of IIS", args: []string{"--format", "json", filepath.Join("..", "testdata", "logs", "iis_w3c.log")}, code: ExitOK,
+		{name: "w3c log of IIS", args: []string{"--format", "json", filepath.Join("..", "testdata", "logs", "iis_w3c.log")}, code: fail.ExitOK,
 			stdout: []string{`"log_format": "w3c"`, `"comments": 4`, `"user_agents": [
         "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"`}},
-		{name: "empty file", args: []string{"--format", "json", empty}, code: ExitOK,
+		{name: "empty file", args: []string{"--format", "json", empty}, code: fail.ExitOK,
 			stderr: []string{"lohibot-audit: warning: " + empty + " is empty\n"}},
-		{name: "empty stdin", args: []string{"--format", "json", "-"}, code: ExitOK,
+		{name: "empty stdin", args: []string{"--format", "json", "-"}, code: fail.ExitOK,
 			stderr: []string{"lohibot-audit: warning: - is empty\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +99,7 @@ func TestLogsTableNamesCrawlers(t *testing.T) {
 			args = append(args, "--crawler", c)
 		}
 		code, out, errOut := runInMemory(t, "", append(args, log)...)
-		if code != ExitOK {
+		if code != fail.ExitOK {
 			t.Fatalf("%q: exit %d; stderr:\n%s", tc.crawlers, code, errOut)
 		}
 		for _, w := range tc.want {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -80,8 +81,8 @@ func runCancelled(t *testing.T, stdin io.Reader, arm func(cancel context.CancelF
 // no output, and the interrupted line last on stderr.
 func assertInterrupted(t *testing.T, code int, out, errOut string) {
 	t.Helper()
-	if code != ExitInterrupted {
-		t.Errorf("exit %d, want %d; stderr: %q", code, ExitInterrupted, errOut)
+	if code != fail.ExitInterrupted {
+		t.Errorf("exit %d, want %d; stderr: %q", code, fail.ExitInterrupted, errOut)
 	}
 	if out != "" {
 		t.Errorf("an interrupted run printed: %.300q", out)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -299,7 +300,7 @@ func TestIPsShowSnapshot(t *testing.T) {
 	tr.TLSClientConfig.ServerName = "example.com"
 	client.Transport = tr
 	code, _, stderr = identityRun(t, &Env{Now: env.Now, HTTPClient: client}, "ips", "update", "--crawler", "gptbot", "--no-cache")
-	if code != ExitIncomplete || !strings.Contains(stderr, "its built-in snapshot of 2026-05-11 stays in force") {
+	if code != fail.ExitIncomplete || !strings.Contains(stderr, "its built-in snapshot of 2026-05-11 stays in force") {
 		t.Errorf("ips update: exit %d: %s", code, stderr)
 	}
 }

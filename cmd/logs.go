@@ -9,12 +9,10 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/aside"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
 	"github.com/lohisoft/lohibot-audit/internal/progress"
 	"github.com/lohisoft/lohibot-audit/internal/tty"
-	"github.com/lohisoft/lohibot-audit/internal/urlarg"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
@@ -66,9 +64,7 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 		return err
 	}
 	ro := reportOptions(env, o)
-	if format.Name() == "html" {
-		ro.Timelines = &timeline.Set{}
-	}
+	ro.Timelines = render.Timelines(format)
 	snap, err := startSnapshot(env, o)
 	if err != nil {
 		return err
@@ -206,7 +202,7 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
-		Robots:     robotsSetWarnings{robots},
+		Robots:     robots,
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(append(logs.Warnings(), siteFlags.Unmatched(files)...), audit.SiteWarnings(sites, ins)...)
 		},
@@ -251,33 +247,11 @@ func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
 		return nil, err
 	}
 	if o.Offline {
-		for _, v := range o.Robots {
-			if _, src := robots.SplitValue(v); urlarg.IsURL(src) {
-				return nil, fail.Usagef("--offline forbids fetching --robots URL %s; give a file", src)
-			}
+		if err := robots.CheckOffline(o.Robots); err != nil {
+			return nil, err
 		}
 	}
 	return profiles, nil
-}
-
-// cancelled is errInterrupted for an error that ctx's cancellation caused,
-// else err.
-func cancelled(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return errInterrupted
-	}
-	return err
-}
-
-// untilDone runs f aside and returns its result, or errInterrupted as soon
-// as ctx is cancelled (f is then left to finish on its own; its result is
-// dropped).
-func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	v, err := aside.Do(ctx, f)
-	if err != nil {
-		return v, errInterrupted
-	}
-	return v, nil
 }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).

@@ -4,7 +4,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/internal/manual"
 	"github.com/spf13/cobra"
 )
 
@@ -20,13 +19,3 @@ func NewRootCommand() *cobra.Command {
 		Now:    time.Now,
 	})
 }
-
-// Manual is what a command's man page says beyond its --help (see
-// internal/manual).
-type Manual = manual.Manual
-
-// ManualEntry is one item of a man page's list: a name and what it means.
-type ManualEntry = manual.Entry
-
-// ManualOf returns the manual entries of c.
-func ManualOf(c *cobra.Command) Manual { return manual.Of(c) }

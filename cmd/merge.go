@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -72,11 +71,8 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if err := o.Flags.Check(); err != nil {
 		return err
 	}
-	if o.OptOutGrace < 0 {
-		return fail.Usagef("--opt-out-grace %s: give a duration of 0 or more, such as 48h", o.OptOutGrace)
-	}
-	if skew < 0 {
-		return fail.Usagef("--clock-skew %s: give a duration of 0 or more, such as 1s", skew)
+	if err := audit.CheckDurations(o.OptOutGrace, skew); err != nil {
+		return err
 	}
 	if len(files) == 0 {
 		return fail.Hinted(errors.New("no snapshots given"),
@@ -121,9 +117,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		return errInterrupted
 	}
 	ro := reportOptions(env, o)
-	if format.Name() == "html" {
-		ro.Timelines = &timeline.Set{}
-	}
+	ro.Timelines = render.Timelines(format)
 	defer audit.MergeMemory(env.Getenv("GOGC"))()
 	mo := audit.MergeOptions{
 		Snapshots:     audit.SnapshotFiles(files),
@@ -133,7 +127,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		MaxViolations: o.MaxViolations,
 		ClockSkew:     skew,
 		OptOutGrace:   o.OptOutGrace,
-		Robots:        robotsSetWarnings{robots},
+		Robots:        robots,
 		Timelines:     ro.Timelines,
 		OnPhase:       func(p audit.Phase) { env.phase(string(p)) },
 		Now:           env.Now,
@@ -141,8 +135,8 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 			// The CDN edges as `ips update` cached them here; the
 			// snapshots' --trusted-proxy values and --trust-xff.
 			dir, _ := identityCacheDir(env, o)
-			edges, _ := (&proxy.Loader{CacheDir: dir}).Load()
-			return proxy.NewSet(edges, trusted, trustXFF)
+			set, _, err := (&proxy.Loader{CacheDir: dir}).Set(trusted, trustXFF)
+			return set, err
 		},
 	}
 	if len(o.OptedOut) > 0 {

@@ -144,13 +144,6 @@ func loadConfig(env *Env, c *cobra.Command, explicit string) error {
 	return flagfile.LoadCommand(c, explicit, env.Getenv)
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // sanitize makes text from the outside world safe to print on a terminal.
 func sanitize(s string) string { return parse.EscapeControl(s) }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // TestTimeWindow checks --since and --until together through logs: a
@@ -41,7 +42,7 @@ func TestTimeWindow(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }}
 			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--since", tc.since, "--until", tc.until, "-"})
-			if code != ExitUsage || out.Len() != 0 || !strings.HasPrefix(errb.String(), tc.stderr) {
+			if code != fail.ExitUsage || out.Len() != 0 || !strings.HasPrefix(errb.String(), tc.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out.String(), errb.String(), tc.stderr)
 			}
 		})

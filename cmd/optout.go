@@ -72,7 +72,7 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 		}
 	} else {
 		ctx := c.Context()
-		defer onForcedExit(func() { atomicfile.RemoveTemp(output) })()
+		defer atomicfile.RemoveTempOnForcedExit(output)()
 		if _, err := atomicfile.Write(ctx, output, msg, 0o644, nil); err != nil {
 			if ctx.Err() != nil {
 				return errInterrupted

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // optoutRun runs optout in memory with the environment vars.
@@ -47,7 +48,7 @@ func readLetter(t *testing.T, raw string) (mail.Header, string) {
 
 func TestOptoutWritesTheLetter(t *testing.T) {
 	code, out, stderr := optoutRun(t, nil, "Example.com", "bücher.example", "--from", "Jörg Müller <webmaster@example.com>")
-	if code != ExitOK || stderr != "" {
+	if code != fail.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	h, body := readLetter(t, out)
@@ -87,7 +88,7 @@ func TestOptoutSender(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := optoutRun(t, tc.vars, append([]string{"example.com"}, tc.args...)...)
-			if code != ExitOK {
+			if code != fail.ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			h, _ := readLetter(t, out)
@@ -111,7 +112,7 @@ func TestOptoutRefusesInjection(t *testing.T) {
 		{},
 	} {
 		code, out, stderr := optoutRun(t, nil, args...)
-		if code != ExitUsage || out != "" || !strings.HasPrefix(stderr, "lohibot-audit: error: ") {
+		if code != fail.ExitUsage || out != "" || !strings.HasPrefix(stderr, "lohibot-audit: error: ") {
 			t.Errorf("optout %q: exit %d, stdout %q, stderr %q; want exit 2 and nothing written", args, code, out, stderr)
 		}
 		if strings.Count(stderr, "\n") > 2 {
@@ -127,7 +128,7 @@ func TestOptoutProfileContact(t *testing.T) {
 	os.WriteFile(with, []byte("name: examplebot\ntokens: [ExampleBot]\ncontact: crawler@example.net\nfcrdns: [crawl.example.net]\n"), 0o644)
 	os.WriteFile(without, []byte("name: examplebot\ntokens: [ExampleBot]\nfcrdns: [crawl.example.net]\n"), 0o644)
 	code, out, stderr := optoutRun(t, nil, "example.com", "--crawler", with)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	h, body := readLetter(t, out)
@@ -135,7 +136,7 @@ func TestOptoutProfileContact(t *testing.T) {
 		t.Errorf("To %q, body:\n%s", h.Get("To"), body)
 	}
 	code, out, stderr = optoutRun(t, nil, "example.com", "--crawler", without)
-	if code != ExitUsage || out != "" || !strings.Contains(stderr, "no contact") {
+	if code != fail.ExitUsage || out != "" || !strings.Contains(stderr, "no contact") {
 		t.Errorf("a profile without contact: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
@@ -143,7 +144,7 @@ func TestOptoutProfileContact(t *testing.T) {
 func TestOptoutOutputFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "optout.eml")
 	code, out, stderr := optoutRun(t, nil, "example.com", "-o", path)
-	if code != ExitOK || out != "" {
+	if code != fail.ExitOK || out != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	data, err := os.ReadFile(path)
@@ -154,7 +155,7 @@ func TestOptoutOutputFile(t *testing.T) {
 		t.Errorf("the file holds %q", data)
 	}
 	code, _, stderr = optoutRun(t, nil, "example.com", "-o", filepath.Join(path, "no", "such"))
-	if code != ExitIncomplete || !strings.Contains(stderr, "cannot write the e-mail") {
+	if code != fail.ExitIncomplete || !strings.Contains(stderr, "cannot write the e-mail") {
 		t.Errorf("unwritable -o: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -183,7 +184,7 @@ func TestLogsOptedOut(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, stderr := runInMemory(t, "", append([]string{"logs", "--offline", "--format", "json", logPath}, args...)...)
-			if code != ExitOK {
+			if code != fail.ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			var rep audit.Report
@@ -206,7 +207,7 @@ func TestLogsOptedOut(t *testing.T) {
 	}
 	// The grace can be changed.
 	code, out, _ := runInMemory(t, "", "logs", "--offline", "--format", "json", logPath, "--opted-out", "example.com=2026-12-01T09:00:00Z", "--opt-out-grace", "0s")
-	if code != ExitOK || strings.Count(out, `"kind": "opt-out"`) != 3 {
+	if code != fail.ExitOK || strings.Count(out, `"kind": "opt-out"`) != 3 {
 		t.Errorf("--opt-out-grace 0s: exit %d, %d opt-out violations, want 3", code, strings.Count(out, `"kind": "opt-out"`))
 	}
 	for _, args := range [][]string{
@@ -218,7 +219,7 @@ func TestLogsOptedOut(t *testing.T) {
 		{"--opt-out-grace", "-1h"},
 	} {
 		code, out, stderr := runInMemory(t, "", append([]string{"logs", "--offline", "--format", "json", logPath}, args...)...)
-		if code != ExitUsage || out != "" || !strings.Contains(stderr, "opt") {
+		if code != fail.ExitUsage || out != "" || !strings.Contains(stderr, "opt") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
 	}
@@ -228,7 +229,7 @@ func TestLogsOptedOut(t *testing.T) {
 func TestOptoutSaysTheAuditFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := &Env{Stdout: &out, Stderr: &errb, StderrTTY: true, Now: func() time.Time { return fixedNow }}
-	if code := Run(context.Background(), env, []string{"optout", "example.com", "bücher.example"}); code != ExitOK {
+	if code := Run(context.Background(), env, []string{"optout", "example.com", "bücher.example"}); code != fail.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "--opted-out example.com=2026-12-02T12:00:00Z --opted-out xn--bcher-kva.example=2026-12-02T12:00:00Z"

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"io"
 	"strconv"
 	"strings"
 
@@ -39,22 +38,6 @@ func (o *auditOptions) documentFormat(env *Env) (render.DocumentRenderer, error)
 // outputOptions says where standard output goes.
 func outputOptions(env *Env) render.Options {
 	return render.Options{Terminal: env.StdoutTTY, Width: tableWidth(env)}
-}
-
-// stickyWriter remembers the first write error, so that text printed in
-// many small writes can be checked once at the end.
-type stickyWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	n, err := s.w.Write(p)
-	s.err = err
-	return n, err
 }
 
 // addTopFlag adds --top.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 func TestPrintError(t *testing.T) {
@@ -43,7 +45,7 @@ func TestCobraErrors(t *testing.T) {
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), &Env{Stdout: &out, Stderr: &errb}, tc.args)
-		if code != ExitUsage || out.Len() != 0 || errb.String() != tc.want {
+		if code != fail.ExitUsage || out.Len() != 0 || errb.String() != tc.want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing and %q", tc.args, code, out.String(), errb.String(), tc.want)
 		}
 	}

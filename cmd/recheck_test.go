@@ -10,6 +10,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/miekg/dns"
 )
@@ -45,7 +46,7 @@ func TestVerifyRecheck(t *testing.T) {
 	common := []string{"--resolver", server, "--ip-list", list, "--no-cache", "--format", "json"}
 
 	code, out, stderr := identityRun(t, &Env{Now: func() time.Time { return fixedNow }}, append([]string{"logs", logPath}, common...)...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("logs: exit %d: %s", code, stderr)
 	}
 	var first audit.Report
@@ -67,7 +68,7 @@ func TestVerifyRecheck(t *testing.T) {
 	spoofPTR := z.Count(dns.TypePTR, "9.113.0.203.in-addr.arpa.")
 	later := fixedNow.Add(2 * time.Minute)
 	code, out, stderr = identityRun(t, &Env{Now: func() time.Time { return later }}, append([]string{"verify", "--recheck", reportPath}, common...)...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("recheck: exit %d: %s", code, stderr)
 	}
 	var got audit.Report
@@ -105,7 +106,7 @@ func TestVerifyRecheck(t *testing.T) {
 	os.WriteFile(again, []byte(out), 0o644)
 	total := z.Total()
 	code, out2, stderr := identityRun(t, &Env{Now: func() time.Time { return later }}, append([]string{"verify", "--recheck", again}, common...)...)
-	if code != ExitOK || z.Total() != total {
+	if code != fail.ExitOK || z.Total() != total {
 		t.Errorf("second recheck: exit %d, %d queries: %s", code, z.Total()-total, stderr)
 	}
 	var got2 audit.Report
@@ -124,7 +125,7 @@ func TestVerifyRecheckUsage(t *testing.T) {
 		{"verify", "--recheck", notReport, "192.0.2.1"},
 	} {
 		code, out, stderr := identityRun(t, &Env{}, args...)
-		if code != ExitUsage || out != "" || !strings.HasPrefix(stderr, "lohibot-audit: error: ") {
+		if code != fail.ExitUsage || out != "" || !strings.HasPrefix(stderr, "lohibot-audit: error: ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
 	}

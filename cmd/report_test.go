@@ -20,6 +20,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/miekg/dns"
@@ -160,8 +161,8 @@ func TestLogsWarningsOnStderr(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := &Env{Stdout: &out, Stderr: &errb, StdoutTTY: tc.tty, Now: func() time.Time { return fixedNow }}
 			code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", tc.format, "--ip-list", badList, good, unreadable})
-			if code != ExitIncomplete {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
+			if code != fail.ExitIncomplete {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, fail.ExitIncomplete, errb.String())
 			}
 			for _, w := range warnings {
 				if n := strings.Count(errb.String(), w); n != tc.said {
@@ -205,8 +206,8 @@ func TestWriteFailureExit(t *testing.T) {
 			var errb bytes.Buffer
 			env := &Env{Stdout: failWriter{}, Stderr: &errb, Now: func() time.Time { return fixedNow }}
 			code := Run(context.Background(), env, append(tc.args, "--offline", "--no-cache", "--ip-list", list))
-			if code != ExitIncomplete {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitIncomplete, errb.String())
+			if code != fail.ExitIncomplete {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, fail.ExitIncomplete, errb.String())
 			}
 			if !strings.Contains(errb.String(), "lohibot-audit: error: "+tc.want+"\n") {
 				t.Errorf("stderr %q, want the error %q", errb.String(), tc.want)
@@ -229,7 +230,7 @@ func TestLogsOfflineRobotsURL(t *testing.T) {
 		var errb bytes.Buffer
 		env := &Env{Stdout: &bytes.Buffer{}, Stderr: &errb, HTTPClient: srv.Client()}
 		code := Run(context.Background(), env, []string{"logs", "--offline", "--no-cache", "--format", "json", "--robots", v, good})
-		if code != ExitUsage || !strings.Contains(errb.String(), "--offline forbids fetching --robots URL "+srv.URL+"/robots.txt; give a file") {
+		if code != fail.ExitUsage || !strings.Contains(errb.String(), "--offline forbids fetching --robots URL "+srv.URL+"/robots.txt; give a file") {
 			t.Errorf("--robots %s: exit %d, stderr %q", v, code, errb.String())
 		}
 	}

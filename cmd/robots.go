@@ -10,6 +10,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -196,7 +197,7 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 				return errInterrupted
 			}
 			inGHA := env.Getenv("GITHUB_ACTIONS") == "true"
-			out := &stickyWriter{w: env.Stdout}
+			out := &stickyio.Writer{W: env.Stdout}
 			robotsWarn(env, src)
 			if inGHA {
 				for _, a := range src.WarningAnnotations() {
@@ -218,8 +219,8 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if inGHA && gate.Failed == 0 {
 				fmt.Fprintln(out, gate.Notice())
 			}
-			if out.err != nil {
-				return writeFailed("the results", out.err)
+			if out.Err() != nil {
+				return writeFailed("the results", out.Err())
 			}
 			if gate.Failed > 0 {
 				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s\n", sanitize(gate.Failure()))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // asItWasLog is the genuine crawler on three sites around a change of
@@ -52,7 +53,7 @@ func TestLogsRobotsAsItWas(t *testing.T) {
 	for _, src := range []string{dir, "git:" + repo + ":robots.txt"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			code, out, stderr := runInMemory(t, "", "logs", "--offline", "--format", "json", "--robots", src, logPath)
-			if code != ExitOK {
+			if code != fail.ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			var rep audit.Report
@@ -109,7 +110,7 @@ func TestLogsRobotsNotesInTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr := runInMemory(t, "", "logs", "--offline", "--format", "markdown", "--robots", dir, logPath)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"\nrobots.txt notes:\n", "- third.example: 1 page within 24h after /robots.txt answered 4xx", "- other.example: 1 page disallowed by version 2026-11-21T14:05:00Z.txt"} {

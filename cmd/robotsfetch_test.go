@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/robots/robotstest"
 	"github.com/miekg/dns"
@@ -68,7 +69,7 @@ func TestLogsRobotsFetchError(t *testing.T) {
 					"--ip-list", list, "--robots", tc.url, log)
 				code := Run(context.Background(), env, args)
 				if cmdArgs[0] == "emit" {
-					if code != ExitOK {
+					if code != fail.ExitOK {
 						t.Fatalf("exit %d, want 0; stderr:\n%s", code, errb.String())
 					}
 					if want := "robots.txt " + tc.url + " " + tc.unavailable; tc.unavailable != "" && !strings.Contains(errb.String(), want) {
@@ -95,7 +96,7 @@ func TestLogsRobotsFetchError(t *testing.T) {
 				}
 				switch {
 				case tc.unavailable != "":
-					if code != ExitOK {
+					if code != fail.ExitOK {
 						t.Errorf("exit %d, want 0: the auditor's trouble is not a violation; stderr:\n%s", code, errb.String())
 					}
 					if robotsViolations != 0 || !skipped {
@@ -107,14 +108,14 @@ func TestLogsRobotsFetchError(t *testing.T) {
 						}
 					}
 				case tc.name == "404 allows all":
-					if code != ExitOK || robotsViolations != 0 || skipped {
+					if code != fail.ExitOK || robotsViolations != 0 || skipped {
 						t.Errorf("exit %d, %d robots violations, skipped %v; want 0, none, checked", code, robotsViolations, skipped)
 					}
 					if !strings.Contains(warning, "answered 404: RFC 9309 §2.3.1.3 says allow all") {
 						t.Errorf("the allow-all is not said: %q", r.Warnings)
 					}
 				default:
-					if code != ExitFindings || robotsViolations != 5 || skipped {
+					if code != fail.ExitFindings || robotsViolations != 5 || skipped {
 						t.Errorf("exit %d, %d robots violations, skipped %v; want 1, 5, checked", code, robotsViolations, skipped)
 					}
 				}
@@ -139,7 +140,7 @@ func TestRobotsCommandsFetchError(t *testing.T) {
 					client = srv.Client()
 				}
 				got := runRobotsCmd(t, client, nil, "", sub...)
-				if got.code != ExitIncomplete || got.stdout != "" {
+				if got.code != fail.ExitIncomplete || got.stdout != "" {
 					t.Errorf("exit %d, stdout %q; want 3 and nothing", got.code, got.stdout)
 				}
 				want := "lohibot-audit: error: could not check: robots.txt " + tc.url + " " + tc.unavailable
@@ -147,7 +148,7 @@ func TestRobotsCommandsFetchError(t *testing.T) {
 					t.Errorf("stderr %q, want %q and a hint", got.stderr, want)
 				}
 				rfc := runRobotsCmd(t, client, nil, "", append([]string{sub[0], sub[1], "--on-fetch-error", "rfc"}, sub[2:]...)...)
-				if rfc.code != ExitOK || !strings.Contains(rfc.stderr, "RFC 9309 §2.3.1.4 says disallow all") {
+				if rfc.code != fail.ExitOK || !strings.Contains(rfc.stderr, "RFC 9309 §2.3.1.4 says disallow all") {
 					t.Errorf("with --on-fetch-error rfc: exit %d, stderr %q; want 0 and the disallow-all said", rfc.code, rfc.stderr)
 				}
 			})

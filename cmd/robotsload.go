@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/robots"
 )
 
@@ -15,15 +16,11 @@ func robotsLoader(env *Env) *robots.Loader {
 // loadRobots reads one robots.txt source (robots.Loader.Load).
 func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetchError) (*robots.Source, error) {
 	rs, err := robotsLoader(env).Load(ctx, src, onError)
-	return rs, cancelled(ctx, err)
+	return rs, interrupt.Cause(ctx, err)
 }
 
 // loadRobotsSet resolves the --robots values (robots.Loader.LoadSet).
 func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set, error) {
 	s, err := robotsLoader(env).LoadSet(ctx, values)
-	return s, cancelled(ctx, err)
+	return s, interrupt.Cause(ctx, err)
 }
-
-// robotsSetWarnings gives the audit the robots.txt set with its warnings
-// about sites that no log has.
-type robotsSetWarnings struct{ *robots.Set }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/robots"
 )
 
@@ -73,7 +74,7 @@ func TestRobotsTestAt(t *testing.T) {
 			{"2026-12-01", false, 3, "in force from 2026-11-21T14:05:00Z"},
 		} {
 			got := runRobotsCmd(t, nil, nil, "", "robots", "test", "--at", tc.at, "--format", "json", src, "/drafts/a")
-			if got.code != ExitOK {
+			if got.code != fail.ExitOK {
 				t.Fatalf("%s at %s: exit %d: %s", src, tc.at, got.code, got.stderr)
 			}
 			var res []robots.TestResult
@@ -89,17 +90,17 @@ func TestRobotsTestAt(t *testing.T) {
 		}
 		// Before the first version there is nothing to test.
 		got := runRobotsCmd(t, nil, nil, "", "robots", "test", "--at", "2026-11-19T23:00:00Z", src, "/")
-		if got.code != ExitUsage || !strings.Contains(got.stderr, "no version in force at 2026-11-19T23:00:00Z") {
+		if got.code != fail.ExitUsage || !strings.Contains(got.stderr, "no version in force at 2026-11-19T23:00:00Z") {
 			t.Errorf("%s before its first version: exit %d, %q", src, got.code, got.stderr)
 		}
 		// robots check gates on the latest version.
 		got = runRobotsCmd(t, nil, nil, "", "robots", "check", src, "--path", "/drafts/x")
-		if got.code != ExitOK {
+		if got.code != fail.ExitOK {
 			t.Errorf("%s: robots check of the latest version: exit %d: %s%s", src, got.code, got.stdout, got.stderr)
 		}
 	}
 	got := runRobotsCmd(t, nil, nil, "", "robots", "test", "git:"+t.TempDir()+":robots.txt", "/")
-	if got.code != ExitUsage || !strings.Contains(got.stderr, "cannot read robots.txt versions") {
+	if got.code != fail.ExitUsage || !strings.Contains(got.stderr, "cannot read robots.txt versions") {
 		t.Errorf("not a repository: exit %d, %q", got.code, got.stderr)
 	}
 }

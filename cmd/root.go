@@ -101,7 +101,7 @@ var errFindings = fail.New(fail.Findings, errors.New("findings"), "")
 
 // errInterrupted is returned when the run's context was cancelled (Ctrl-C,
 // SIGTERM) before the command finished: its results are not printed.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = interrupt.ErrInterrupted
 
 // writeFailed is the error for output that could not be written (disk
 // full, a closed pipe): an I/O failure, not a usage error.
@@ -127,7 +127,7 @@ const interruptGrace = time.Second
 // while the program started (internal/interrupt) included; every phase
 // stops on that, and should one not stop within interruptGrace (a read
 // stuck in the kernel), Main removes what forced-exit cleanups were
-// registered (interrupt.Wait) and returns ExitInterrupted all the same.
+// registered (interrupt.Wait) and returns fail.ExitInterrupted all the same.
 func Main() int {
 	// A signal that came while the program started has cancelled ctx
 	// already: the command stops at its first step, as it would later.
@@ -145,14 +145,10 @@ func Main() int {
 	code, forced := interrupt.Wait(ctx, interruptGrace, func() int { return Run(ctx, env, os.Args[1:]) })
 	if forced {
 		fmt.Fprintln(os.Stderr, "lohibot-audit: interrupted (a step did not stop within a second; ended it)")
-		return ExitInterrupted
+		return fail.ExitInterrupted
 	}
 	return code
 }
-
-// onForcedExit registers f to run if Main must end the program while the
-// run is still going (interrupt.OnForcedExit).
-func onForcedExit(f func()) (unregister func()) { return interrupt.OnForcedExit(f) }
 
 // Run runs the command line args in env and returns the exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
@@ -185,9 +181,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
 	code, show := exitCode(err)
-	if code == ExitInterrupted {
+	if code == fail.ExitInterrupted {
 		fmt.Fprintln(env.Stderr, "lohibot-audit: interrupted")
-		return ExitInterrupted
+		return fail.ExitInterrupted
 	}
 	kind := fail.KindOf(err)
 	said := kind == fail.Usage || kind == fail.Unwritten
@@ -195,7 +191,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	// found, said once; only a usage error comes before it.
 	if werr := out.Err(); werr != nil && !said {
 		printError(env, writeFailed("the output", werr))
-		return ExitIncomplete
+		return fail.ExitIncomplete
 	}
 	if show != nil {
 		printError(env, show)
@@ -211,12 +207,12 @@ func exitCode(err error) (code int, show error) {
 	var ie *audit.InputError
 	switch {
 	case err == nil:
-		return ExitOK, nil
+		return fail.ExitOK, nil
 	case interrupted(err):
-		return ExitInterrupted, nil
+		return fail.ExitInterrupted, nil
 	case errors.As(err, &ie):
 		// The report, and the warnings on stderr, said which inputs.
-		return ExitIncomplete, nil
+		return fail.ExitIncomplete, nil
 	}
 	code, say := fail.Exit(err)
 	if !say {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -38,10 +39,10 @@ func TestSignalsFromTheStart(t *testing.T) {
 		args []string
 		code int // the exit code of an interrupted run
 	}{
-		{"logs", []string{"logs", "--offline", "--no-cache", "--ip-list", list, "--format", "json", "-"}, ExitInterrupted},
-		{"emit", []string{"emit", "nftables", "--offline", "--no-cache", "--ip-list", list, "-"}, ExitInterrupted},
-		{"verify", []string{"verify", "--offline", "--no-cache", "--ip-list", list, "--format", "json", "-"}, ExitInterrupted},
-		{"robots-check", []string{"robots", "check", "-"}, ExitInterrupted},
+		{"logs", []string{"logs", "--offline", "--no-cache", "--ip-list", list, "--format", "json", "-"}, fail.ExitInterrupted},
+		{"emit", []string{"emit", "nftables", "--offline", "--no-cache", "--ip-list", list, "-"}, fail.ExitInterrupted},
+		{"verify", []string{"verify", "--offline", "--no-cache", "--ip-list", list, "--format", "json", "-"}, fail.ExitInterrupted},
+		{"robots-check", []string{"robots", "check", "-"}, fail.ExitInterrupted},
 		{"watch", []string{"watch", "--offline", "--no-cache", "--ip-list", list, "-"}, 0},
 	}
 	const runs = 12
@@ -100,7 +101,7 @@ func TestSignalsFromTheStart(t *testing.T) {
 					continue
 				}
 				counts[fmt.Sprintf("exit %d", code)]++
-				if c.code == ExitInterrupted {
+				if c.code == fail.ExitInterrupted {
 					if out := stdout.String(); out != "" {
 						t.Errorf("%s: printed after the signal:\n%.300s", what, out)
 					}

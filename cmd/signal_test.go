@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/miekg/dns"
 )
@@ -169,7 +170,7 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 				}
 				exited := make(chan error, 1)
 				go func() { exited <- cmd.Wait() }()
-				fail := func(format string, a ...any) {
+				failNow := func(format string, a ...any) {
 					t.Helper()
 					cmd.Process.Kill()
 					<-exited
@@ -182,7 +183,7 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 					case err := <-exited:
 						t.Fatalf("%s: the program ended (%v) before %s; stderr:\n%s", what, err, event, stderr.String())
 					case <-time.After(hangTimeout):
-						fail("no %s within %s", event, hangTimeout)
+						failNow("no %s within %s", event, hangTimeout)
 					}
 				}
 
@@ -198,7 +199,7 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 					case sc.input == "stdin":
 						for i := 0; i < chunks; i++ {
 							if _, err := stdinW.Write(chunk); err != nil {
-								fail("writing to stdin: %v", err)
+								failNow("writing to stdin: %v", err)
 							}
 						}
 					default:
@@ -206,13 +207,13 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 					}
 				}
 				if err := cmd.Process.Signal(sig); err != nil {
-					fail("signal: %v", err)
+					failNow("signal: %v", err)
 				}
 				var err error
 				select {
 				case err = <-exited:
 				case <-time.After(hangTimeout):
-					fail("still running %s after %v (a hang)", hangTimeout, sig)
+					failNow("still running %s after %v (a hang)", hangTimeout, sig)
 				}
 				close(release)
 				if stdinW != nil {
@@ -224,8 +225,8 @@ func TestSignalsAtRandomMoments(t *testing.T) {
 				if errors.As(err, &ee) {
 					code = ee.ExitCode()
 				}
-				if code != ExitInterrupted {
-					t.Errorf("%s: exit %d (%v), want %d; stderr:\n%s", what, code, err, ExitInterrupted, stderr.String())
+				if code != fail.ExitInterrupted {
+					t.Errorf("%s: exit %d (%v), want %d; stderr:\n%s", what, code, err, fail.ExitInterrupted, stderr.String())
 				}
 				if out := stdout.String(); out != "" {
 					t.Errorf("%s: printed after the signal:\n%.300s", what, out)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -107,7 +108,7 @@ func sitesPages(r *audit.Report) map[string]int64 {
 func TestLogsPerSiteDirectories(t *testing.T) {
 	_, files := sitesTree(t)
 	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json", "--fail-on", "violations"}, files)...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d, want 0 (no violation); stderr:\n%s", code, errOut)
 	}
 	r := sitesReport(t, out)
@@ -146,7 +147,7 @@ func TestLogsPerSiteDirectories(t *testing.T) {
 func TestEmitPerSiteDirectories(t *testing.T) {
 	_, files := sitesTree(t)
 	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"emit", "nftables"}, files)...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 	}
 	if !strings.Contains(out, "203.0.113.50") || strings.Contains(out, "79.139.58.98 ") {
@@ -183,7 +184,7 @@ func TestLogsSiteFlag(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files, tc.flags...)...)
-			if code != ExitOK {
+			if code != fail.ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 			}
 			r := sitesReport(t, out)
@@ -202,7 +203,7 @@ func TestLogsSiteFlag(t *testing.T) {
 func TestLogsSiteGlobMatchesNothing(t *testing.T) {
 	_, files := sitesTree(t)
 	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files, "--site", "sites/*/access.log=shop.example")...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 	}
 	want := "--site sites/*/access.log=shop.example matches none of the files given"
@@ -224,7 +225,7 @@ func TestSiteFlagErrors(t *testing.T) {
 lohibot-audit: hint: give GLOB=SITE for the files it matches, such as --site '*.example=shop.example'`},
 	} {
 		code, _, errOut := runInMemory(t, "", append(append([]string{"logs", "--offline", "--no-cache", "--format", "json"}, tc.flags...), good)...)
-		if code != ExitUsage || !strings.Contains(errOut, "lohibot-audit: error: "+tc.want) {
+		if code != fail.ExitUsage || !strings.Contains(errOut, "lohibot-audit: error: "+tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.flags, code, errOut, tc.want)
 		}
 	}
@@ -237,7 +238,7 @@ func TestLogsRobotsUnknownSite(t *testing.T) {
 	robots := testutil.TempFile(t, "robots.txt", "User-agent: *\nAllow: /\n")
 	code, out, errOut := runInMemory(t, "", sitesArgs(t, []string{"logs", "--format", "json"}, files,
 		"--robots", "a.example="+robots, "--robots", "c.example="+robots)...)
-	if code != ExitOK {
+	if code != fail.ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
 	}
 	r := sitesReport(t, out)

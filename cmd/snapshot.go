@@ -61,8 +61,7 @@ func startSnapshot(env *Env, ao *auditOptions) (*pendingSnapshot, error) {
 	p.Server, p.ToolVersion, p.Now = server, Version, env.Now
 	p.TrustedProxies, p.TrustXFF = ao.TrustedProxies, ao.TrustXFF
 	o.snapshot = p.SnapshotWriter
-	path := o.Snapshot
-	return &pendingSnapshot{p, onForcedExit(func() { atomicfile.RemoveTemp(path) })}, nil
+	return &pendingSnapshot{p, atomicfile.RemoveTempOnForcedExit(o.Snapshot)}, nil
 }
 
 // commit puts the snapshot in place, once the run made its report.

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 )
 
@@ -85,7 +86,7 @@ func TestLogsHTMLNotToTerminal(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"logs", "--format", "html", "--no-cache"}, ExitUsage, "> report.html"},
+		{[]string{"logs", "--format", "html", "--no-cache"}, fail.ExitUsage, "> report.html"},
 		{[]string{"logs", "--no-cache"}, 0, "ADDRESSES CLAIMING TO BE LOHISOFTBOT"},
 	} {
 		var out, errb bytes.Buffer

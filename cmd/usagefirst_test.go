@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -84,7 +85,7 @@ func TestLogsUsageErrorFetchesNothing(t *testing.T) {
 			args := append([]string{"logs", "--cache-dir", t.TempDir(), "--ip-list", srv.URL + "/ips.json",
 				"--robots", srv.URL + "/robots.txt"}, tc.args...)
 			code := Run(context.Background(), env, append(args, log))
-			if code != ExitUsage || !strings.Contains(errb.String(), tc.want) {
+			if code != fail.ExitUsage || !strings.Contains(errb.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit 2 saying %q", code, errb.String(), tc.want)
 			}
 			if got := srv.requests(); len(got) > 0 {
@@ -104,7 +105,7 @@ func TestLogsUsageErrorFetchesNothing(t *testing.T) {
 	code := Run(context.Background(), env, []string{"logs", "--format", "json", "--cache-dir", filepath.Join(t.TempDir(), "cache"),
 		"--ip-list", srv.URL + "/ips.json", "--robots", srv.URL + "/robots.txt", log})
 	got := strings.Join(srv.requests(), " ")
-	if code != ExitOK || !strings.Contains(got, "/robots.txt") || !strings.Contains(got, "/ips.json") {
+	if code != fail.ExitOK || !strings.Contains(got, "/robots.txt") || !strings.Contains(got, "/ips.json") {
 		t.Errorf("control run: exit %d, requests %q, stderr %q; want exit 0 with robots.txt and ips.json fetched", code, got, errb.String())
 	}
 }

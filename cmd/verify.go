@@ -107,10 +107,7 @@ crawlers to recheck (a profile file for one not built in).`,
 				return errInterrupted
 			}
 			env.phase(phaseDNS)
-			perCrawler := make([]map[netip.Addr]verify.Result, len(profiles))
-			for i := range profiles {
-				perCrawler[i] = id.Classify(c.Context(), i, addrs)
-			}
+			perCrawler := id.ClassifyEach(c.Context(), addrs)
 			// A cancelled lookup is unverified for want of an answer:
 			// never print such results as the verdicts.
 			if c.Context().Err() != nil {

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
@@ -176,23 +173,26 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil {
-		return fail.Usagef("--ttl %q: give a duration from 1s to 365d, such as 7d, 36h or 1d12h", o.TTL)
-	}
-	argv, err := watchExecArgv(c, o)
+	ttl, err := emit.TTLFlag(o.TTL)
 	if err != nil {
 		return err
 	}
-	if err := checkWatchNeeds(c, o); err != nil {
+	asked := watch.Asked{NFTables: o.NFTables, Exec: flagGiven(c.Flags(), "exec"), CrowdSec: o.CrowdSec}
+	var argv []string
+	if asked.Exec {
+		if argv, err = watch.ExecArgv(o.Exec); err != nil {
+			return err
+		}
+	}
+	if err := asked.CheckNeeds(c.Flags().Changed); err != nil {
 		return err
 	}
 	csCreds, err := watchCrowdSecCredentials(c, o)
 	if err != nil {
 		return err
 	}
-	if o.ExecTimeout <= 0 || o.ExecConcurrency < 1 || o.VerdictTTL <= 0 {
-		return fail.Usagef("--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1")
+	if err := watch.CheckLimits(o.ExecTimeout, o.ExecConcurrency, o.VerdictTTL); err != nil {
+		return err
 	}
 	if len(files) == 0 {
 		if env.StdinTTY() {
@@ -200,7 +200,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		}
 		files = []string{"-"}
 	}
-	if err := checkWatchFiles(files); err != nil {
+	if err := watch.CheckFiles(files); err != nil {
 		return err
 	}
 	siteFlags, err := audit.ParseSites(o.Site)
@@ -212,11 +212,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		sites[s.File] = s.Site
 	}
 
-	say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
-	if o.Metrics != "" {
-		if _, _, err := net.SplitHostPort(o.Metrics); err != nil {
-			return fail.Usagef("--metrics %q: give HOST:PORT, such as 127.0.0.1:9571", sanitize(o.Metrics))
-		}
+	say := watchSay(env)
+	if err := watch.CheckMetrics(o.Metrics); err != nil {
+		return err
 	}
 	state, err := openWatchState(env, o, say)
 	if err != nil {
@@ -270,13 +268,13 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 			sc.NFTables.NetNS, sc.NFTNetNS = int(nsf.Fd()), o.NFTNetNS
 		}
 	}
-	if argv != nil {
+	if asked.Exec {
 		sc.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency}
 		sc.ExecCommand = o.Exec
 	}
 	w, err := watch.Start(ctx, sc)
 	if err != nil {
-		return watchStartError(err, o.Metrics)
+		return err
 	}
 	defer w.Close()
 	if o.CPUProfile != "" {
@@ -297,26 +295,9 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	return w.Serve(ctx, sig)
 }
 
-// watchStartError says why the watch could not start, and what to do.
-func watchStartError(err error, metricsAddr string) error {
-	var se *watch.StartError
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch {
-	case se.Part == "metrics":
-		// Without net.Listen's "listen tcp ADDR:": the message names it.
-		err = se.Err
-		if oe := (*net.OpError)(nil); errors.As(err, &oe) && oe.Err != nil {
-			err = oe.Err
-		}
-		return fail.Usagef("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", sanitize(metricsAddr), err)
-	case errors.Is(err, nftset.ErrUnsupported):
-		return fail.Hinted(fmt.Errorf("--nftables: %w", se.Err), "on this system block with --exec, which runs your firewall's own command for each spoofer")
-	case errors.Is(err, os.ErrPermission):
-		return withHint(fmt.Errorf("nftables: %w", se.Err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
-	}
-	return fail.Usagef("nftables: %v", se.Err)
+// watchSay says msg on stderr, as watch says what happens.
+func watchSay(env *Env) func(string) {
+	return func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
 }
 
 // watchEventWriter is where events go: standard output itself, not the
@@ -377,61 +358,6 @@ func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOption
 	}
 	for _, w := range append(rs.Warnings(), id.Warnings()...) {
 		warnf(env, "%s", w)
-	}
-	return nil
-}
-
-// watchExecArgv returns the --exec command split at spaces, checked: a
-// command that is not there or cannot run is a usage error now, not a
-// failure at the first spoofer. Nil when --exec is not given.
-func watchExecArgv(c *cobra.Command, o *watchOptions) ([]string, error) {
-	if !flagGiven(c.Flags(), "exec") {
-		return nil, nil
-	}
-	argv := strings.Fields(o.Exec)
-	if len(argv) == 0 {
-		return nil, fail.Usagef("--exec %q: give a command, such as --exec /usr/local/bin/lohibot-banip", o.Exec)
-	}
-	if what := watch.CommandProblem(argv[0]); what != "" {
-		return nil, fail.Usagef("--exec %s: %s: give the path of an executable file", sanitize(argv[0]), what)
-	}
-	return argv, nil
-}
-
-// checkWatchNeeds refuses an option given on the command line that acts
-// only with another one that is not on (the config file may set options
-// for several commands, and is not held to it).
-func checkWatchNeeds(c *cobra.Command, o *watchOptions) error {
-	nft := func() bool { return o.NFTables }
-	exe := func() bool { return flagGiven(c.Flags(), "exec") }
-	for _, n := range []struct {
-		flag, with string
-		on         func() bool
-	}{
-		{"nft-table", "--nftables", nft},
-		{"set-only", "--nftables", nft},
-		{"ttl", "--nftables or --crowdsec", func() bool { return o.NFTables || o.CrowdSec }},
-		{"nft-netns", "--nftables", nft},
-		{"exec-timeout", "--exec", exe},
-		{"exec-concurrency", "--exec", exe},
-	} {
-		if c.Flags().Changed(n.flag) && !n.on() {
-			return fail.Usagef("--%s acts only with %s: add %s, or leave --%s out", n.flag, n.with, n.with, n.flag)
-		}
-	}
-	return nil
-}
-
-// checkWatchFiles refuses a directory given as a log; a file that does not
-// exist yet, or cannot be read now, is waited for (SPEC §11).
-func checkWatchFiles(files []string) error {
-	for _, f := range files {
-		if f == "-" {
-			continue
-		}
-		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
-			return fail.Usagef("%s is a directory: give the log files in it, such as %s", sanitize(f), sanitize(filepath.Join(f, "access.log")))
-		}
 	}
 	return nil
 }

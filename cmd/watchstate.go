@@ -3,10 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,19 +34,12 @@ func addStateDirFlag(f *pflag.FlagSet, o *stateFlags) {
 // (--state-dir, $STATE_DIRECTORY) rather than the built-in default; ""
 // when there is none.
 func stateDirOf(env *Env, o *stateFlags) (string, bool) {
-	if o.StateDir != "" {
-		return o.StateDir, true
-	}
-	if d := env.Getenv("STATE_DIRECTORY"); d != "" {
-		return watchstate.SystemdDir(d), true
-	}
-	return defaultStateDir, false
+	return watchstate.ChooseDir(o.StateDir, env.Getenv("STATE_DIRECTORY"), defaultStateDir)
 }
 
 // openWatchState takes the state directory for a watch
-// (watchstate.Open): nil without one (--no-state, or the default
-// directory out of reach, which is said). A directory another watch
-// holds, or one asked for that cannot be used, is a configuration error.
+// (watchstate.Take): nil without one (--no-state, or the default
+// directory out of reach, which is said).
 func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.Held, error) {
 	if o.NoState {
 		if o.StateDir != "" {
@@ -62,21 +51,7 @@ func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.He
 	if dir == "" {
 		return nil, nil
 	}
-	h, err := watchstate.Open(dir, env.Now(), say)
-	var le *watchstate.ListenError
-	switch {
-	case err == nil:
-		return h, nil
-	case errors.Is(err, watchstate.ErrLocked):
-		return nil, fail.Hinted(fmt.Errorf("state directory %s: %w", sanitize(dir), err),
-			"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")
-	case errors.As(err, &le):
-		return nil, fail.Usagef("state directory %s: %v", sanitize(dir), err)
-	case !asked:
-		say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, fail.PathCause(err)))
-		return nil, nil
-	}
-	return nil, fail.Usagef("--state-dir %s: %v", sanitize(dir), fail.PathCause(err))
+	return watchstate.Take(dir, asked, env.Now(), say)
 }
 
 // newWatchStatusCmd is `watch status`.
@@ -130,8 +105,6 @@ func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string)
 	if dir == "" {
 		return fail.Usagef("no state directory: give --state-dir DIR")
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	s, written, err := watchstate.StatusOf(ctx, dir, env.Now())
 	if err != nil {
 		return err
@@ -196,42 +169,8 @@ func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string)
 		return fail.Usagef("no state directory: give --state-dir DIR")
 	}
 	now := env.Now()
-	var out []watchstate.Unblocked
-	req := watchstate.Request{Op: watchstate.OpUnblock, TTL: int64(ttl / time.Second)}
-	for _, a := range addrs {
-		req.Addrs = append(req.Addrs, a.String())
-	}
-	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	resp, err := watchstate.Ask(actx, dir, req)
-	cancel()
-	switch {
-	case err == nil:
-		out = resp.Unblocked
-	case errors.Is(err, watchstate.ErrNotRunning):
-		say := func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
-		u, closeU, err := watch.StoppedUnblocker(dir, env.Now(), crowdSecAgent(env), say)
-		var ce *watch.CredentialsError
-		switch {
-		case errors.As(err, &ce):
-			return fail.New(fail.Incomplete, err,
-				"the last watch pushed decisions with these credentials: make them readable, or end its decisions with cscli decisions delete")
-		case err != nil:
-			return fail.New(fail.Incomplete, err, "")
-		}
-		defer closeU()
-		out, err = watch.UnblockStopped(ctx, dir, addrs, ttl, now, u, say)
-		if errors.Is(err, watchstate.ErrLocked) {
-			return fail.New(fail.Incomplete, fmt.Errorf("state directory %s: %w, but it does not answer on its socket", sanitize(dir), err),
-				"try again in a moment; if it stays so, restart that watch")
-		}
-		if err != nil {
-			if os.IsPermission(err) || errors.Is(err, fs.ErrPermission) {
-				return fail.New(fail.Incomplete, fmt.Errorf("state directory %s: %v", sanitize(dir), fail.PathCause(err)),
-					"run as the user watch runs as (root for the packaged service)")
-			}
-			return fail.New(fail.Incomplete, err, "")
-		}
-	default:
+	out, err := watch.Unblock(ctx, dir, addrs, ttl, now, crowdSecAgent(env), watchSay(env))
+	if err != nil {
 		return err
 	}
 	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)

@@ -243,10 +243,6 @@ func TestWatchStateDirInUse(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "in use by another watch (pid ") || !strings.Contains(errs, "--state-dir") {
 		t.Errorf("second watch: exit %d: %s", code, errs)
 	}
-	code, _, errs = runCmd(t, "watch", "--offline", "--metrics", "nowhere", log)
-	if code != ExitUsage || !strings.Contains(errs, "--metrics") {
-		t.Errorf("--metrics nowhere: exit %d: %s", code, errs)
-	}
 	code, _, errs = runCmd(t, "unblock", "--state-dir", state, "example.com")
 	if code != ExitUsage || !strings.Contains(errs, "give IP addresses") {
 		t.Errorf("unblock example.com: exit %d: %s", code, errs)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 )
 
@@ -62,7 +63,7 @@ func TestWriteToDevFull(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := append(binaryEnv(t), "SSL_CERT_FILE="+certFile)
 			got := runBinary(t, env, devFull(t), tc.args...)
-			if got.code != ExitIncomplete {
+			if got.code != fail.ExitIncomplete {
 				t.Errorf("exit %d, want 3; stderr:\n%s", got.code, got.stderr)
 			}
 			var errs []string

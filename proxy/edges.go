@@ -186,6 +186,14 @@ func (l *Loader) Load() (*Edges, []string) {
 	return e, warnings
 }
 
+// Set is the proxies of a run: the edges in force (Load) and what trusted
+// and all trust (NewSet), with Load's warnings.
+func (l *Loader) Set(trusted []string, all bool) (*Set, []string, error) {
+	edges, warnings := l.Load()
+	set, err := NewSet(edges, trusted, all)
+	return set, warnings, err
+}
+
 // inForce is s's snapshot as the list in force.
 func (l *Loader) inForce(c *CDN, s *Source) *EdgeList {
 	snap := snapshotOf(s)

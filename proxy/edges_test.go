@@ -113,6 +113,14 @@ func TestLoaderUpdate(t *testing.T) {
 			t.Errorf("%s: snapshot %v", l.Source.URL, l.Snapshot)
 		}
 	}
+	// Trusting a CDN trusts its cached ranges.
+	set, warnings, err := (&Loader{CacheDir: dir}).Set([]string{"cloudflare"}, false)
+	if err != nil || len(warnings) != 0 || !set.Trusts(netip.MustParseAddr("198.51.100.7")) {
+		t.Errorf("Set: err %v, warnings %q; want the cached cloudflare range trusted", err, warnings)
+	}
+	if _, _, err := (&Loader{CacheDir: dir}).Set([]string{"akamai"}, false); !errors.Is(err, ErrSpec) {
+		t.Errorf("Set of an unknown proxy: err %v, want ErrSpec", err)
+	}
 	// A damaged cache file is said and the snapshot stands in.
 	path := ld.cachePath("https://www.cloudflare.com/ips-v6")
 	if err := os.WriteFile(path, []byte(`{"source":"https://www.cloudflare.com/ips-v6","prefixes":["::/0"]}`), 0o600); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/lohisoft/lohibot-audit/audit/timeline"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
@@ -65,4 +66,14 @@ func orList(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Timelines returns the set for a run to fill with the requests that r
+// draws per site (Options.Timelines: the HTML report's timelines), or nil
+// for a format that draws none.
+func Timelines(r Renderer) *timeline.Set {
+	if _, ok := r.(htmlFormat); ok {
+		return &timeline.Set{}
+	}
+	return nil
 }

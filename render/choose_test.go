@@ -64,3 +64,12 @@ func TestShowsWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelines(t *testing.T) {
+	for _, name := range Names() {
+		r, _ := Lookup(name)
+		if got := Timelines(r); (got != nil) != (name == "html") {
+			t.Errorf("Timelines(%s) = %v; want a set for html only", name, got)
+		}
+	}
+}

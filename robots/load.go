@@ -144,6 +144,17 @@ func CheckValues(values []string) error {
 	return err
 }
 
+// CheckOffline says which --robots value names a URL, for a run that
+// fetches nothing (--offline): it can read robots.txt only from files.
+func CheckOffline(values []string) error {
+	for _, v := range values {
+		if _, src := SplitValue(v); urlarg.IsURL(src) {
+			return fail.Usagef("--offline forbids fetching --robots URL %s; give a file", src)
+		}
+	}
+	return nil
+}
+
 // setOf builds the set of --robots values with load, and words its errors
 // for the command line.
 func setOf(values []string, load func(src string) (*Source, error)) (*Set, error) {

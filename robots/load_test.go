@@ -42,3 +42,25 @@ func TestLoaderLoadSetErrors(t *testing.T) {
 		t.Errorf("LoadSet of one file = %v", err)
 	}
 }
+
+func TestCheckOffline(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		msg    string
+	}{
+		{[]string{"robots.txt", "a.example=a.txt", "-"}, ""},
+		{[]string{"robots.txt", "https://a.example/robots.txt"}, "--offline forbids fetching --robots URL https://a.example/robots.txt; give a file"},
+		{[]string{"b.example=http://b.example/robots.txt"}, "--offline forbids fetching --robots URL http://b.example/robots.txt; give a file"},
+	} {
+		err := CheckOffline(tc.values)
+		if tc.msg == "" {
+			if err != nil {
+				t.Errorf("CheckOffline(%q) = %v, want nil", tc.values, err)
+			}
+			continue
+		}
+		if fail.KindOf(err) != fail.Usage || err.Error() != tc.msg {
+			t.Errorf("CheckOffline(%q) = %v, want the usage error %q", tc.values, err, tc.msg)
+		}
+	}
+}

@@ -149,6 +149,16 @@ func (id *Identity) Classify(ctx context.Context, profile int, addrs []netip.Add
 	return out
 }
 
+// ClassifyEach verifies addrs as claims to be each of Profiles in turn
+// (Classify): the results of Profiles[i] are the i-th map.
+func (id *Identity) ClassifyEach(ctx context.Context, addrs []netip.Addr) []map[netip.Addr]Result {
+	out := make([]map[netip.Addr]Result, len(id.Profiles))
+	for i := range id.Profiles {
+		out[i] = id.Classify(ctx, i, addrs)
+	}
+	return out
+}
+
 // UnverifiedWarning says how many addresses stayed unverified because DNS
 // could not answer, and why, or "" when none did, or when the only reasons
 // are that there was no resolver to ask, or none working (a warning of its

@@ -232,3 +232,23 @@ func TestLoadIdentityResolvConf(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyEach: each crawler's verdicts on the same addresses, in the
+// order of the profiles.
+func TestClassifyEach(t *testing.T) {
+	profiles := mustProfiles(t, "lohisoftbot", "googlebot")
+	google := &IPList{Prefixes: []netip.Prefix{netip.MustParsePrefix("66.249.64.0/27")}, Source: "test"}
+	id := NewIdentity(&Verifier{Offline: true}, profiles, []*IPList{nil, google})
+	lohi, goog := netip.MustParseAddr("79.139.58.121"), netip.MustParseAddr("66.249.64.3")
+	got := id.ClassifyEach(context.Background(), []netip.Addr{lohi, goog})
+	if len(got) != 2 {
+		t.Fatalf("%d result maps, want one a profile (2)", len(got))
+	}
+	for i, want := range []map[netip.Addr]Verdict{{lohi: Genuine, goog: Spoofed}, {lohi: Spoofed, goog: Genuine}} {
+		for a, v := range want {
+			if r := got[i][a]; r.Verdict != v {
+				t.Errorf("%s as %s: %s, want %s", a, profiles[i].Name, r.Verdict, v)
+			}
+		}
+	}
+}

@@ -159,8 +159,7 @@ func (s *Settings) Cache() (dir, warning string) {
 // --trusted-proxy and --trust-xff trust, with the loader's warnings. A
 // --trusted-proxy value that names nothing is a usage error.
 func (s *Settings) Proxies(dir string) (*proxy.Set, []string, error) {
-	edges, warnings := (&proxy.Loader{CacheDir: dir}).Load()
-	set, err := proxy.NewSet(edges, s.TrustedProxies, s.TrustXFF)
+	set, warnings, err := (&proxy.Loader{CacheDir: dir}).Set(s.TrustedProxies, s.TrustXFF)
 	if err != nil {
 		return nil, nil, fail.Usagef("%v", err)
 	}

@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/metrics"
 	"github.com/lohisoft/lohibot-audit/nftset"
+	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
@@ -48,16 +48,6 @@ type ServiceConfig struct {
 	Metrics string
 }
 
-// StartError is Start's error: the part of the watch that could not be
-// set up ("nftables" or "metrics") and why.
-type StartError struct {
-	Part string
-	Err  error
-}
-
-func (e *StartError) Error() string { return e.Part + ": " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Service is a Watcher with its blocking targets, state directory and
 // metrics, as the watch command runs it.
 type Service struct {
@@ -71,8 +61,9 @@ type Service struct {
 // Start sets up the watch c asks for: its nftables table opened (a table
 // no rule of which drops what its live sets hold is said), its --exec
 // failures said, its CrowdSec queue, its Watcher (NewFor) with the state
-// found restored, and its metrics address bound. An error is a
-// *StartError, with nothing left open.
+// found restored, and its metrics address bound. An error says what
+// could not be set up and what to do (startError), with nothing left
+// open.
 func Start(ctx context.Context, c ServiceConfig) (*Service, error) {
 	o := c.Options
 	if o.Say == nil {
@@ -86,7 +77,7 @@ func Start(ctx context.Context, c ServiceConfig) (*Service, error) {
 	if c.NFTables != nil {
 		adder, err := nftset.Open(*c.NFTables)
 		if err != nil {
-			return nil, &StartError{Part: "nftables", Err: err}
+			return nil, startError("nftables", err, c.Metrics)
 		}
 		s.adder = adder
 		o.Adder = adder
@@ -116,12 +107,32 @@ func Start(ctx context.Context, c ServiceConfig) (*Service, error) {
 		srv, err := metrics.Listen(c.Metrics, metrics.Registry(s.Status, s.o.Now, o.Version))
 		if err != nil {
 			s.Close()
-			return nil, &StartError{Part: "metrics", Err: err}
+			return nil, startError("metrics", err, c.Metrics)
 		}
 		s.metrics = srv
 		o.Say(fmt.Sprintf("metrics: serving at http://%s%s", srv.Addr(), metrics.Path))
 	}
 	return s, nil
+}
+
+// startError says why part of the watch ("nftables" or "metrics") could
+// not start, and what to do: a metrics address that cannot be bound and
+// a bad table are usage errors; an nftables this system lacks, or a
+// permission the process lacks, say how else to block.
+func startError(part string, err error, metricsAddr string) error {
+	switch {
+	case part == "metrics":
+		// Without net.Listen's "listen tcp ADDR:": the message names it.
+		if oe := (*net.OpError)(nil); errors.As(err, &oe) && oe.Err != nil {
+			err = oe.Err
+		}
+		return fail.Usagef("--metrics %s: %v: give a free HOST:PORT, such as 127.0.0.1:9571", parse.EscapeControl(metricsAddr), err)
+	case errors.Is(err, nftset.ErrUnsupported):
+		return fail.Hinted(fmt.Errorf("--nftables: %w", err), "on this system block with --exec, which runs your firewall's own command for each spoofer")
+	case errors.Is(err, os.ErrPermission):
+		return fail.New(fail.Other, fmt.Errorf("nftables: %w", err), "run as root or with CAP_NET_ADMIN (the lohibot-audit-watch.service unit grants it)")
+	}
+	return fail.New(fail.Usage, fmt.Errorf("nftables: %w", err), "")
 }
 
 // targets says where the watch blocks, for the state.
@@ -227,25 +238,4 @@ func EventsTo(w io.Writer, terminal bool, say func(string)) *Events {
 			say("events are written again")
 		}
 	}}
-}
-
-// CommandProblem says why the command name cannot be run: "not found in
-// $PATH", "no such file", "is a directory", "is not executable" or
-// "cannot be run"; "" when it can.
-func CommandProblem(name string) string {
-	_, err := exec.LookPath(name)
-	if err == nil {
-		return ""
-	}
-	switch fi, serr := os.Stat(name); {
-	case errors.Is(err, exec.ErrNotFound) && !strings.ContainsRune(name, os.PathSeparator):
-		return "not found in $PATH"
-	case serr != nil && errors.Is(serr, fs.ErrNotExist):
-		return "no such file"
-	case serr == nil && fi.IsDir():
-		return "is a directory"
-	case serr == nil:
-		return "is not executable"
-	}
-	return "cannot be run"
 }

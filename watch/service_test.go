@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/lohisoft/lohibot-audit/watchstate"
@@ -154,7 +157,7 @@ func TestService(t *testing.T) {
 }
 
 // TestStartErrors: a metrics address that cannot be bound and an
-// nftables table that cannot be used are a *StartError naming the part.
+// nftables table that cannot be used are usage errors naming the option.
 func TestStartErrors(t *testing.T) {
 	base := func() ServiceConfig {
 		return ServiceConfig{Config: Config{Options: Options{Files: []string{"-"}, Events: &Events{W: io.Discard}},
@@ -163,15 +166,31 @@ func TestStartErrors(t *testing.T) {
 	c := base()
 	c.Metrics = "192.0.2.1:no-port"
 	_, err := Start(context.Background(), c)
-	var se *StartError
-	if !errors.As(err, &se) || se.Part != "metrics" || !strings.HasPrefix(err.Error(), "metrics: ") {
-		t.Errorf("bad metrics address: %v, want a StartError of metrics", err)
+	if fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "--metrics 192.0.2.1:no-port: ") ||
+		!strings.HasSuffix(err.Error(), ": give a free HOST:PORT, such as 127.0.0.1:9571") || strings.Contains(err.Error(), "listen tcp") {
+		t.Errorf("bad metrics address: %v, want a usage error of --metrics", err)
 	}
 	c = base()
 	c.NFTables = &nftset.Options{NFTOptions: emit.NFTOptions{Table: "nofamily lohibot extra"}}
 	_, err = Start(context.Background(), c)
-	if !errors.As(err, &se) || se.Part != "nftables" || !errors.Is(err, nftset.ErrBadOption) {
-		t.Errorf("bad table: %v, want a StartError of nftables", err)
+	if fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "nftables: ") || !errors.Is(err, nftset.ErrBadOption) {
+		t.Errorf("bad table: %v, want a usage error of nftables", err)
+	}
+}
+
+func TestStartErrorHints(t *testing.T) {
+	for _, tt := range []struct {
+		err       error
+		kind      fail.Kind
+		msg, hint string
+	}{
+		{fmt.Errorf("netlink: %w", nftset.ErrUnsupported), fail.Usage, "--nftables: netlink: ", "on this system block with --exec"},
+		{&os.SyscallError{Syscall: "sendmsg", Err: syscall.EPERM}, fail.Other, "nftables: sendmsg: operation not permitted", "run as root or with CAP_NET_ADMIN"},
+	} {
+		err := startError("nftables", tt.err, "")
+		if fail.KindOf(err) != tt.kind || !strings.HasPrefix(err.Error(), tt.msg) || !strings.HasPrefix(fail.HintOf(err), tt.hint) {
+			t.Errorf("%v: kind %v, %q, hint %q", tt.err, fail.KindOf(err), err, fail.HintOf(err))
+		}
 	}
 }
 
@@ -205,8 +224,8 @@ func TestCommandProblem(t *testing.T) {
 		dir:                          "is a directory",
 		plain:                        "is not executable",
 	} {
-		if got := CommandProblem(name); got != want {
-			t.Errorf("CommandProblem(%s) = %q, want %q", name, got, want)
+		if got := commandProblem(name); got != want {
+			t.Errorf("commandProblem(%s) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -237,5 +256,108 @@ func TestEventsTo(t *testing.T) {
 	}
 	if w, l := e.Counts(); w != 1 || l != 2 {
 		t.Errorf("counts %d written %d lost, want 1 and 2", w, l)
+	}
+}
+
+// usageError fails t unless err is a usage error whose message is want.
+func usageError(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil || fail.KindOf(err) != fail.Usage || err.Error() != want {
+		t.Errorf("%s: %v (kind %v), want the usage error %q", what, err, fail.KindOf(err), want)
+	}
+}
+
+// An --exec command that cannot run is refused at start, the command
+// named as given (escaped), with what is wrong with it.
+func TestExecArgv(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ command, want string }{
+		{"", `--exec "": give a command, such as --exec /usr/local/bin/lohibot-banip`},
+		{"  ", `--exec "  ": give a command, such as --exec /usr/local/bin/lohibot-banip`},
+		{"/nonexistent/cmd", "--exec /nonexistent/cmd: no such file: give the path of an executable file"},
+		{"lohibot-no-such-command ban", "--exec lohibot-no-such-command: not found in $PATH: give the path of an executable file"},
+		{"lohibot-no\x1b[2J ban", `--exec lohibot-no\x1b[2J: not found in $PATH: give the path of an executable file`},
+		{dir, "--exec " + dir + ": is a directory: give the path of an executable file"},
+		{plain + " --now", "--exec " + plain + ": is not executable: give the path of an executable file"},
+	} {
+		argv, err := ExecArgv(tt.command)
+		usageError(t, tt.command, err, tt.want)
+		if argv != nil {
+			t.Errorf("%q: argv %q with the error", tt.command, argv)
+		}
+	}
+	argv, err := ExecArgv(" sh  -c  true ")
+	if err != nil || !slices.Equal(argv, []string{"sh", "-c", "true"}) {
+		t.Errorf("sh -c true: %q, %v", argv, err)
+	}
+}
+
+// An option given on the command line that acts only with a way of
+// blocking not asked for is refused, saying what to add.
+func TestCheckNeeds(t *testing.T) {
+	given := func(names ...string) func(string) bool {
+		return func(n string) bool { return slices.Contains(names, n) }
+	}
+	for _, tt := range []struct {
+		asked  Asked
+		option string
+		want   string
+	}{
+		{Asked{}, "nft-table", "--nft-table acts only with --nftables: add --nftables, or leave --nft-table out"},
+		{Asked{Exec: true}, "set-only", "--set-only acts only with --nftables: add --nftables, or leave --set-only out"},
+		{Asked{Exec: true}, "ttl", "--ttl acts only with --nftables or --crowdsec: add --nftables or --crowdsec, or leave --ttl out"},
+		{Asked{CrowdSec: true}, "nft-netns", "--nft-netns acts only with --nftables: add --nftables, or leave --nft-netns out"},
+		{Asked{NFTables: true}, "exec-timeout", "--exec-timeout acts only with --exec: add --exec, or leave --exec-timeout out"},
+		{Asked{NFTables: true, CrowdSec: true}, "exec-concurrency", "--exec-concurrency acts only with --exec: add --exec, or leave --exec-concurrency out"},
+	} {
+		usageError(t, tt.option, tt.asked.CheckNeeds(given(tt.option)), tt.want)
+	}
+	all := given("nft-table", "set-only", "ttl", "nft-netns", "exec-timeout", "exec-concurrency")
+	if err := (Asked{NFTables: true, Exec: true}).CheckNeeds(all); err != nil {
+		t.Errorf("every option with what it needs: %v", err)
+	}
+	if err := (Asked{CrowdSec: true}).CheckNeeds(given("ttl")); err != nil {
+		t.Errorf("--ttl with --crowdsec: %v", err)
+	}
+	if err := (Asked{}).CheckNeeds(given()); err != nil {
+		t.Errorf("nothing given: %v", err)
+	}
+}
+
+func TestCheckLimits(t *testing.T) {
+	const want = "--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1"
+	usageError(t, "exec-timeout 0", CheckLimits(0, 1, time.Hour), want)
+	usageError(t, "exec-concurrency 0", CheckLimits(time.Second, 0, time.Hour), want)
+	usageError(t, "verdict-ttl -1s", CheckLimits(time.Second, 1, -time.Second), want)
+	if err := CheckLimits(time.Nanosecond, 1, time.Nanosecond); err != nil {
+		t.Errorf("the least limits: %v", err)
+	}
+}
+
+// A directory given as a log is refused; a file that does not exist yet
+// is waited for, and "-" is standard input.
+func TestCheckFiles(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	if err := CheckFiles([]string{"-", log, filepath.Join(dir, "later.log")}); err != nil {
+		t.Errorf("files to wait for: %v", err)
+	}
+	usageError(t, "a directory", CheckFiles([]string{log, dir}),
+		dir+" is a directory: give the log files in it, such as "+log)
+}
+
+func TestCheckMetrics(t *testing.T) {
+	for _, ok := range []string{"", "127.0.0.1:9571", ":9571", "[::1]:9571", "localhost:http"} {
+		if err := CheckMetrics(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	usageError(t, "nowhere", CheckMetrics("nowhere"), `--metrics "nowhere": give HOST:PORT, such as 127.0.0.1:9571`)
+	if err := CheckMetrics("a\x1bb"); err == nil || strings.ContainsRune(err.Error(), 0x1b) {
+		t.Errorf("an escape in the address: %q", err)
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
 
@@ -100,5 +102,104 @@ func TestWriteUnblocked(t *testing.T) {
 	}
 	if _, lost := WriteUnblocked(&failingWriter{fail: true}, false, out, now); lost != 2 {
 		t.Errorf("lost %d, want 2", lost)
+	}
+}
+
+// askedWatch answers the control socket as a running watch would, and
+// records the unblocks asked of it.
+type askedWatch struct {
+	mu    sync.Mutex
+	addrs []netip.Addr
+	ttl   time.Duration
+}
+
+func (w *askedWatch) Status() watchstate.Status { return watchstate.Status{PID: 7} }
+
+func (w *askedWatch) Unblock(_ context.Context, addrs []netip.Addr, ttl time.Duration) []watchstate.Unblocked {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.addrs, w.ttl = addrs, ttl
+	var out []watchstate.Unblocked
+	for _, a := range addrs {
+		out = append(out, watchstate.Unblocked{Addr: a, CrowdSec: []string{a.String()}})
+	}
+	return out
+}
+
+// With a watch running, Unblock asks it over its control socket, the ttl
+// in seconds; nothing is done here.
+func TestUnblockAsksTheRunningWatch(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := watchstate.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	w := &askedWatch{}
+	go func() { watchstate.Serve(ctx, ln, w); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	now := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	addrs := []netip.Addr{netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("2001:db8::7")}
+	said := func(m string) { t.Errorf("said %q: the running watch does it", m) }
+	out, err := Unblock(context.Background(), dir, addrs, 36*time.Hour, now, crowdsec.Agent{}, said)
+	if err != nil || len(out) != 2 || out[1].CrowdSec[0] != "2001:db8::7" {
+		t.Fatalf("unblock: %+v, %v", out, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.addrs) != 2 || w.addrs[0] != addrs[0] || w.ttl != 36*time.Hour {
+		t.Errorf("the watch was asked %v for %v", w.addrs, w.ttl)
+	}
+	if _, err := watchstate.Read(dir, now); err == nil {
+		t.Error("a state was written beside the running watch")
+	}
+}
+
+// With no watch running, Unblock writes the holds into the state itself;
+// a directory locked by a watch that does not answer, and CrowdSec
+// credentials of the last watch that cannot be read, are errors with a
+// hint.
+func TestUnblockWithoutWatch(t *testing.T) {
+	now := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	// The last watch blocked nowhere that can be undone here: no table, no
+	// Local API to reach (the nftables of this host are left alone).
+	s := &watchstate.State{Written: now, PID: 1, Targets: watchstate.Targets{Exec: "/bin/true"}, Status: &watchstate.Status{PID: 1, At: now}}
+	if err := watchstate.Write(context.Background(), dir, s); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	say := func(m string) { said = append(said, m) }
+	a := netip.MustParseAddr("198.51.100.7")
+	out, err := Unblock(context.Background(), dir, []netip.Addr{a}, time.Hour, now, crowdsec.Agent{}, say)
+	if err != nil || len(out) != 1 || out[0].Addr != a || !out[0].Until.Equal(now.Add(time.Hour)) {
+		t.Fatalf("unblock: %+v, %v; said %q", out, err, said)
+	}
+	l, err := watchstate.Read(dir, now)
+	if err != nil || len(l.Holds) != 1 {
+		t.Fatalf("the state after unblock: %+v, %v", l, err)
+	}
+
+	lock, err := watchstate.Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Unblock(context.Background(), dir, []netip.Addr{a}, time.Hour, now, crowdsec.Agent{}, say)
+	lock.Release()
+	if fail.KindOf(err) != fail.Incomplete || !errors.Is(err, watchstate.ErrLocked) ||
+		!strings.HasSuffix(err.Error(), ", but it does not answer on its socket") || !strings.HasPrefix(fail.HintOf(err), "try again in a moment") {
+		t.Errorf("a locked directory without a socket: %v (hint %q)", err, fail.HintOf(err))
+	}
+
+	s.Targets = watchstate.Targets{CrowdSec: "http://127.0.0.1:1/", CrowdSecCredentials: filepath.Join(dir, "gone.yaml")}
+	if err := watchstate.Write(context.Background(), dir, s); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Unblock(context.Background(), dir, []netip.Addr{a}, time.Hour, now, crowdsec.Agent{}, say)
+	var ce *CredentialsError
+	if fail.KindOf(err) != fail.Incomplete || !errors.As(err, &ce) || !strings.Contains(fail.HintOf(err), "cscli decisions delete") {
+		t.Errorf("credentials gone: %v (hint %q)", err, fail.HintOf(err))
 	}
 }

@@ -295,19 +295,32 @@ func Ask(ctx context.Context, dir string, req Request) (*Response, error) {
 		// The watch answered with an error: the request was refused.
 		return nil, fail.Usagef("the running watch refuses: %v", err)
 	}
-	return nil, fail.New(fail.Incomplete, fmt.Errorf("cannot ask the running watch through %s: %w", SocketPath(dir), err), "")
+	// The socket's path is the operator's, in the message and in the
+	// network error's: escaped whole, the error stays one line.
+	return nil, fail.New(fail.Incomplete, &escapedError{fmt.Errorf("cannot ask the running watch through %s: %w", SocketPath(dir), err)}, "")
 }
 
+// escapedError is an error whose message is escaped (parse.EscapeControl).
+type escapedError struct{ err error }
+
+func (e *escapedError) Error() string { return parse.EscapeControl(e.err.Error()) }
+func (e *escapedError) Unwrap() error { return e.err }
+
+// statusTimeout bounds how long StatusOf waits for the running watch.
+const statusTimeout = 30 * time.Second
+
 // StatusOf is the status of the watch of the state directory dir and
-// when it was taken: asked of the running watch (Ask), or, when none
-// runs, what the last one wrote into its state when it stopped (Stopped
-// at now). No watch running and no state, or a state that cannot be
+// when it was taken: asked of the running watch (Ask, waiting at most
+// statusTimeout), or, when none runs, what the last one wrote into its
+// state when it stopped (Stopped at now). No watch running and no state, or a state that cannot be
 // read, is fail.Incomplete.
 func StatusOf(ctx context.Context, dir string, now time.Time) (Status, time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	resp, err := Ask(ctx, dir, Request{Op: OpStatus})
+	cancel()
 	switch {
 	case err == nil && resp.Status == nil:
-		return Status{}, time.Time{}, fail.New(fail.Incomplete, fmt.Errorf("the watch on %s answered without its status", SocketPath(dir)), "")
+		return Status{}, time.Time{}, fail.New(fail.Incomplete, fmt.Errorf("the watch on %s answered without its status", parse.EscapeControl(SocketPath(dir))), "")
 	case err == nil:
 		return *resp.Status, resp.Status.At, nil
 	case !errors.Is(err, ErrNotRunning):
@@ -335,7 +348,7 @@ func ask(ctx context.Context, dir string, req Request) (*Response, error) {
 			return nil, ErrNotRunning
 		}
 		if errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("%s: %w", path, fs.ErrPermission)
+			return nil, fmt.Errorf("%s: %w", parse.EscapeControl(path), fs.ErrPermission)
 		}
 		return nil, err
 	}

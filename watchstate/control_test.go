@@ -3,6 +3,7 @@ package watchstate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/netip"
@@ -14,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 func TestLock(t *testing.T) {
@@ -201,5 +205,33 @@ func TestParseAddrs(t *testing.T) {
 	}
 	if _, err := ParseAddrs([]string{"192.0.2.1", "fe80::1%eth0"}); err == nil || !strings.Contains(err.Error(), "zone") {
 		t.Errorf("zone: got %v", err)
+	}
+}
+
+// A socket that does not answer is said with its path escaped: a state
+// directory's name is the operator's, and a message is one line.
+func TestAskSaysSocketEscaped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "st\x1bate")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		// Each connection is closed at once, unanswered.
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			c.Close()
+		}
+	}()
+	for _, op := range []string{OpStatus, OpUnblock} {
+		_, err := Ask(context.Background(), dir, Request{Op: op})
+		// Closed at once: the request or the answer fails, as it comes.
+		want := "cannot ask the running watch through " + parse.EscapeControl(SocketPath(dir)) + ": "
+		if fail.KindOf(err) != fail.Incomplete || !strings.HasPrefix(fmt.Sprint(err), want) || strings.ContainsRune(fmt.Sprint(err), 0x1b) {
+			t.Errorf("%s: %q, want %q…", op, err, want)
+		}
 	}
 }

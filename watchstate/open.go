@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // Held is a state directory a running watch holds: its lock, the state it
@@ -64,6 +65,30 @@ func Open(dir string, now time.Time, say func(string)) (*Held, error) {
 	return h, nil
 }
 
+// Take is Open for a watch that starts, with what a failure means: a
+// directory another watch holds, or one whose control socket cannot be
+// made, is a usage error (fail.Usage); so is one that cannot be used
+// when it was asked for (asked: --state-dir, $STATE_DIRECTORY). The
+// built-in default out of reach is said (say), and the watch keeps no
+// state: nil, no error.
+func Take(dir string, asked bool, now time.Time, say func(string)) (*Held, error) {
+	h, err := Open(dir, now, say)
+	var le *ListenError
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.Is(err, ErrLocked):
+		return nil, fail.Hinted(fmt.Errorf("state directory %s: %w", parse.EscapeControl(dir), err),
+			"give each watch its own --state-dir (or --no-state); 'lohibot-audit watch status' asks the one that runs")
+	case errors.As(err, &le):
+		return nil, fail.Usagef("state directory %s: %v", parse.EscapeControl(dir), err)
+	case !asked:
+		say(fmt.Sprintf("state: cannot use %s (%v): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state", dir, fail.PathCause(err)))
+		return nil, nil
+	}
+	return nil, fail.Usagef("--state-dir %s: %v", parse.EscapeControl(dir), fail.PathCause(err))
+}
+
 // Close stops answering on the control socket and lets go of the
 // directory. A nil Held does nothing.
 func (h *Held) Close() {
@@ -74,9 +99,23 @@ func (h *Held) Close() {
 	h.lock.Release()
 }
 
-// SystemdDir is the state directory $STATE_DIRECTORY names (systemd's
+// ChooseDir is the state directory of a command: flag (--state-dir) when
+// given, else the one $STATE_DIRECTORY names (stateDirectory: systemdDir),
+// else fallback. asked says whether it was asked for rather than fallen
+// back on; "" is no directory at all.
+func ChooseDir(flag, stateDirectory, fallback string) (dir string, asked bool) {
+	if flag != "" {
+		return flag, true
+	}
+	if stateDirectory != "" {
+		return systemdDir(stateDirectory), true
+	}
+	return fallback, false
+}
+
+// systemdDir is the state directory $STATE_DIRECTORY names (systemd's
 // StateDirectory=): the first of those it lists, separated by colons.
-func SystemdDir(env string) string {
+func systemdDir(env string) string {
 	d, _, _ := strings.Cut(env, ":")
 	return d
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // TestOpen: a state directory is held by one watch at a time; the state
@@ -71,8 +73,66 @@ func TestSystemdDir(t *testing.T) {
 		"/var/lib/lohibot-audit:/var/lib/b": "/var/lib/lohibot-audit",
 		":/var/lib/b":                       "",
 	} {
-		if got := SystemdDir(in); got != want {
-			t.Errorf("SystemdDir(%q) = %q, want %q", in, got, want)
+		if got := systemdDir(in); got != want {
+			t.Errorf("systemdDir(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestChooseDir(t *testing.T) {
+	for _, tt := range []struct {
+		flag, env, fallback, dir string
+		asked                    bool
+	}{
+		{"/srv/state", "/var/lib/a:/var/lib/b", "/var/lib/lohibot-audit", "/srv/state", true},
+		{"", "/var/lib/a:/var/lib/b", "/var/lib/lohibot-audit", "/var/lib/a", true},
+		{"", "", "/var/lib/lohibot-audit", "/var/lib/lohibot-audit", false},
+		{"", "", "", "", false},
+	} {
+		if dir, asked := ChooseDir(tt.flag, tt.env, tt.fallback); dir != tt.dir || asked != tt.asked {
+			t.Errorf("ChooseDir(%q, %q, %q) = %q, %v; want %q, %v", tt.flag, tt.env, tt.fallback, dir, asked, tt.dir, tt.asked)
+		}
+	}
+}
+
+// TestTake: a directory another watch holds is a usage error with a
+// hint; one that cannot be used is a usage error when asked for, and
+// said (no state kept) when it is the built-in default.
+func TestTake(t *testing.T) {
+	dir := t.TempDir()
+	say := func(m string) { t.Errorf("said %q", m) }
+	h, err := Take(dir, true, now, say)
+	if err != nil || h == nil {
+		t.Fatalf("take: %v", err)
+	}
+	_, err = Take(dir, false, now, say)
+	h.Close()
+	if fail.KindOf(err) != fail.Usage || !errors.Is(err, ErrLocked) || !strings.HasPrefix(err.Error(), "state directory "+dir+": ") ||
+		!strings.Contains(fail.HintOf(err), "give each watch its own --state-dir") {
+		t.Errorf("held by another: %v (hint %q)", err, fail.HintOf(err))
+	}
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	under := filepath.Join(file, "state")
+	_, err = Take(under, true, now, say)
+	if fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "--state-dir "+under+": ") || strings.Contains(err.Error(), "open ") {
+		t.Errorf("asked for, unusable: %v", err)
+	}
+	var said []string
+	h, err = Take(under, false, now, func(m string) { said = append(said, m) })
+	if h != nil || err != nil || len(said) != 1 || !strings.HasPrefix(said[0], "state: cannot use "+under+" (") ||
+		!strings.HasSuffix(said[0], "): verdicts and blocks are not kept across restarts; give --state-dir DIR, or --no-state") {
+		t.Errorf("the default, unusable: %v, %v, said %q", h, err, said)
+	}
+
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Take(long, true, now, say); fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "state directory "+long+": control socket: ") {
+		t.Errorf("no control socket: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 )
 
 func inode(t *testing.T, path string) uint64 {
@@ -248,6 +250,39 @@ func TestRemoveTemp(t *testing.T) {
 	for p, want := range map[string]bool{path: true, mine: false, other: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
+
+// TestRemoveTempOnForcedExit checks that a forced exit removes the
+// temporary file of a registered path, and that of no longer registered
+// path stays.
+func TestRemoveTempOnForcedExit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.nft")
+	tmp := filepath.Join(dir, tempPrefix("rules.nft")+"1")
+	stuck := make(chan struct{})
+	defer close(stuck)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	forcedExit := func() {
+		t.Helper()
+		if _, forced := interrupt.Wait(ctx, 0, func() int { <-stuck; return 0 }); !forced {
+			t.Fatal("Wait did not force the exit of a stuck run")
+		}
+	}
+	for _, registered := range []bool{true, false} {
+		if err := os.WriteFile(tmp, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		unregister := RemoveTempOnForcedExit(path)
+		if !registered {
+			unregister()
+		}
+		forcedExit()
+		unregister()
+		if _, err := os.Stat(tmp); (err == nil) != !registered {
+			t.Errorf("registered %v: temporary file exists %v after a forced exit", registered, err == nil)
 		}
 	}
 }

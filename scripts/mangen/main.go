@@ -1,6 +1,6 @@
 // Command mangen writes the lohibot-audit man pages, one per command
 // (lohibot-audit.1, lohibot-audit-logs.1, ...), from the cobra command tree
-// and cmd.ManualOf, so that they always say what --help says: NAME,
+// and internal/manual, so that they always say what --help says: NAME,
 // SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS, FILES, ENVIRONMENT,
 // EXAMPLES and SEE ALSO, in the man(7) macros.
 //

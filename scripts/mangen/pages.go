@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lohisoft/lohibot-audit/cmd"
+	"github.com/lohisoft/lohibot-audit/internal/manual"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -102,7 +102,7 @@ func writePage(w io.Writer, c *cobra.Command, when time.Time, version string) {
 	writeFlags(w, c.NonInheritedFlags())
 	writeFlags(w, c.InheritedFlags())
 
-	m := cmd.ManualOf(c)
+	m := manual.Of(c)
 	fmt.Fprintf(w, ".SH EXIT STATUS\n")
 	writeEntries(w, m.Exit, "B")
 	fmt.Fprintf(w, ".SH FILES\n")
@@ -254,7 +254,7 @@ func defaultOf(f *pflag.Flag) string {
 	return f.DefValue
 }
 
-func writeEntries(w io.Writer, es []cmd.ManualEntry, font string) {
+func writeEntries(w io.Writer, es []manual.Entry, font string) {
 	for _, e := range es {
 		fmt.Fprintf(w, ".TP\n\\f%s%s\\fR\n%s\n", font, text(e.Name), text(e.Text))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/cmd"
+	"github.com/lohisoft/lohibot-audit/internal/manual"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -76,7 +77,7 @@ func TestWritePagesCoversEveryCommand(t *testing.T) {
 				t.Errorf("%s does not document --%s", name, f.Name)
 			}
 		})
-		for _, e := range cmd.ManualOf(c).Exit {
+		for _, e := range manual.Of(c).Exit {
 			if !strings.Contains(page, ".TP\n\\fB"+e.Name+"\\fR\n") {
 				t.Errorf("%s does not state exit status %s", name, e.Name)
 			}
