@@ -693,9 +693,24 @@ func (t *verdictTable) get(c int, a netip.Addr, e verdictEntry) verify.Result {
 	return t.results[c][a]
 }
 
-// put gives address a of crawler c the verdict res, made in snapshot k
-// (settled: without DNS), unless it has one made later.
-func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bool) {
+// settledID returns the index of the verdict given without DNS res of
+// crawler c in settled, adding it when new.
+func (t *verdictTable) settledID(c int, res verify.Result) int32 {
+	key := resultKeyOf(&res)
+	i, ok := t.keys[c][key]
+	if !ok {
+		res.Addr = netip.Addr{}
+		i = int32(len(t.settled[c]))
+		t.settled[c] = append(t.settled[c], res)
+		t.keys[c][key] = i
+	}
+	return i
+}
+
+// put gives address a of crawler c the verdict res, made in snapshot k,
+// unless it has one made later: given without DNS when settled is not
+// -1, as settled[c][settled] (settledID).
+func (t *verdictTable) put(c, k int, a netip.Addr, res *verify.Result, settled int32) {
 	old, had := t.entry(c, a)
 	if had {
 		prev := t.get(c, a, old)
@@ -712,19 +727,9 @@ func (t *verdictTable) put(c, k int, a netip.Addr, res verify.Result, settled bo
 			delete(t.results[c], a)
 		}
 	}
-	e := verdictEntry{snap: int32(k), settled: -1}
-	if settled {
-		key := resultKeyOf(&res)
-		i, ok := t.keys[c][key]
-		if !ok {
-			res.Addr = netip.Addr{}
-			i = int32(len(t.settled[c]))
-			t.settled[c] = append(t.settled[c], res)
-			t.keys[c][key] = i
-		}
-		e.settled = i
-	} else {
-		t.results[c][a] = res
+	e := verdictEntry{snap: int32(k), settled: settled}
+	if settled < 0 {
+		t.results[c][a] = *res
 	}
 	t.setEntry(c, a, e)
 }
@@ -797,6 +802,9 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 	defer feed.stop()
 	t.made[k] = r.made
 	settled := map[int][]verify.Result{}
+	// ids are the indexes in t.settled of settled's verdicts, by
+	// crawler, as far as looked up (-1: not yet).
+	ids := map[int][]int32{}
 	for {
 		f, ok := <-feed.frames
 		switch {
@@ -814,6 +822,7 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 				return snapfile.ErrCorrupt
 			}
 			settled[s.Crawler] = s.Results
+			ids[s.Crawler] = slices.Repeat([]int32{-1}, len(s.Results))
 		case snapfile.KindVerdicts:
 			if err := decodeVerdicts(f.p, func(c int, a netip.Addr, idx int, res *verify.Result) error {
 				if c >= len(t.entries) {
@@ -823,10 +832,15 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 					if idx >= len(settled[c]) {
 						return snapfile.ErrCorrupt
 					}
-					t.put(c, k, a, settled[c][idx], true)
+					id := ids[c][idx]
+					if id < 0 {
+						id = t.settledID(c, settled[c][idx])
+						ids[c][idx] = id
+					}
+					t.put(c, k, a, &settled[c][idx], id)
 					return nil
 				}
-				t.put(c, k, a, *res, false)
+				t.put(c, k, a, res, -1)
 				return nil
 			}); err != nil {
 				return err

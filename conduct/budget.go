@@ -166,7 +166,7 @@ func (b *budgetState) step(c *siteCheck, p *hit, f *fileUnits) {
 	if len(b.win) <= limit {
 		return
 	}
-	b.closing = &budgetClose{over: p, start: b.win[0], count: len(b.win),
+	b.closing = &budgetClose{over: c.keep(p), start: b.win[0], count: len(b.win),
 		lo: b.page(b.minQ[0]).sLo(), hi: b.page(b.maxQ[0]).sHi()}
 	for i := range b.win {
 		b.closing.countLog(b.win[i].file)

@@ -217,12 +217,11 @@ func (h *hit) fill(r *Hit, idx int64, f *fileUnits) {
 	}
 }
 
-// widened returns a copy of h whose bounds are d wider either way: a
+// widenInto makes w a copy of h whose bounds are d wider either way: a
 // request of a site that several clocks logged, for the checks with long
 // windows (Config.ClockSkew).
-func (h *hit) widened(d time.Duration) *hit {
-	w := *h
+func (h *hit) widenInto(w *hit, d time.Duration) {
+	*w = *h
 	w.sLo, w.sHi = w.sLo.Add(-d), w.sHi.Add(d)
 	w.eLo, w.eHi = w.eLo.Add(-d), w.eHi.Add(d)
-	return &w
 }

@@ -341,13 +341,14 @@ func (d *direct) nextHit() *hit {
 // Reading ahead: each source of a Run of at most maxAhead sources is
 // read and put in order in a goroutine of its own, up to two batches of
 // aheadBatch hits ahead of the merge (a few MiB for maxAhead sources).
-// Of at least minSplit sources, each share of the sources is merged in a
-// goroutine of its own too, up to groupBatches+1 batches of groupBatch
-// hits ahead of the merge of the shares.
+// Past two cores, of at least two shares of minShare sources, each share
+// (one per core, at most) is merged in a goroutine of its own too, up to
+// groupBatches+1 batches of groupBatch hits ahead of the merge of the
+// shares.
 const (
 	maxAhead     = 256
 	aheadBatch   = 64
-	minSplit     = 8
+	minShare     = 4
 	groupBatch   = 256
 	groupBatches = 4
 )

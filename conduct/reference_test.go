@@ -98,7 +98,8 @@ func (c *refCheck) widen(hs []*hit) []*hit {
 	}
 	out := make([]*hit, len(hs))
 	for i, h := range hs {
-		out[i] = h.widened(c.half)
+		out[i] = new(hit)
+		h.widenInto(out[i], c.half)
 	}
 	return out
 }

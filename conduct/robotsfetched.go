@@ -53,7 +53,7 @@ func (s *crawlState) step(c *siteCheck, h *hit) {
 		if s.open {
 			s.judge(c)
 		}
-		s.open, s.first, s.overflow = true, h, false
+		s.open, s.first, s.overflow = true, c.keep(h), false
 		s.minLo, s.minHi, s.maxHi = h.sLo, h.sHi, h.sHi
 		s.earlyAny, s.earlyEHi, s.earlyLast = s.anyRobots, s.robotsEHi, s.robotsLast
 		clear(s.late)
@@ -62,7 +62,7 @@ func (s *crawlState) step(c *siteCheck, h *hit) {
 	}
 	if s.open && h.sLo.Before(s.minHi) {
 		if len(s.late) < maxRobotsKept {
-			s.late = append(s.late, h)
+			s.late = append(s.late, c.keep(h))
 		} else {
 			s.overflow = true
 		}
@@ -200,16 +200,16 @@ func (c *siteCheck) stepAvail(h *hit) {
 			}
 		}
 		if a != nil {
-			v.waiting = append(v.waiting, availPage{h, a})
+			v.waiting = append(v.waiting, availPage{c.keep(h), a})
 		}
 	case isFive(h):
-		v.openA = append(v.openA, h)
+		v.openA = append(v.openA, c.keep(h))
 		if !v.cleared || !h.eLo.Before(v.clearEHi) {
 			i, _ := slices.BinarySearchFunc(v.cands, h, compareFives)
-			v.cands = slices.Insert(v.cands, i, h)
+			v.cands = slices.Insert(v.cands, i, c.keep(h))
 		}
 	default:
-		v.openC = append(v.openC, h)
+		v.openC = append(v.openC, c.keep(h))
 	}
 	v.settle(c, h.sNom)
 }

@@ -157,12 +157,14 @@ func (e *Checker) run(sources []source) (Result, map[string]*lateHits) {
 	}
 	if n > 1 && len(sources) <= maxAhead {
 		// The merge is the one goroutine that sees every hit: of many
-		// sources, it would be the one the others wait for.
+		// sources and past two cores, it would be the one the others
+		// wait for. On two, every goroutine is busy already, and the
+		// split costs a little more work.
 		switch {
 		case e.split > 0:
 			feeds = splitMerge(feeds, e.split)
-		case len(sources) >= minSplit:
-			feeds = splitMerge(feeds, n)
+		case n > 2 && len(sources) >= 2*minShare:
+			feeds = splitMerge(feeds, min(n, len(sources)/minShare))
 		}
 	}
 	m := newMerger(feeds)
@@ -428,9 +430,12 @@ type siteCheck struct {
 	files       []siteFile
 	lead        time.Duration
 	// wide: several clocks logged the site, so the checks with long
-	// windows take each request widened by half either way.
-	wide bool
-	half time.Duration
+	// windows take each request widened by half either way: in wbuf,
+	// copied to the heap only when a check keeps it (keep), as wkept.
+	wide  bool
+	half  time.Duration
+	wbuf  *hit
+	wkept *hit
 	// The logs of the site surely reach back to coverHi (the log's first
 	// line, or its first crawler hit, at the latest end of its unit), and
 	// began at coverNom as logged; coverSet is false when nothing tells.
@@ -528,7 +533,11 @@ func (c *siteCheck) take(h *hit) (late bool) {
 	c.backoff.step(c, h)
 	w := h
 	if c.wide {
-		w = h.widened(c.half)
+		if c.wbuf == nil {
+			c.wbuf = new(hit)
+		}
+		w, c.wkept = c.wbuf, nil
+		h.widenInto(w, c.half)
 	}
 	if h.page {
 		c.budget.step(c, w, h.f)
@@ -541,6 +550,20 @@ func (c *siteCheck) take(h *hit) (late bool) {
 		c.stepAuth(h)
 	}
 	return false
+}
+
+// keep returns h for a check to keep past the hit being taken: the
+// request widened for the checks with long windows is copied to the heap
+// (once per hit, whoever keeps it); any other hit is h.
+func (c *siteCheck) keep(h *hit) *hit {
+	if h != c.wbuf {
+		return h
+	}
+	if c.wkept == nil {
+		k := *h
+		c.wkept = &k
+	}
+	return c.wkept
 }
 
 // end finishes the checks that wait for what follows a hit.
