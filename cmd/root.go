@@ -41,15 +41,6 @@ func init() {
 	}
 }
 
-// Exit codes (SPEC §8), as internal/fail says them.
-const (
-	ExitOK          = fail.ExitOK
-	ExitFindings    = fail.ExitFindings
-	ExitUsage       = fail.ExitUsage
-	ExitIncomplete  = fail.ExitIncomplete
-	ExitInterrupted = fail.ExitInterrupted
-)
-
 // Env is what a command may touch outside itself. Tests build one with
 // in-memory streams; Main builds it from the process.
 type Env struct {

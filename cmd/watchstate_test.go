@@ -17,6 +17,7 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/testutil"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
@@ -240,15 +241,15 @@ func TestWatchStateDirInUse(t *testing.T) {
 	done, _ := runWatchIn(t, stdout, stderr, "--offline", "--state-dir", state, log)
 	waitFor(t, done, stderr, func() bool { _, err := os.Stat(watchstate.SocketPath(state)); return err == nil })
 	code, _, errs := runCmd(t, "watch", "--offline", "--state-dir", state, log)
-	if code != ExitUsage || !strings.Contains(errs, "in use by another watch (pid ") || !strings.Contains(errs, "--state-dir") {
+	if code != fail.ExitUsage || !strings.Contains(errs, "in use by another watch (pid ") || !strings.Contains(errs, "--state-dir") {
 		t.Errorf("second watch: exit %d: %s", code, errs)
 	}
 	code, _, errs = runCmd(t, "unblock", "--state-dir", state, "example.com")
-	if code != ExitUsage || !strings.Contains(errs, "give IP addresses") {
+	if code != fail.ExitUsage || !strings.Contains(errs, "give IP addresses") {
 		t.Errorf("unblock example.com: exit %d: %s", code, errs)
 	}
 	code, _, errs = runCmd(t, "unblock", "--state-dir", state, "--ttl", "400d", "203.0.113.7")
-	if code != ExitUsage || errs != "lohibot-audit: error: --ttl \"400d\": give a duration from 1s to 365d, such as 7d, 36h or 1d12h\n" {
+	if code != fail.ExitUsage || errs != "lohibot-audit: error: --ttl \"400d\": give a duration from 1s to 365d, such as 7d, 36h or 1d12h\n" {
 		t.Errorf("unblock --ttl 400d: exit %d: %q", code, errs)
 	}
 }
