@@ -35,3 +35,17 @@ func CheckSnapshotArgs(files []string) error {
 	}
 	return nil
 }
+
+// SnapshotServer is the server a snapshot is of: the name given
+// (--server-name), else this host's name (hostname: os.Hostname). A host
+// whose name cannot be told is a usage error.
+func SnapshotServer(given string, hostname func() (string, error)) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	name, err := hostname()
+	if err != nil || name == "" {
+		return "", fail.Usagef("cannot tell this host's name for the --snapshot (%v): give --server-name NAME", err)
+	}
+	return name, nil
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,5 +122,33 @@ func TestCheckSnapshotArgs(t *testing.T) {
 	}
 	if hint := fail.HintOf(CheckSnapshotArgs(nil)); !strings.Contains(hint, "logs --snapshot FILE") {
 		t.Errorf("no snapshots: hint %q, want it to name logs --snapshot", hint)
+	}
+}
+
+func TestSnapshotServer(t *testing.T) {
+	host := func(name string, err error) func() (string, error) {
+		return func() (string, error) { return name, err }
+	}
+	for _, tc := range []struct {
+		given    string
+		hostname func() (string, error)
+		want     string
+		msg      string
+	}{
+		{"web-1", nil, "web-1", ""},
+		{"", host("web-2", nil), "web-2", ""},
+		{"", host("", errors.New("uname failed")), "", "cannot tell this host's name for the --snapshot (uname failed): give --server-name NAME"},
+		{"", host("", nil), "", "cannot tell this host's name for the --snapshot (<nil>): give --server-name NAME"},
+	} {
+		got, err := SnapshotServer(tc.given, tc.hostname)
+		if tc.msg == "" {
+			if err != nil || got != tc.want {
+				t.Errorf("SnapshotServer(%q) = %q, %v; want %q", tc.given, got, err, tc.want)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tc.msg || fail.KindOf(err) != fail.Usage {
+			t.Errorf("SnapshotServer(%q) = %q, %v; want the usage error %q", tc.given, got, err, tc.msg)
+		}
 	}
 }

@@ -46,13 +46,9 @@ func startSnapshot(env *Env, ao *auditOptions) (*pendingSnapshot, error) {
 	if o.Snapshot == "-" {
 		return nil, fail.Usagef("--snapshot -: give a file name (standard output carries the report)")
 	}
-	server := o.ServerName
-	if server == "" {
-		name, err := os.Hostname()
-		if err != nil || name == "" {
-			return nil, fail.Usagef("cannot tell this host's name for the --snapshot (%v): give --server-name NAME", err)
-		}
-		server = name
+	server, err := audit.SnapshotServer(o.ServerName, os.Hostname)
+	if err != nil {
+		return nil, err
 	}
 	p, err := audit.CreateSnapshot(o.Snapshot)
 	if err != nil {
