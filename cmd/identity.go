@@ -37,9 +37,3 @@ func newIdentityFor(ctx context.Context, env *Env, o *auditOptions, profiles []*
 	}
 	return vid, nil
 }
-
-// identityCacheDir is the cache directory and its warning
-// (verify.Settings.Cache).
-func identityCacheDir(env *Env, o *auditOptions) (dir, warning string) {
-	return o.identity(env).Cache()
-}

@@ -64,10 +64,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				if len(crawlers) > 0 {
 					return fail.Usagef("--cdn shows the CDN edge lists, not a crawler's: it takes no --crawler")
 				}
-				dir, warn := id.Cache()
-				if warn != "" {
-					warnf(env, "%s", warn)
-				}
+				dir := cacheDir(env, id)
 				edges, warnings := cdnLoader(env, dir).Load()
 				for _, w := range warnings {
 					warnf(env, "%s", w)
@@ -81,10 +78,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, warn := id.Cache()
-			if warn != "" {
-				warnf(env, "%s", warn)
-			}
+			dir := cacheDir(env, id)
 			loader := id.Loader(dir, verify.ListNoFetch)
 			var docs render.IPListDocs
 			for _, p := range profiles {
@@ -144,10 +138,7 @@ force (exit 3).`,
 			if err != nil {
 				return err
 			}
-			dir, warn := id.Cache()
-			if warn != "" {
-				warnf(env, "%s", warn)
-			}
+			dir := cacheDir(env, id)
 			loader := id.Loader(dir, verify.ListFetchNow)
 			var failed error
 			for _, p := range profiles {
@@ -187,4 +178,14 @@ force (exit 3).`,
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	return c
+}
+
+// cacheDir is the cache directory of the identity flags, its warning
+// (verify.Settings.Cache) said.
+func cacheDir(env *Env, id *verify.Settings) string {
+	dir, warn := id.Cache()
+	if warn != "" {
+		warnf(env, "%s", warn)
+	}
+	return dir
 }

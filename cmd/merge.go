@@ -128,7 +128,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		Proxies: func(trusted []string, trustXFF bool) (*proxy.Set, error) {
 			// The CDN edges as `ips update` cached them here; the
 			// snapshots' --trusted-proxy values and --trust-xff.
-			dir, _ := identityCacheDir(env, o)
+			dir, _ := o.identity(env).Cache()
 			set, _, err := (&proxy.Loader{CacheDir: dir}).Set(trusted, trustXFF)
 			return set, err
 		},

@@ -9,7 +9,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/failon"
 	"github.com/lohisoft/lohibot-audit/internal/flagfile"
-	"github.com/lohisoft/lohibot-audit/internal/nouns"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/render"
@@ -133,9 +132,6 @@ func failOnFindings(env *Env, failOn string, spoofed int64, spoofedOne, spoofedM
 	fmt.Fprintf(env.Stderr, "lohibot-audit: --fail-on %s matched: %s\n", failOn, failon.Matched(failOn, spoofed, spoofedOne, spoofedMany, violations))
 	return errFindings
 }
-
-// plural gives n with the noun in the number it calls for.
-func plural(n int64, one, many string) string { return nouns.Count(n, one, many) }
 
 // loadConfig applies the YAML config file (--config, else the default
 // path) to every flag of c that was not set on the command line: flags win
