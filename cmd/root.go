@@ -100,15 +100,6 @@ func writeFailed(what string, err error) error {
 	return fail.New(fail.Unwritten, fmt.Errorf("cannot write %s: %w", what, err), "")
 }
 
-// outputWriter is the program's standard output (stickyio.Output): it
-// remembers the first write error, so that no command can end well with
-// output lost, and refuses to write once the run is cancelled
-// (errInterrupted). w is the stream itself.
-type outputWriter struct {
-	*stickyio.Output
-	w io.Writer
-}
-
 // interruptGrace is how long Main waits, after SIGINT or SIGTERM, for the
 // run to stop by itself before it ends the program anyway.
 const interruptGrace = time.Second
@@ -161,7 +152,10 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out := &outputWriter{&stickyio.Output{Ctx: ctx, W: env.Stdout, Refused: errInterrupted}, env.Stdout}
+	// The program's standard output remembers the first write error, so
+	// that no command can end well with output lost, and refuses to write
+	// once the run is cancelled (errInterrupted).
+	out := &stickyio.Output{Ctx: ctx, W: env.Stdout, Refused: errInterrupted}
 	e := *env
 	e.Stdout = out
 	env = &e

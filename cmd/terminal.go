@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/lohisoft/lohibot-audit/internal/progress"
+	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 	"github.com/lohisoft/lohibot-audit/internal/tty"
 )
 
@@ -14,8 +15,8 @@ func tableWidth(env *Env) int { return tty.Width(stream(env.Stdout), env.StdoutT
 
 // stream is w, or the stream itself when w is the run's output writer.
 func stream(w io.Writer) io.Writer {
-	if ow, ok := w.(*outputWriter); ok {
-		return ow.w
+	if o, ok := w.(*stickyio.Output); ok {
+		return o.W
 	}
 	return w
 }

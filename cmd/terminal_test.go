@@ -22,7 +22,7 @@ func TestTableWidthOfTheRunsOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := &outputWriter{&stickyio.Output{Ctx: context.Background(), W: f}, f}
+	out := &stickyio.Output{Ctx: context.Background(), W: f}
 	if got := stream(out); got != f {
 		t.Errorf("the stream of the run's output is %v, want the file itself", got)
 	}

@@ -173,8 +173,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	ttl, err := emit.TTLFlag(o.TTL)
+	// --ttl is read whatever blocks (the state keeps how long a block
+	// lasts); its range is held only where it applies, below.
+	ttl, err := emit.ParseTTL(o.TTL)
 	if err != nil {
+		_, err = emit.TTLFlag(o.TTL)
 		return err
 	}
 	asked := watch.Asked{NFTables: o.NFTables, Exec: flagGiven(c.Flags(), "exec"), CrowdSec: o.CrowdSec}
@@ -186,6 +189,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	}
 	if err := asked.CheckNeeds(c.Flags().Changed); err != nil {
 		return err
+	}
+	if asked.NFTables || asked.CrowdSec {
+		if _, err := emit.TTLFlag(o.TTL); err != nil {
+			return err
+		}
 	}
 	csCreds, err := watchCrowdSecCredentials(c, o)
 	if err != nil {
@@ -304,12 +312,7 @@ func watchSay(env *Env) func(string) {
 // run's output writer, which remembers a failed write to end the run with
 // exit 3. For watch a full disk is said once and waited out (SPEC §11),
 // and SIGTERM ends it with 0 whatever writes failed before.
-func watchEventWriter(env *Env) io.Writer {
-	if ow, ok := env.Stdout.(*outputWriter); ok {
-		return ow.w
-	}
-	return env.Stdout
-}
+func watchEventWriter(env *Env) io.Writer { return stream(env.Stdout) }
 
 // watchReload reads the config file again over the command line's flags,
 // and loads the crawler profiles, their IP lists and robots.txt anew for

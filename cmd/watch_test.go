@@ -141,6 +141,8 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 		{"ttl alone", []string{"--ttl", "1d", log}, "--ttl acts only with --nftables"},
 		{"ttl zero", []string{"--nftables", "--ttl", "0s", log}, `--ttl "0s": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
 		{"ttl past a year", []string{"--nftables", "--ttl", "366d", log}, `--ttl "366d": give a duration from 1s to 365d`},
+		{"ttl past a year without a way it applies", []string{"--exec", "/bin/true", "--ttl", "400d", log}, "--ttl acts only with --nftables or --crowdsec"},
+		{"ttl not a duration", []string{"--exec", "/bin/true", "--ttl", "soon", log}, `--ttl "soon": give a duration from 1s to 365d`},
 		{"exec-concurrency zero", []string{"--exec", "sh", "--exec-concurrency", "0", log}, "--exec-concurrency at least 1"},
 		{"directory as log", []string{log, dir}, dir + " is a directory: give the log files in it, such as " + filepath.Join(dir, "access.log")},
 		{"metrics not HOST:PORT", []string{"--metrics", "nowhere", log}, `--metrics "nowhere": give HOST:PORT`},
@@ -169,12 +171,13 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 }
 
 // What the config file sets is not held to the options it needs (a config
-// shared with emit may set --nft-table): watch runs, and ends with 0 when
-// standard input ends.
+// shared with emit may set --nft-table, and a --ttl past watch's range
+// that applies to no way of blocking watch uses): watch runs, and ends
+// with 0 when standard input ends.
 func TestWatchConfigNotHeldToNeeds(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("nft-table: inet mine\nttl: 1d\nexec-timeout: 5s\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("nft-table: inet mine\nttl: 400d\nexec-timeout: 5s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}

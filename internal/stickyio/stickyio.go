@@ -12,8 +12,8 @@ import (
 // Output is a program's output for a run: it writes to W, remembers the
 // first write error (a full disk, a closed pipe) while later writes are
 // still tried, and refuses every write once Ctx is cancelled, returning
-// Refused, so that an interrupted run prints no more. It is safe for
-// concurrent use.
+// Refused (Ctx's error when Refused is nil), so that an interrupted run
+// prints no more. It is safe for concurrent use.
 type Output struct {
 	Ctx     context.Context
 	W       io.Writer
@@ -24,8 +24,11 @@ type Output struct {
 }
 
 func (o *Output) Write(p []byte) (int, error) {
-	if o.Ctx.Err() != nil {
-		return 0, o.Refused
+	if err := o.Ctx.Err(); err != nil {
+		if o.Refused != nil {
+			return 0, o.Refused
+		}
+		return 0, err
 	}
 	n, err := o.W.Write(p)
 	if err != nil {

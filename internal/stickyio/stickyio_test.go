@@ -50,3 +50,18 @@ func TestOutputRefusesOnceCancelled(t *testing.T) {
 		t.Errorf("written %q, Err %v; want only what came before, and no write error", buf.String(), o.Err())
 	}
 }
+
+// Without a Refused error, a write after cancel fails with the context's
+// error: it never looks written.
+func TestOutputRefusesWithTheContextsError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var buf bytes.Buffer
+	o := &Output{Ctx: ctx, W: &buf}
+	cancel()
+	if n, err := o.Write([]byte("after")); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("write after cancel = %d, %v; want 0, %v", n, err, context.Canceled)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("written %q after cancel", buf.String())
+	}
+}
