@@ -117,9 +117,7 @@ crawlers to recheck (a profile file for one not built in).`,
 			}
 			doc := &render.Verdicts{Rows: render.VerdictRows(addrs, perCrawler, names), Lists: id.Lists, Warnings: id.Warnings(), Now: env.Now()}
 			spoofed := doc.Spoofed()
-			for _, w := range doc.Warnings {
-				warnf(env, "%s", w)
-			}
+			warnEach(env, doc.Warnings)
 			env.phase(phaseWrite)
 			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the verdicts", err)
