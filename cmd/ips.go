@@ -16,16 +16,8 @@ func newIPsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ips [update|show]",
 		Short: "Fetch and cache the crawler's IP list; show the list in force",
-		Long: `The crawler's operator publishes its addresses at
-https://lohisoft.com/bot/ips.json. Other commands fetch it when their cached
-copy is older than 6 hours (revalidating with ETag/Last-Modified) and keep
-the built-in list (79.139.58.98, 79.139.58.121) as the last fallback.
-
-  ips update   fetch the list now and cache it
-  ips show     print the list in force, where it came from and its age
-               (the default; never uses the network)`,
-		Args: cobra.NoArgs,
-		RunE: show.RunE,
+		Args:  cobra.NoArgs,
+		RunE:  show.RunE,
 	}
 	c.Flags().AddFlagSet(show.Flags())
 	c.AddCommand(show, newIPsUpdateCmd(env))
@@ -109,16 +101,7 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "update",
 		Short: "Fetch the IP list now and cache it",
-		Long: `update fetches the crawler's lists (the default crawler's is
-https://lohisoft.com/bot/ips.json), or the one --ip-list names, now,
-revalidating the cached copy, and says what happened: 200 (a new list,
-cached), 304 (the cached list is current) or rejected (the cached or
-built-in list stays in force; exit 3).
-It fetches the CDNs' edge lists too (Cloudflare, Fastly, CloudFront,
-Bunny; see --trusted-proxy), which runs then read from the cache: a list
-that cannot be had leaves its cached copy, else the built-in snapshot, in
-force (exit 3).`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			id := o.identity(env)
 			if err := id.Check(); err != nil {

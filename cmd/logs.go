@@ -24,23 +24,7 @@ func newLogsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs [FILE...]",
 		Short: "Audit access logs: who claimed to be " + crawlerTitle + ", who really was, and how it behaved",
-		Long: `Read access logs, find every request whose User-Agent claims ` + crawlerTitle + ` (or
-the crawlers --crawler names), decide for each address whether it is the
-genuine crawler, and check the genuine crawler's conduct. Lines that do not
-match the log format are counted as malformed and reported with their file
-and line number.
-
-FILE is a log, plain or compressed with gzip, bzip2, xz or zstd (told by
-its first bytes, whatever its name), or "-" for standard input; several
-files are read as one stream. A FILE that holds *, ? or [ and does not
-exist as it is, is a pattern, expanded as a shell would (for cron jobs and
-systemd units, which expand none): a pattern that matches nothing is said
-on stderr and skipped, while a named file that does not exist is an error
-(exit 2).`,
-		Example: `  lohibot-audit logs /var/log/nginx/access.log /var/log/nginx/access.log.*.gz
-  lohibot-audit logs --log-format vhost_combined --robots robots.txt --fail-on any access.log
-  zcat access.log.*.gz | lohibot-audit logs --site example.com -`,
-		Args: cobra.ArbitraryArgs,
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			return runLogs(c.Context(), env, o, files)

@@ -17,29 +17,7 @@ func newMergeCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merge SNAPSHOT...",
 		Short: "Merge the snapshots of several servers into the report one run over all their logs would give",
-		Long: `Read the snapshots that 'lohibot-audit logs --snapshot FILE' wrote on each
-server and print the report that one 'logs' run over every server's logs
-would print: the same addresses, verdicts, sites and violations, and the
-violations that only the servers' logs together show (a page budget spent
-across servers, two servers' requests at once), each naming every file
-and line involved.
-
-Each snapshot is checked whole before it is used. A snapshot of another
-format version or another crawler set is refused (exit 2); a damaged one
-is left out and said (exit 3, the others are reported); one given twice,
-or a log two snapshots hold alike, is said and counted once. The conduct
-flags, --robots and --crawler are the merge's, as for 'logs'; verdicts are
-those the servers made (where they differ, the one made last).
-
-Servers' clocks differ: between two requests that different servers
-logged (snapshots of different --server-name), a timing violation must
-hold however far apart their clocks may be, --clock-skew (default 1s).
-With --clock-skew 0, or snapshots of one server, the merged report is
-exactly the one a single 'logs' run over all the logs prints.`,
-		Example: `  lohibot-audit merge /srv/snapshots/*.snap --robots robots.txt
-  lohibot-audit merge --format json web1.snap web2.snap web3.snap > fleet.json
-  lohibot-audit emit nftables --report fleet.json -o /etc/nftables.d/lohibot.nft`,
-		Args: cobra.ArbitraryArgs,
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			return runMerge(c.Context(), env, o, skew, files)

@@ -17,16 +17,7 @@ func newRobotsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "robots",
 		Short: "Test URLs against a robots.txt, or gate CI on it",
-		Long: `Read a robots.txt the way RFC 9309 says a crawler does, and say which rule
-decides for each URL. The crawler is ` + crawlerTitle + ` unless --crawler names
-another profile (googlebot, bingbot, or a profile file), whose robots.txt
-token is then used; --user-agent gives a token directly.
-
-ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
-counts as "allow all" (RFC 9309 §2.3.1.3), and the output says so. One that
-answers 5xx, times out or cannot be reached could not be checked: exit 3,
-unless --on-fetch-error rfc asks for RFC 9309's reading ("disallow all").`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
 		},
@@ -40,12 +31,6 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
-		Example: `  lohibot-audit robots test robots.txt /private/report.pdf /blog/
-  lohibot-audit robots test https://example.com/robots.txt https://example.com/search?q=x
-  lohibot-audit robots test --crawler googlebot robots.txt /private/
-  curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json
-  lohibot-audit robots test --at 2026-11-20T15:00:00Z robots-versions/ /private/
-  lohibot-audit robots test --at 2026-11-20 git:/srv/www/example.com:public/robots.txt /drafts/`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -121,19 +106,6 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check ROBOTS",
 		Short: "Exit 1 unless robots.txt blocks (or allows) the crawler as expected",
-		Long: `Check that robots.txt blocks (--expect blocked, the default) or allows
-(--expect allowed) the crawler for every --path (default /). Exit 0 when it
-does, 1 when it does not, with the deciding robots.txt lines; made for CI.
-
-A gate checks the file, not the network: a ROBOTS URL that answers 5xx,
-times out or cannot be reached exits 3 ("could not check"), unless
---on-fetch-error rfc asks for RFC 9309's reading (disallow all). A 4xx
-answer means "allow all" (RFC 9309), and the output says so.
-
-When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
-Actions error annotation on the deciding line of the robots.txt file.`,
-		Example: `  lohibot-audit robots check public/robots.txt
-  lohibot-audit robots check https://example.com/robots.txt --expect allowed --path / --path /blog/`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
