@@ -59,58 +59,7 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "watch [FILE...]",
 		Short: "Follow access logs live: judge new claimants at once, block spoofers in nftables",
-		Long: `watch follows access logs as tail -F does (from their end; --from-start reads
-what is there first), across rotation by rename and by copytruncate, waiting
-for files that do not exist yet; "-" reads standard input until it ends.
-
-Each address that claims to be the crawler is judged in the background when
-first seen (again after --verdict-ttl; unverified ones again with backoff),
-without holding up reading. Each verdict and each conduct violation is one
-event on stdout: a JSON line ({"event":"verdict",...} with the report's
-address fields, {"event":"violation",...} with its violation fields), or a
-readable line on a terminal. --crawler NAME|FILE (repeatable) watches
-several crawlers at once: each claimant is judged against the profile it
-claims, its events name that crawler, and each crawler's conduct is held
-to its own profile's promises.
-
---nftables adds each new spoofer, through netlink, to the set
-spoofed_live_v4 or spoofed_live_v6 of the table 'emit nftables' writes
-(--nft-table), each element living --ttl: hash sets next to emit's interval
-sets, which take an address at the same cost however many they hold, each
-with a drop rule in the same chain (with --set-only your chains must refer
-to them). --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
-spoofer, without a shell, at most --exec-concurrency at once, each in a
-process group of its own that is ended whole when the command exits or at
---exec-timeout; a failure is logged, never fatal. --crowdsec pushes
-each spoofer to the CrowdSec Local API of --crowdsec-credentials as
-'emit crowdsec' does (a decision of type ban for --ttl, its /64 too for
-IPv6), each time it is judged: a decision in force is kept or extended,
-never pushed twice; while the Local API is down or refuses, decisions wait
-(at most 65,536) and are pushed when it answers again. Options that act
-only with another (--nft-table and --set-only with --nftables, --ttl with
---nftables or --crowdsec, --exec-timeout and --exec-concurrency with
---exec), an --exec command that cannot run and a directory given as a log
-end watch at start (exit 2). No verdict waits for blocking. Nothing
-genuine, listed, private, reserved, in --never-block or unverified is ever
-acted on: the rules of 'emit' decide.
-
-Its state (the verdicts that still stand, what it blocked where, the
-addresses unblocked) is kept in --state-dir (default $STATE_DIRECTORY, else
-/var/lib/lohibot-audit; --no-state keeps none) and read at start: nothing is
-judged again before its verdict expires, and what the nftables sets lost is
-added again for the time it had left; a state file that cannot be read is
-said and set aside. 'watch status' asks the running watch (or reads its
-state); 'unblock ADDRESS...' takes an address out of its blocks and holds it
-out. --metrics HOST:PORT serves Prometheus metrics at /metrics.
-
-` + watchSignalHelp + ` A resolver outage, a missing or unreadable log and a full
-disk for events are said once and waited out.`,
-		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
-  lohibot-audit watch --nftables --metrics 127.0.0.1:9571 /var/log/nginx/access.log
-  lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
-  lohibot-audit watch --crowdsec /var/log/nginx/access.log
-  tail -F access.log | lohibot-audit watch -`,
-		Args: cobra.ArbitraryArgs,
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			err := runWatch(c, env, o, files)
