@@ -71,12 +71,11 @@ type Audit struct {
 
 	clients
 	byAddr addrIndex
-	// lastKey and lastAddr are the address of the previous hit and its
-	// entry number, when set (the genuine crawler's few addresses come
-	// again and again).
-	lastKey  addrKey
-	lastAddr uint32
-	lastSet  bool
+	// recent are the entry numbers of addresses seen lately, by a few
+	// bits of the address (the genuine crawler's few addresses come again
+	// and again): found without hashing the address or reading the
+	// index. Made with the first address.
+	recent   *[recentAddrs]recentAddr
 	byRaw    map[string]uint32 // clients that are no address, or have a zone
 	settleIx map[resultKey]uint32
 
@@ -143,6 +142,16 @@ type addrEntry struct {
 	timed               bool // a hit of the address had a time
 }
 
+// recentAddrs is how many addresses Audit.recent holds.
+const recentAddrs = 64
+
+// recentAddr is an address seen lately and its entry number.
+type recentAddr struct {
+	k   addrKey
+	i   uint32
+	set bool
+}
+
 // resultKey tells settled verdicts apart (the address aside), so that a
 // million spoofers share a handful of Results.
 type resultKey struct {
@@ -170,6 +179,30 @@ type hitPair struct{ user, retry uint32 }
 // reused. It reports whether the record was taken as a claimed hit (not
 // left out by Since and Until).
 func (a *Audit) Add(rec *parse.Record) bool {
+	var p pendingHit
+	if !a.take(rec, &p) {
+		return false
+	}
+	a.store(&p)
+	return true
+}
+
+// pendingHit is a claimed hit an audit has taken in (take) and is yet to
+// store (store): what storing needs of the record, its strings as the
+// record holds them.
+type pendingHit struct {
+	h                       hitstore.Hit // but for Site, File and Pair
+	site, file, user, retry string
+	keep                    bool // kept in the store, not only counted
+}
+
+// take is the first half of Add: the record's address, its counts and
+// user agent. It fills in p for store, and reports whether the record is
+// a claimed hit taken in. Apart from Warn and addInput, take and store
+// change disjoint parts of the audit: the stores of hits taken before
+// may run at the same time as a take, in another goroutine, in the order
+// the hits were taken.
+func (a *Audit) take(rec *parse.Record, p *pendingHit) bool {
 	if !rec.Claimed {
 		a.summary.UnclaimedHit++
 		return false
@@ -195,29 +228,42 @@ func (a *Audit) Add(rec *parse.Record) bool {
 	}
 	a.addUserAgent(i, e, rec.UserAgent)
 	a.summary.ClaimedHits++
-	site := a.sites.id(rec.Host)
-	for int(site) >= len(a.siteHits) {
-		a.siteHits = append(a.siteHits, 0)
-	}
-	a.siteHits[site]++
+	p.site = rec.Host
 	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
+		p.keep = false
 		return true
 	}
-	h := hitstore.Hit{
-		Addr: i, Site: site, File: a.files.id(rec.File), Line: rec.Line,
-		Status: rec.Status, Target: rec.Target,
+	p.keep = true
+	p.h = hitstore.Hit{
+		Addr: i, Line: rec.Line, Status: rec.Status, Target: rec.Target,
 		HasDuration: rec.HasDuration, Duration: rec.Duration,
 		StartLogged: rec.HasDuration && rec.Start.Equal(rec.Time),
 	}
 	if timed {
-		h.Timed, h.Time, h.Resolution = true, rec.Time, min(rec.Resolution, time.Second)
+		p.h.Timed, p.h.Time, p.h.Resolution = true, rec.Time, min(rec.Resolution, time.Second)
 	}
-	if rec.RemoteUser != "" || rec.RetryAfter != "" {
-		h.Pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
-	}
-	a.hits.Add(&h)
-	a.noteKept(h.File)
+	p.file, p.user, p.retry = rec.File, rec.RemoteUser, rec.RetryAfter
 	return true
+}
+
+// store is the second half of Add: the hit's site is counted, and the hit
+// kept.
+func (a *Audit) store(p *pendingHit) {
+	site := a.sites.id(p.site)
+	for int(site) >= len(a.siteHits) {
+		a.siteHits = append(a.siteHits, 0)
+	}
+	a.siteHits[site]++
+	if !p.keep {
+		return
+	}
+	h := &p.h
+	h.Site, h.File = site, a.files.id(p.file)
+	if p.user != "" || p.retry != "" {
+		h.Pair = a.pairs.id(hitPair{a.users.id(p.user), a.retries.id(p.retry)})
+	}
+	a.hits.Add(h)
+	a.noteKept(h.File)
 }
 
 // noteKept notes a hit of file f kept in the current segment.
@@ -259,8 +305,12 @@ func (a *Audit) entry(rec *parse.Record) uint32 {
 	}
 	if c.IsValid() && c.Zone() == "" {
 		k := addrKey{ip: c.As16(), v4: c.Is4()}
-		if a.lastSet && k == a.lastKey {
-			return a.lastAddr
+		if a.recent == nil {
+			a.recent = new([recentAddrs]recentAddr)
+		}
+		r := &a.recent[int(k.ip[15]^k.ip[14]<<3^k.ip[13]<<5)%recentAddrs]
+		if r.set && r.k == k {
+			return r.i
 		}
 		i, _, ok := a.byAddr.lookup(k, &a.addrs)
 		if !ok {
@@ -272,7 +322,7 @@ func (a *Audit) entry(rec *parse.Record) uint32 {
 			a.byAddr.insert(k, i, &a.addrs)
 			a.settle(i, c)
 		}
-		a.lastKey, a.lastAddr, a.lastSet = k, i, true
+		*r = recentAddr{k: k, i: i, set: true}
 		return i
 	}
 	name := rec.ClientRaw

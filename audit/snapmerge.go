@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/netip"
 	"path/filepath"
 	"runtime"
@@ -935,12 +936,15 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 	}
 	var rec parse.Record
 	name := ""
+	st := startStoring(feed)
+	defer st.stop()
 	for {
 		f, ok := <-feed.frames
 		switch {
 		case !ok:
 			return nil, snapfile.ErrTruncated
 		case errors.Is(f.err, io.EOF):
+			st.wait()
 			return failed, nil
 		case f.err != nil:
 			return nil, f.err
@@ -960,6 +964,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 				return nil, ctx.Err()
 			}
 			if !skip && j >= 0 {
+				b := st.batch()
 				for i := range f.hits {
 					h := &f.hits[i]
 					recordOf(&rec, h, name)
@@ -968,9 +973,22 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 					} else {
 						table.hint.set = false
 					}
-					set.Add(&rec)
+					// As set.Add (a merge writes no snapshot): the
+					// stores of the hits follow in st's goroutine.
+					for m := rec.Claims; m != 0; m &= m - 1 {
+						if c := bits.TrailingZeros64(m); c < len(set.audits) {
+							b.hits = append(b.hits, pendingStore{a: set.audits[c]})
+							if !set.audits[c].take(&rec, &b.hits[len(b.hits)-1].p) {
+								b.hits = b.hits[:len(b.hits)-1]
+							}
+						}
+					}
 				}
 				table.hint.set = false
+				// The frame's memory, which the hits' strings are in,
+				// is given back once they are stored.
+				st.send(b, f)
+				continue
 			}
 		case snapfile.KindWarning:
 			if skip || said[string(p)] {
@@ -981,6 +999,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 			if j < 0 || skip {
 				break
 			}
+			st.wait() // the input's hits stored before its segment ends
 			var in snapInput
 			if err := json.Unmarshal(p, &in); err != nil {
 				return nil, snapfile.ErrCorrupt
@@ -1007,6 +1026,84 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 		}
 		feed.recycle(f)
 	}
+}
+
+// storing stores the hits the replay has taken in (Audit.take), a few
+// frames behind, in a goroutine of its own (Audit.store), and then gives
+// back their frame's memory.
+type storing struct {
+	todo chan storeBatch
+	free chan []pendingStore
+	done chan struct{}
+}
+
+// storeBatch is the hits of one frame to store, or, when sync is set, a
+// mark to tell that every batch before it is stored.
+type storeBatch struct {
+	hits []pendingStore
+	f    aheadFrame
+	sync chan struct{}
+}
+
+// pendingStore is a hit that audit a has taken in, to store.
+type pendingStore struct {
+	a *Audit
+	p pendingHit
+}
+
+// Batches of hits taken in ahead of their stores.
+const storeAhead = 4
+
+func startStoring(feed *frameFeed) *storing {
+	st := &storing{todo: make(chan storeBatch, storeAhead), free: make(chan []pendingStore, storeAhead+2), done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		for b := range st.todo {
+			if b.sync != nil {
+				close(b.sync)
+				continue
+			}
+			for i := range b.hits {
+				b.hits[i].a.store(&b.hits[i].p)
+			}
+			feed.recycle(b.f)
+			clear(b.hits) // no strings kept alive while waiting for reuse
+			select {
+			case st.free <- b.hits[:0]:
+			default:
+			}
+		}
+	}()
+	return st
+}
+
+// batch returns an empty batch to fill.
+func (st *storing) batch() storeBatch {
+	select {
+	case h := <-st.free:
+		return storeBatch{hits: h}
+	default:
+		return storeBatch{}
+	}
+}
+
+// send has the hits of b stored, and then frame f given back.
+func (st *storing) send(b storeBatch, f aheadFrame) {
+	b.f = f
+	st.todo <- b
+}
+
+// wait returns once every hit sent is stored.
+func (st *storing) wait() {
+	sync := make(chan struct{})
+	st.todo <- storeBatch{sync: sync}
+	<-sync
+}
+
+// stop stores what was sent and ends the goroutine.
+func (st *storing) stop() {
+	close(st.todo)
+	<-st.done
 }
 
 // aheadFrame is a frame of a snapshot read ahead: its payload, a copy
