@@ -75,9 +75,13 @@ type Audit struct {
 	// bits of the address (the genuine crawler's few addresses come again
 	// and again): found without hashing the address or reading the
 	// index. Made with the first address.
-	recent   *[recentAddrs]recentAddr
-	byRaw    map[string]uint32 // clients that are no address, or have a zone
-	settleIx map[resultKey]uint32
+	recent *[recentAddrs]recentAddr
+	// recentUAs are pairs of an entry number and a user agent's id seen
+	// lately, by a few of their bits: the address's user agents hold the
+	// user agent, or can hold no more.
+	recentUAs *[recentAddrs]recentUA
+	byRaw     map[string]uint32 // clients that are no address, or have a zone
+	settleIx  map[resultKey]uint32
 
 	hits hitstore.Store // by input, one segment each
 	// The segment of each file's kept hits (by file id, -1 for none),
@@ -151,6 +155,9 @@ type recentAddr struct {
 	i   uint32
 	set bool
 }
+
+// recentUA is an entry number and the id of a user agent.
+type recentUA struct{ i, ua uint32 }
 
 // resultKey tells settled verdicts apart (the address aside), so that a
 // million spoofers share a handful of Results.
@@ -312,14 +319,14 @@ func (a *Audit) entry(rec *parse.Record) uint32 {
 		if r.set && r.k == k {
 			return r.i
 		}
-		i, _, ok := a.byAddr.lookup(k, &a.addrs)
+		i, slot, ok := a.byAddr.lookup(k, &a.addrs)
 		if !ok {
 			e := addrEntry{ip: k.ip, kind: clientV6}
 			if k.v4 {
 				e.kind = clientV4
 			}
 			i = uint32(a.addrs.push(e))
-			a.byAddr.insert(k, i, &a.addrs)
+			a.byAddr.insert(k, i, slot, &a.addrs)
 			a.settle(i, c)
 		}
 		*r = recentAddr{k: k, i: i, set: true}
@@ -380,6 +387,16 @@ func (a *Audit) addUserAgent(i uint32, e *addrEntry, ua string) {
 	case e.ua == id:
 		return
 	}
+	// The genuine crawler's few addresses send the same few user agents
+	// again and again.
+	if a.recentUAs == nil {
+		a.recentUAs = new([recentAddrs]recentUA)
+	}
+	r := &a.recentUAs[(i^id*7)%recentAddrs]
+	if *r == (recentUA{i: i, ua: id}) {
+		return
+	}
+	*r = recentUA{i: i, ua: id} // as noted below, or never to be
 	more := a.extraUAs[i]
 	if 1+len(more) >= maxUserAgents || slices.Contains(more, id) {
 		return

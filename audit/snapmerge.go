@@ -243,6 +243,8 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	first := len(au.inputs)
 	o.phase(PhaseRead)
 	var failed []string
+	st := startStoring()
+	defer st.stop()
 	for _, r := range reads {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -254,7 +256,7 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			set.AddInput(InputReport{File: r.file.Name, Error: msg}, nil)
 			failed = append(failed, r.file.Name)
 		case !r.skip:
-			in, err := r.replay(ctx, set, frames, table)
+			in, err := r.replay(ctx, set, frames, table, st)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
 			}
@@ -1081,7 +1083,7 @@ func decodeVerdicts(b []byte, fn func(c int, a netip.Addr, settled int, res *ver
 // returns the inputs that were not read whole. The snapshot is read and
 // its hits decoded in a goroutine of their own, a few frames ahead of
 // the audits taking them in.
-func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable) ([]string, error) {
+func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable, st *storing) ([]string, error) {
 	sr, err := r.reader()
 	if err != nil {
 		return nil, err
@@ -1113,15 +1115,15 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 	}
 	var rec parse.Record
 	name := ""
-	st := startStoring(feed)
-	defer st.stop()
+	// The hits sent to st are stored before this returns, on an error
+	// too: their frames are the feed's.
+	defer st.wait()
 	for {
 		f, ok := <-feed.frames
 		switch {
 		case !ok:
 			return nil, snapfile.ErrTruncated
 		case errors.Is(f.err, io.EOF):
-			st.wait()
 			return failed, nil
 		case f.err != nil:
 			return nil, f.err
@@ -1164,7 +1166,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 				table.hint.set = false
 				// The frame's memory, which the hits' strings are in,
 				// is given back once they are stored.
-				st.send(b, f)
+				st.send(b, feed, f)
 				continue
 			}
 		case snapfile.KindWarning:
@@ -1214,10 +1216,12 @@ type storing struct {
 	done chan struct{}
 }
 
-// storeBatch is the hits of one frame to store, or, when sync is set, a
-// mark to tell that every batch before it is stored.
+// storeBatch is the hits of one frame to store, and the feed to give
+// the frame back to; or, when sync is set, a mark to tell that every
+// batch before it is stored.
 type storeBatch struct {
 	hits []pendingStore
+	feed *frameFeed
 	f    aheadFrame
 	sync chan struct{}
 }
@@ -1231,7 +1235,7 @@ type pendingStore struct {
 // Batches of hits taken in ahead of their stores.
 const storeAhead = 4
 
-func startStoring(feed *frameFeed) *storing {
+func startStoring() *storing {
 	st := &storing{todo: make(chan storeBatch, storeAhead), free: make(chan []pendingStore, storeAhead+2), done: make(chan struct{})}
 	go func() {
 		defer close(st.done)
@@ -1243,7 +1247,7 @@ func startStoring(feed *frameFeed) *storing {
 			for i := range b.hits {
 				b.hits[i].a.store(&b.hits[i].p)
 			}
-			feed.recycle(b.f)
+			b.feed.recycle(b.f)
 			clear(b.hits) // no strings kept alive while waiting for reuse
 			select {
 			case st.free <- b.hits[:0]:
@@ -1264,9 +1268,9 @@ func (st *storing) batch() storeBatch {
 	}
 }
 
-// send has the hits of b stored, and then frame f given back.
-func (st *storing) send(b storeBatch, f aheadFrame) {
-	b.f = f
+// send has the hits of b stored, and then frame f given back to feed.
+func (st *storing) send(b storeBatch, feed *frameFeed, f aheadFrame) {
+	b.feed, b.f = feed, f
 	st.todo <- b
 }
 
@@ -1296,10 +1300,11 @@ type aheadFrame struct {
 }
 
 // framePool keeps the memory of frames done with, for the next ones
-// (those of the next snapshot too).
+// (those of the next snapshot too): as many as may be in use at once,
+// read ahead, replayed and stored.
 type framePool chan aheadFrame
 
-func newFramePool() framePool { return make(framePool, aheadFrames+2) }
+func newFramePool() framePool { return make(framePool, aheadFrames+storeAhead+3) }
 
 // frameFeed reads a snapshot's frames in a goroutine of its own.
 type frameFeed struct {
