@@ -1,17 +1,12 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/spf13/cobra"
@@ -42,81 +37,6 @@ func newEmitCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "emit TARGET [FILE...]",
 		Short: "Write firewall and WAF rules (nftables, Cloudflare, ModSecurity), or push CrowdSec decisions",
-		Long: `emit writes rules for TARGET (nftables, cloudflare or modsecurity) from access
-logs, read and verified as 'logs' does, or from --report, a JSON report an
-earlier 'logs --format json' run wrote (so DNS is not asked twice).
-
-Modes (--mode):
-  block-spoofed  (default) block the addresses seen claiming to be ` + crawlerTitle + `
-                 without being it. The Cloudflare and ModSecurity rules also
-                 block the ` + crawlerTitle + ` User-Agent token (any case) from every
-                 address but the crawler's, which stops impostors not seen yet.
-  block-bot      block the crawler's own addresses (genuine ones seen, and the
-                 IP list).
-  allow-bot      let the crawler's addresses past other rules.
-
-Targets:
-  nftables     an nft -f file: table inet lohibot with IPv4 and IPv6 sets
-               (flags interval,timeout, auto-merge), every element timing out
-               after --ttl, and a chain on --nft-hook. Loading it replaces the
-               table in one transaction, so it can be loaded again and again,
-               and each load starts every timeout anew. --set-only writes only
-               the sets (into --nft-table), for your own chains to refer to.
-               In allow-bot mode an accept ends only this table's chain: use
-               --set-only --nft-table 'inet filter' and refer to @crawler_v4
-               and @crawler_v6 from the chain that drops.
-  cloudflare   --cloudflare-output ruleset (default): the JSON body for PUT
-               /zones/{zone_id}/rulesets/phases/http_request_firewall_custom/entrypoint;
-               list: Lists API items for the block (or allow) set; expression:
-               the bare expression. Addresses that do not fit in 4,096
-               characters move to a list ($lohibot_spoofed, or
-               --cloudflare-list-name). IPv6 addresses are blocked by their /64.
-               The token rule uses contains, which every plan has and which
-               also matches the token inside a longer word (NotGPTBotX) from
-               addresses that are not the crawler's; --cloudflare-matches
-               (Business and Enterprise plans) matches product tokens as the
-               audit reads them.
-  modsecurity  SecRule rules (phase 1, t:none, deny with 403) for ModSecurity 2
-               (Apache) and libmodsecurity 3 (nginx); include the file after
-               SecRuleEngine On (allow-bot: before your other rules).
-  crowdsec     pushes each spoofer to a CrowdSec Local API as a decision (type
-               ban, scope Ip, and for IPv6 also its /64 as scope Range; for
-               --ttl; scenario lohibot-audit/spoofed-CRAWLER; the evidence in
-               its alert), logged in as the machine of --crowdsec-credentials.
-               A decision of ours in force is kept, or extended when less than
-               nine tenths of --ttl is left; never pushed twice. When the Local
-               API is down or refuses, it exits 3: run it again. --dry-run
-               writes the POST /v1/alerts request instead (block-spoofed only).
-
-Several crawlers (--crawler NAME|FILE, repeatable; or a --report of
-'logs --crawler', whose crawlers it covers unless --crawler chooses among
-them): block-spoofed blocks each crawler's tokens from any address but
-that crawler's own, and no block set holds an address of any of them.
-Cloudflare writes one rule per crawler, its sets moving to the lists
-lohibot_NAME_spoofed (or _crawler) and lohibot_NAME_exempt when they do
-not fit (--cloudflare-list-name sets the prefix; the list output is an
-object from list name to items); ModSecurity gives crawler i's token rule
-the ID --modsec-id-base+i, its address rules after all token rules.
-
-Safety: no rule ever blocks loopback, private, link-local, multicast,
-unspecified, carrier-grade NAT or reserved addresses, IPv6 addresses that
-carry one (NAT64, 6to4), nor anything in --never-block; block-spoofed never
-blocks a genuine address or one in the IP list; unverified addresses are
-never blocked. Put your own networks, proxies
-and CDN ranges in --never-block: behind a proxy the log shows the proxy's
-address unless you use --trust-xff.
-
--o FILE writes atomically and leaves FILE untouched when only the time in
-its header would change; --changed-exit N exits N when FILE did change.
-The output is sorted and starts with a header saying what made it, from
-which inputs, and when (--fail-on has no effect here).`,
-		Example: `  lohibot-audit emit nftables /var/log/nginx/access.log -o /etc/nftables.d/lohibot.nft && nft -f /etc/nftables.d/lohibot.nft
-  lohibot-audit logs --format json access.log > audit.json
-  lohibot-audit emit cloudflare --report audit.json > ruleset.json
-  lohibot-audit emit cloudflare --report audit.json --cloudflare-output list > items.json
-  lohibot-audit emit modsecurity --report audit.json -o /etc/modsecurity/lohibot.conf --changed-exit 10
-  lohibot-audit emit nftables --mode allow-bot --set-only --nft-table 'inet filter' --report audit.json
-  lohibot-audit emit crowdsec --report audit.json --ttl 7d`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fail.Hinted(
@@ -177,11 +97,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	if o.ChangedExit != 0 && (o.Output == "" || o.Output == "-") {
-		return fail.Usagef("--changed-exit needs -o FILE: it says whether that file changed")
-	}
-	if o.ChangedExit < 0 || o.ChangedExit > 125 {
-		return fail.Usagef("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
+	out := emit.Output{File: o.Output, ChangedExit: o.ChangedExit}
+	if err := out.Check(); err != nil {
+		return err
 	}
 	opts, err := t.CheckOptions(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
 		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
@@ -194,15 +112,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return err
 	}
 
-	in := emit.Input{
-		Mode:       mode,
-		NeverBlock: never,
-		Generated:  env.Now().UTC().Truncate(time.Second),
-		Version:    Version,
-	}
-	if t.Name == "crowdsec" {
-		in.Evidence = map[netip.Addr][]crowdsec.Evidence{}
-	}
+	in := t.Input(mode, never, env.Now(), Version)
 	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
@@ -229,58 +139,23 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if push != nil {
 		return push.run(ctx, env, in, incomplete)
 	}
-	type rules struct {
-		plan *emit.Plan
-		text []byte
-		err  error
-	}
-	r, err := interrupt.Aside(ctx, func() rules {
-		env.phase(phaseRules)
-		var buf bytes.Buffer
-		plan, err := t.Write(&buf, in, opts)
-		return rules{plan, buf.Bytes(), err}
-	})
+	rules, err := t.Rules(ctx, in, opts, func() { env.phase(phaseRules) })
 	if err != nil {
 		return err
 	}
-	if r.err != nil {
-		return emit.Explain(r.err)
-	}
-	plan := r.plan
-	emitWarnPlan(env, plan)
+	emitWarnPlan(env, rules.Plan)
 	env.phase(phaseWrite)
-
-	if o.Output == "" || o.Output == "-" {
-		if _, err := env.Stdout.Write(r.text); err != nil {
-			return writeFailed("the rules", err)
-		}
-		if incomplete != nil {
-			return incomplete
-		}
-		return nil
-	}
-	// Should the run have to end at once, no temporary file stays.
-	defer atomicfile.RemoveTempOnForcedExit(o.Output)()
-	changed, err := emit.WriteFile(ctx, o.Output, r.text)
-	// Cancelled before the rename, the old file stays; after it, the new
-	// one is whole and the run is done.
+	changed, err := out.Write(ctx, env.Stdout, rules.Text)
 	if err != nil {
-		return interrupt.Cause(ctx, err)
+		return err
 	}
-	if env.StderrTTY {
-		state := "unchanged"
-		if changed {
-			state = "written"
-		}
-		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, plan.Count())
+	if said := out.Said(changed, target, rules); said != "" && env.StderrTTY {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", said)
 	}
 	if incomplete != nil {
 		return incomplete
 	}
-	if changed && o.ChangedExit != 0 {
-		return &fail.Error{Kind: fail.Findings, Code: o.ChangedExit, Err: fmt.Errorf("the rules changed: %s", o.Output)}
-	}
-	return nil
+	return out.Changed(changed)
 }
 
 // emitFromReport fills in from a --report file and the IP list in force

@@ -58,15 +58,7 @@ func newFormatTestCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "test [FILE|-]",
 		Short: "Show how --log-format reads the first lines of a log, field by field, or where a line leaves it",
-		Long: `format test reads the first lines of a log (plain or compressed; "-" or no
-FILE for stdin) as the logs command would, and shows for each line every
-field's name and value as the format reads it, or where the line left the
-format and why. With --log-format auto (the default) it first shows what each
-format auto-detection tries made of the first lines, and which it chose.`,
-		Example: `  lohibot-audit format test /var/log/nginx/access.log
-  lohibot-audit format test --log-format 'apache:%h %l %u %{%Y-%m-%d %H:%M:%S}t "%r" %>s %b' access.log
-  head -n 5 access.log | lohibot-audit format test --log-format combined -`,
-		Args: cobra.MaximumNArgs(1),
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runFormatTest(c.Context(), env, o, args)
 		},

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -15,16 +16,8 @@ func newIPsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ips [update|show]",
 		Short: "Fetch and cache the crawler's IP list; show the list in force",
-		Long: `The crawler's operator publishes its addresses at
-https://lohisoft.com/bot/ips.json. Other commands fetch it when their cached
-copy is older than 6 hours (revalidating with ETag/Last-Modified) and keep
-the built-in list (79.139.58.98, 79.139.58.121) as the last fallback.
-
-  ips update   fetch the list now and cache it
-  ips show     print the list in force, where it came from and its age
-               (the default; never uses the network)`,
-		Args: cobra.NoArgs,
-		RunE: show.RunE,
+		Args:  cobra.NoArgs,
+		RunE:  show.RunE,
 	}
 	c.Flags().AddFlagSet(show.Flags())
 	c.AddCommand(show, newIPsUpdateCmd(env))
@@ -66,9 +59,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				}
 				dir := cacheDir(env, id)
 				edges, warnings := cdnLoader(env, dir).Load()
-				for _, w := range warnings {
-					warnf(env, "%s", w)
-				}
+				warnEach(env, warnings)
 				if err := format.WriteDocument(env.Stdout, render.NewCDNLists(edges, env.Now()), outputOptions(env)); err != nil {
 					return writeFailed("the lists", err)
 				}
@@ -78,27 +69,18 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir := cacheDir(env, id)
-			loader := id.Loader(dir, verify.ListNoFetch)
-			var docs render.IPListDocs
-			for _, p := range profiles {
-				ll, err := loader.Load(c.Context(), p, override)
-				if err != nil {
-					return verify.ListFail(err)
-				}
-				for _, w := range ll.Warnings {
-					warnf(env, "%s", w)
-				}
-				name := ""
-				if len(crawlers) > 0 {
-					name = p.Name
-				}
-				docs = append(docs, render.NewIPListDoc(ll, name, ll.List.FileTime(), env.Now()))
+			lists, err := id.Loader(cacheDir(env, id), verify.ListNoFetch).LoadEach(c.Context(), profiles, override)
+			for _, ll := range lists {
+				warnEach(env, ll.Warnings)
 			}
-			var doc render.Document = docs
-			if len(docs) == 1 {
-				doc = docs[0]
+			if err != nil {
+				return err
 			}
+			var names []string
+			if len(crawlers) > 0 {
+				names = crawler.Names(profiles)
+			}
+			doc := render.NewIPListDocs(lists, names, env.Now())
 			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the list", err)
 			}
@@ -119,16 +101,7 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "update",
 		Short: "Fetch the IP list now and cache it",
-		Long: `update fetches the crawler's lists (the default crawler's is
-https://lohisoft.com/bot/ips.json), or the one --ip-list names, now,
-revalidating the cached copy, and says what happened: 200 (a new list,
-cached), 304 (the cached list is current) or rejected (the cached or
-built-in list stays in force; exit 3).
-It fetches the CDNs' edge lists too (Cloudflare, Fastly, CloudFront,
-Bunny; see --trusted-proxy), which runs then read from the cache: a list
-that cannot be had leaves its cached copy, else the built-in snapshot, in
-force (exit 3).`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			id := o.identity(env)
 			if err := id.Check(); err != nil {
@@ -139,32 +112,15 @@ force (exit 3).`,
 				return err
 			}
 			dir := cacheDir(env, id)
-			loader := id.Loader(dir, verify.ListFetchNow)
-			var failed error
-			for _, p := range profiles {
-				ll, err := loader.Load(c.Context(), p, override)
-				if err != nil {
-					return verify.ListFail(err)
-				}
-				prefix := ""
-				if len(crawlers) > 0 {
-					prefix = p.Name + ": "
-				}
-				lines, warnings, errs := ll.Updated(p, prefix, dir)
-				for _, w := range warnings {
-					warnf(env, "%s", w)
-				}
-				for _, l := range lines {
-					fmt.Fprintln(env.Stdout, sanitize(l))
-				}
-				for _, err := range errs {
-					if failed == nil {
-						failed = fail.New(fail.Incomplete, err, "")
-					} else {
-						warnf(env, "%v", err)
-					}
-				}
+			u, err := id.Loader(dir, verify.ListFetchNow).UpdateEach(c.Context(), profiles, override, len(crawlers) > 0)
+			warnEach(env, u.Warnings)
+			for _, l := range u.Lines {
+				fmt.Fprintln(env.Stdout, sanitize(l))
 			}
+			if err != nil {
+				return err
+			}
+			failed := u.Failed
 			if err := ipsUpdateCDN(c.Context(), env, dir); err != nil {
 				if failed == nil {
 					failed = err

@@ -20,20 +20,6 @@ func newOptoutCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "optout DOMAIN...",
 		Short: "Write the e-mail that asks the crawler's operator to exclude your domains",
-		Long: `Write the opt-out e-mail (RFC 5322) that asks the crawler's operator to
-exclude DOMAIN... from its crawl and remove them from its crawl list, the
-way the crawler's page offers besides robots.txt. It goes to the contact
-address of the crawler's profile (--crawler, default ` + crawlerTitle + `'s), from
---from (default $EMAIL, else webmaster@ the first domain), dated now.
-
-The e-mail is written to standard output or to -o FILE, for your own mail
-program (sendmail -t, or open the file as a draft): nothing is sent.
-
-Unicode domains are written as punycode, with their Unicode form beside
-them in the text. After sending it, audit the promise with
-logs --opted-out DOMAIN=TIME (the time the e-mail names).`,
-		Example: `  lohibot-audit optout example.com blog.example.com --from "Web Team <webmaster@example.com>" -o optout.eml
-  lohibot-audit optout example.com --from webmaster@example.com | sendmail -t`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fail.Hinted(

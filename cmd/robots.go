@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -20,16 +17,7 @@ func newRobotsCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "robots",
 		Short: "Test URLs against a robots.txt, or gate CI on it",
-		Long: `Read a robots.txt the way RFC 9309 says a crawler does, and say which rule
-decides for each URL. The crawler is ` + crawlerTitle + ` unless --crawler names
-another profile (googlebot, bingbot, or a profile file), whose robots.txt
-token is then used; --user-agent gives a token directly.
-
-ROBOTS is a file, - for stdin, or an http(s):// URL. A URL that answers 4xx
-counts as "allow all" (RFC 9309 §2.3.1.3), and the output says so. One that
-answers 5xx, times out or cannot be reached could not be checked: exit 3,
-unless --on-fetch-error rfc asks for RFC 9309's reading ("disallow all").`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
 		},
@@ -43,12 +31,6 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "test ROBOTS URL...",
 		Short: "Say whether the crawler may fetch each URL, and which robots.txt line decides",
-		Example: `  lohibot-audit robots test robots.txt /private/report.pdf /blog/
-  lohibot-audit robots test https://example.com/robots.txt https://example.com/search?q=x
-  lohibot-audit robots test --crawler googlebot robots.txt /private/
-  curl -s https://example.com/robots.txt | lohibot-audit robots test - / --format json
-  lohibot-audit robots test --at 2026-11-20T15:00:00Z robots-versions/ /private/
-  lohibot-audit robots test --at 2026-11-20 git:/srv/www/example.com:public/robots.txt /drafts/`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -67,8 +49,9 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format != "text" && format != "json" {
-				return fail.Usagef("unknown --format %q: use text or json", format)
+			write, err := render.PickRobotsTest(format)
+			if err != nil {
+				return err
 			}
 			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
@@ -82,33 +65,23 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			robotsWarn(env, src)
-			rb, version, err := robotsAt(env, src, c.Flags().Changed("at"), when)
+			warnEach(env, src.Warnings())
+			rb, err := src.DecidingAt(when, c.Flags().Changed("at"), env.Now())
+			if rb.Warning != "" {
+				warnf(env, "%s", rb.Warning)
+			}
 			if err != nil {
 				return err
 			}
-			for _, target := range args[1:] {
-				robotsWarnOtherHost(env, src, target)
+			if rb.Note != "" {
+				fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(rb.Note))
 			}
-			results := rb.Test(token, args[1:], version)
+			warnEach(env, src.OtherHostWarnings(args[1:]))
+			results := rb.Robots.Test(token, args[1:], rb.Version)
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			if format == "json" {
-				if err := render.WriteJSON(env.Stdout, results, true); err != nil {
-					return writeFailed("the results", err)
-				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			for _, r := range results {
-				verdict := "allowed"
-				if !r.Allowed {
-					verdict = "disallowed"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(r.Reason()))
-			}
-			if err := tw.Flush(); err != nil {
+			if err := write(env.Stdout, results); err != nil {
 				return writeFailed("the results", err)
 			}
 			return nil
@@ -122,23 +95,6 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// robotsAt is the robots.txt of src in force at when (--at), or now,
-// and for dated versions the one that is, said on stderr: "" for a
-// single robots.txt.
-func robotsAt(env *Env, src *robots.Source, given bool, when time.Time) (*robots.Robots, string, error) {
-	if !given {
-		when = env.Now()
-	} else if src.History == nil {
-		warnf(env, "robots.txt %s is a single version: --at changes nothing", src.Name)
-	}
-	rb, v, err := src.InForce(when)
-	if v == nil || err != nil {
-		return rb, "", err
-	}
-	fmt.Fprintf(env.Stderr, "lohibot-audit: robots.txt %s: %s decides at %s\n", sanitize(src.Name), sanitize(v.Label()), when.UTC().Format(time.RFC3339))
-	return rb, v.Label(), nil
-}
-
 // addOnFetchErrorFlag adds --on-fetch-error to a robots command.
 func addOnFetchErrorFlag(c *cobra.Command, v *string) {
 	c.Flags().StringVar(v, "on-fetch-error", "fail", "a ROBOTS URL that answers 5xx, times out or cannot be reached: fail (exit 3, could not check) or rfc (RFC 9309: disallow all)")
@@ -150,19 +106,6 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check ROBOTS",
 		Short: "Exit 1 unless robots.txt blocks (or allows) the crawler as expected",
-		Long: `Check that robots.txt blocks (--expect blocked, the default) or allows
-(--expect allowed) the crawler for every --path (default /). Exit 0 when it
-does, 1 when it does not, with the deciding robots.txt lines; made for CI.
-
-A gate checks the file, not the network: a ROBOTS URL that answers 5xx,
-times out or cannot be reached exits 3 ("could not check"), unless
---on-fetch-error rfc asks for RFC 9309's reading (disallow all). A 4xx
-answer means "allow all" (RFC 9309), and the output says so.
-
-When GITHUB_ACTIONS is true, each failing path is also written as a GitHub
-Actions error annotation on the deciding line of the robots.txt file.`,
-		Example: `  lohibot-audit robots check public/robots.txt
-  lohibot-audit robots check https://example.com/robots.txt --expect allowed --path / --path /blog/`,
 		Args: func(c *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
@@ -196,31 +139,10 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			inGHA := env.Getenv("GITHUB_ACTIONS") == "true"
-			out := &stickyio.Writer{W: env.Stdout}
-			robotsWarn(env, src)
-			if inGHA {
-				for _, a := range src.WarningAnnotations() {
-					fmt.Fprintln(env.Stdout, a)
-				}
-			}
 			gate := src.Check(token, paths, wantAllowed)
-			for _, c := range gate.Checks {
-				robotsWarnOtherHost(env, src, c.Path)
-				status := "ok"
-				if !c.OK {
-					status = "FAIL"
-				}
-				fmt.Fprintf(out, "%s: %s\n", status, sanitize(c.Message))
-				if inGHA && !c.OK {
-					fmt.Fprintln(out, gate.Annotation(c))
-				}
-			}
-			if inGHA && gate.Failed == 0 {
-				fmt.Fprintln(out, gate.Notice())
-			}
-			if out.Err() != nil {
-				return writeFailed("the results", out.Err())
+			warnEach(env, gate.Warnings())
+			if err := gate.Write(env.Stdout, env.Getenv("GITHUB_ACTIONS") == "true"); err != nil {
+				return writeFailed("the results", err)
 			}
 			if gate.Failed > 0 {
 				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s\n", sanitize(gate.Failure()))
@@ -240,19 +162,4 @@ Actions error annotation on the deciding line of the robots.txt file.`,
 func addRobotsTokenFlags(c *cobra.Command, crawlerName, userAgent *string) {
 	c.Flags().StringVar(crawlerName, "crawler", crawler.Default, "the crawler whose robots.txt token to use: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE")
 	c.Flags().StringVar(userAgent, "user-agent", "", "the product `TOKEN` to test instead of the crawler's (a version such as /1.0 is ignored; * asks the * group)")
-}
-
-// robotsWarn prints the source's note and the parser's warnings.
-func robotsWarn(env *Env, src *robots.Source) {
-	for _, w := range src.Warnings() {
-		warnf(env, "%s", w)
-	}
-}
-
-// robotsWarnOtherHost warns when a URL to check is on another host than
-// the robots.txt URL (robots.OtherHostWarning).
-func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if w := robots.OtherHostWarning(src.Name, target); w != "" {
-		warnf(env, "%s", w)
-	}
 }

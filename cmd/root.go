@@ -20,9 +20,11 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/buildinfo"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/interrupt"
+	"github.com/lohisoft/lohibot-audit/internal/manual"
 	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 	"github.com/lohisoft/lohibot-audit/internal/tty"
 	"github.com/lohisoft/lohibot-audit/parse"
@@ -236,21 +238,8 @@ func warnf(env *Env, format string, a ...any) {
 
 func newRootCmd(env *Env) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "lohibot-audit",
-		Short: "Audit what the " + crawlerTitle + " crawler (and its impostors) did on your sites",
-		Long: `lohibot-audit reads web server access logs and answers three questions about
-the ` + crawlerTitle + ` search crawler:
-
-  1. Who is really the crawler? Every request whose User-Agent claims
-     ` + crawlerTitle + ` is classified genuine, spoofed or unverified, by
-     forward-confirmed reverse DNS and the crawler's published IP list.
-  2. Did the genuine crawler keep its promises? robots.txt (RFC 9309), its
-     page budget, pauses, backoff after 429/5xx, and no logins.
-  3. What should the firewall do? nftables, Cloudflare and ModSecurity rules.`,
-		Example: `  lohibot-audit logs /var/log/nginx/access.log*
-  lohibot-audit verify 79.139.58.98 203.0.113.7
-  lohibot-audit robots check https://example.com/robots.txt --expect blocked
-  lohibot-audit emit nftables /var/log/nginx/access.log -o /etc/nftables.d/lohibot.nft`,
+		Use:           "lohibot-audit",
+		Short:         "Audit what the " + crawlerTitle + " crawler (and its impostors) did on your sites",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -280,6 +269,9 @@ the ` + crawlerTitle + ` search crawler:
 		newOptoutCmd(env),
 		newVersionCmd(env),
 	)
+	// The commands' descriptions and examples are the manual's
+	// (internal/manual/help), told the default crawler's facts.
+	manual.Describe(root, manual.ValuesOf(crawler.DefaultProfile()))
 	registerCompletions(root)
 	return root
 }

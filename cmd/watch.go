@@ -11,14 +11,16 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // watchOptions holds the flags of `watch`.
@@ -42,10 +44,6 @@ type watchOptions struct {
 	Metrics string
 }
 
-// watchNotApplicable are the flags of addLogFlags that make no sense for a
-// run that never ends.
-var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
-
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1 (watch.ProcessSignals).
 var watchSignals = watch.ProcessSignals
@@ -57,58 +55,7 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "watch [FILE...]",
 		Short: "Follow access logs live: judge new claimants at once, block spoofers in nftables",
-		Long: `watch follows access logs as tail -F does (from their end; --from-start reads
-what is there first), across rotation by rename and by copytruncate, waiting
-for files that do not exist yet; "-" reads standard input until it ends.
-
-Each address that claims to be the crawler is judged in the background when
-first seen (again after --verdict-ttl; unverified ones again with backoff),
-without holding up reading. Each verdict and each conduct violation is one
-event on stdout: a JSON line ({"event":"verdict",...} with the report's
-address fields, {"event":"violation",...} with its violation fields), or a
-readable line on a terminal. --crawler NAME|FILE (repeatable) watches
-several crawlers at once: each claimant is judged against the profile it
-claims, its events name that crawler, and each crawler's conduct is held
-to its own profile's promises.
-
---nftables adds each new spoofer, through netlink, to the set
-spoofed_live_v4 or spoofed_live_v6 of the table 'emit nftables' writes
-(--nft-table), each element living --ttl: hash sets next to emit's interval
-sets, which take an address at the same cost however many they hold, each
-with a drop rule in the same chain (with --set-only your chains must refer
-to them). --exec CMD runs 'CMD ADDRESS CRAWLER REASON' for each new
-spoofer, without a shell, at most --exec-concurrency at once, each in a
-process group of its own that is ended whole when the command exits or at
---exec-timeout; a failure is logged, never fatal. --crowdsec pushes
-each spoofer to the CrowdSec Local API of --crowdsec-credentials as
-'emit crowdsec' does (a decision of type ban for --ttl, its /64 too for
-IPv6), each time it is judged: a decision in force is kept or extended,
-never pushed twice; while the Local API is down or refuses, decisions wait
-(at most 65,536) and are pushed when it answers again. Options that act
-only with another (--nft-table and --set-only with --nftables, --ttl with
---nftables or --crowdsec, --exec-timeout and --exec-concurrency with
---exec), an --exec command that cannot run and a directory given as a log
-end watch at start (exit 2). No verdict waits for blocking. Nothing
-genuine, listed, private, reserved, in --never-block or unverified is ever
-acted on: the rules of 'emit' decide.
-
-Its state (the verdicts that still stand, what it blocked where, the
-addresses unblocked) is kept in --state-dir (default $STATE_DIRECTORY, else
-/var/lib/lohibot-audit; --no-state keeps none) and read at start: nothing is
-judged again before its verdict expires, and what the nftables sets lost is
-added again for the time it had left; a state file that cannot be read is
-said and set aside. 'watch status' asks the running watch (or reads its
-state); 'unblock ADDRESS...' takes an address out of its blocks and holds it
-out. --metrics HOST:PORT serves Prometheus metrics at /metrics.
-
-` + watchSignalHelp + ` A resolver outage, a missing or unreadable log and a full
-disk for events are said once and waited out.`,
-		Example: `  lohibot-audit watch --nftables /var/log/nginx/access.log
-  lohibot-audit watch --nftables --metrics 127.0.0.1:9571 /var/log/nginx/access.log
-  lohibot-audit watch --exec /usr/local/bin/lohibot-banip /var/log/nginx/access.log
-  lohibot-audit watch --crowdsec /var/log/nginx/access.log
-  tail -F access.log | lohibot-audit watch -`,
-		Args: cobra.ArbitraryArgs,
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, files []string) error {
 			o.given = func(name string) bool { return flagGiven(c.Flags(), name) }
 			err := runWatch(c, env, o, files)
@@ -122,7 +69,7 @@ disk for events are said once and waited out.`,
 	}
 	f := c.Flags()
 	addLogFlags(f, &o.auditOptions)
-	for _, name := range watchNotApplicable {
+	for _, name := range watch.NotApplicable {
 		f.MarkHidden(name)
 	}
 	addIdentityFlags(f, &o.auditOptions)
@@ -153,10 +100,8 @@ disk for events are said once and waited out.`,
 
 func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error {
 	ctx := c.Context()
-	for _, name := range watchNotApplicable {
-		if c.Flags().Changed(name) {
-			return fail.Usagef("--%s does not apply to watch", name)
-		}
+	if err := watch.CheckApplicable(c.Flags().Changed); err != nil {
+		return err
 	}
 	if err := o.Flags.Check(); err != nil {
 		return err
@@ -169,35 +114,18 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return fail.Hinted(err, "see 'lohibot-audit watch --help' for the formats")
 	}
-	never, err := emit.NeverBlockFlag(o.NeverBlock)
-	if err != nil {
-		return err
-	}
-	// --ttl is read whatever blocks (the state keeps how long a block
-	// lasts); its range is held only where it applies, below.
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil {
-		_, err = emit.TTLFlag(o.TTL)
-		return err
-	}
 	asked := watch.Asked{NFTables: o.NFTables, Exec: flagGiven(c.Flags(), "exec"), CrowdSec: o.CrowdSec}
-	var argv []string
-	if asked.Exec {
-		if argv, err = watch.ExecArgv(o.Exec); err != nil {
-			return err
-		}
-	}
-	if err := asked.CheckNeeds(c.Flags().Changed); err != nil {
-		return err
-	}
-	if asked.NFTables || asked.CrowdSec {
-		if _, err := emit.TTLFlag(o.TTL); err != nil {
-			return err
-		}
-	}
-	csCreds, err := watchCrowdSecCredentials(c, o)
+	ttl, argv, err := asked.Check(o.TTL, o.Exec, c.Flags().Changed)
 	if err != nil {
 		return err
+	}
+	var csCreds *crowdsec.Credentials
+	if asked.CrowdSec {
+		creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
+		if err != nil {
+			return err
+		}
+		csCreds = &creds
 	}
 	if err := watch.CheckLimits(o.ExecTimeout, o.ExecConcurrency, o.VerdictTTL); err != nil {
 		return err
@@ -211,26 +139,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err := watch.CheckFiles(files); err != nil {
 		return err
 	}
-	siteFlags, err := audit.ParseSites(o.Site)
+	sites, err := audit.ParseSites(o.Site)
 	if err != nil {
 		return err
 	}
-	sites := map[string]string{}
-	for _, s := range siteFlags.Choose(files) {
-		sites[s.File] = s.Site
-	}
-
-	say := watchSay(env)
 	if err := watch.CheckMetrics(o.Metrics); err != nil {
-		return err
-	}
-	state, err := openWatchState(env, o, say)
-	if err != nil {
-		return err
-	}
-	defer state.Close()
-	rs, err := loadRobotsSet(ctx, env, o.Robots)
-	if err != nil {
 		return err
 	}
 	profiles, err := crawler.Resolve(o.Crawlers)
@@ -241,19 +154,24 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	id, err := newIdentityFor(ctx, env, &o.auditOptions, profiles)
+
+	say := watchSay(env)
+	state, err := stateChoice(env, &o.stateFlags).Take(env.Now(), say)
 	if err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings()...) {
-		warnf(env, "%s", w)
+	defer state.Close()
+	g, err := watchSources(env, o).Load(ctx, profiles)
+	if err != nil {
+		return err
 	}
+	warnAll(env, g.Warnings())
 
 	sc := watch.ServiceConfig{Config: watch.Config{Options: watch.Options{
 		Files:    files,
 		Follow:   follow.Options{FromStart: o.FromStart, Stdin: env.Stdin},
 		Format:   logFormat,
-		SiteOf:   func(f string) string { return sites[f] },
+		SiteOf:   sites.SiteOf(files),
 		TrustXFF: o.TrustXFF,
 		Location: read.Location,
 		Events:   watch.EventsTo(watchEventWriter(env), env.StdoutTTY, say),
@@ -261,20 +179,13 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Now:      env.Now,
 		BlockTTL: ttl,
 		Version:  Version,
-	}, Identity: id, Overrides: o.Flags.Overrides(o.given), Robots: rs.For,
-		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
+	}, Identity: g.Identity, Overrides: o.Flags.Overrides(o.given), Robots: g.Robots.For,
+		NeverBlock: g.NeverBlock, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
 		OptOuts: optOuts, OptOutGrace: o.OptOutGrace},
 		State: state, Metrics: o.Metrics, CrowdSec: csCreds, CrowdSecFile: o.CrowdSecCredentials}
 	if o.NFTables {
 		sc.NFTables = &nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
-		if o.NFTNetNS != "" {
-			nsf, err := os.Open(o.NFTNetNS)
-			if err != nil {
-				return fail.Usagef("--nft-netns: %v", fail.PathCause(err))
-			}
-			defer nsf.Close()
-			sc.NFTables.NetNS, sc.NFTNetNS = int(nsf.Fd()), o.NFTNetNS
-		}
+		sc.NFTNetNS = o.NFTNetNS
 	}
 	if asked.Exec {
 		sc.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency}
@@ -303,6 +214,15 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	return w.Serve(ctx, sig)
 }
 
+// watchSources are where o's watch loads what it checks against, at
+// start and on SIGHUP.
+func watchSources(env *Env, o *watchOptions) watch.Sources {
+	return watch.Sources{NeverBlock: o.NeverBlock, Robots: o.Robots, RobotsLoader: robotsLoader(env),
+		Identity: func(ctx context.Context, profiles []*crawler.Profile) (*verify.Identity, error) {
+			return newIdentityFor(ctx, env, &o.auditOptions, profiles)
+		}}
+}
+
 // watchSay says msg on stderr, as watch says what happens.
 func watchSay(env *Env) func(string) {
 	return func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
@@ -319,48 +239,20 @@ func watchEventWriter(env *Env) io.Writer { return stream(env.Stdout) }
 // w. The crawlers watched stay those of the start.
 func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, w *watch.Watcher) error {
 	no := &watchOptions{}
-	fresh := newWatchCmdWith(env, no)
-	fresh.SetContext(ctx)
-	var err error
-	c.Flags().Visit(func(fl *pflag.Flag) {
-		nf := fresh.Flags().Lookup(fl.Name)
-		if nf == nil || err != nil {
-			return
-		}
-		if sv, ok := fl.Value.(pflag.SliceValue); ok {
-			err = nf.Value.(pflag.SliceValue).Replace(sv.GetSlice())
-		} else {
-			err = nf.Value.Set(fl.Value.String())
-		}
-		nf.Changed = true
-	})
-	if err != nil {
-		return err
-	}
-	if err := loadConfig(env, fresh, o.Config); err != nil {
-		return err
-	}
-	never, err := emit.NeverBlockFlag(no.NeverBlock)
-	if err != nil {
-		return err
-	}
-	rs, err := loadRobotsSet(ctx, env, no.Robots)
-	if err != nil {
+	if err := flagfile.Reload(c, newWatchCmdWith(env, no), o.Config, env.Getenv); err != nil {
 		return err
 	}
 	profiles, err := crawler.Resolve(no.Crawlers)
 	if err != nil {
 		return err
 	}
-	id, err := newIdentityFor(ctx, env, &no.auditOptions, profiles)
+	g, err := watchSources(env, no).Load(ctx, profiles)
 	if err != nil {
 		return err
 	}
-	if err := w.Reload(id, rs.For, never); err != nil {
+	if err := w.Reload(g); err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings()...) {
-		warnf(env, "%s", w)
-	}
+	warnAll(env, g.Warnings())
 	return nil
 }

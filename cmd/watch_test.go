@@ -140,12 +140,10 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 		{"missing exec", []string{"--exec", "/nonexistent/cmd", log}, "--exec /nonexistent/cmd: no such file: give the path of an executable file"},
 		{"ttl alone", []string{"--ttl", "1d", log}, "--ttl acts only with --nftables"},
 		{"ttl zero", []string{"--nftables", "--ttl", "0s", log}, `--ttl "0s": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
-		{"ttl past a year", []string{"--nftables", "--ttl", "366d", log}, `--ttl "366d": give a duration from 1s to 365d`},
-		{"ttl past a year without a way it applies", []string{"--exec", "/bin/true", "--ttl", "400d", log}, "--ttl acts only with --nftables or --crowdsec"},
-		{"ttl not a duration", []string{"--exec", "/bin/true", "--ttl", "soon", log}, `--ttl "soon": give a duration from 1s to 365d`},
 		{"exec-concurrency zero", []string{"--exec", "sh", "--exec-concurrency", "0", log}, "--exec-concurrency at least 1"},
 		{"directory as log", []string{log, dir}, dir + " is a directory: give the log files in it, such as " + filepath.Join(dir, "access.log")},
 		{"metrics not HOST:PORT", []string{"--metrics", "nowhere", log}, `--metrics "nowhere": give HOST:PORT`},
+		{"an audit's option", []string{"--since", "1d", log}, "--since does not apply to watch"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr := &syncBuffer{}, &syncBuffer{}

@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/lohisoft/lohibot-audit/watchstate"
@@ -30,28 +28,10 @@ func addStateDirFlag(f *pflag.FlagSet, o *stateFlags) {
 	f.StringVar(&o.StateDir, "state-dir", "", "watch's state directory `DIR`: its verdicts, blocks, unblocked addresses and control socket (default $STATE_DIRECTORY, else "+watchstate.DefaultDir+")")
 }
 
-// stateDirOf is the state directory of o and whether it was asked for
-// (--state-dir, $STATE_DIRECTORY) rather than the built-in default; ""
-// when there is none.
-func stateDirOf(env *Env, o *stateFlags) (string, bool) {
-	return watchstate.ChooseDir(o.StateDir, env.Getenv("STATE_DIRECTORY"), defaultStateDir)
-}
-
-// openWatchState takes the state directory for a watch
-// (watchstate.Take): nil without one (--no-state, or the default
-// directory out of reach, which is said).
-func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.Held, error) {
-	if o.NoState {
-		if o.StateDir != "" {
-			return nil, fail.Usagef("--state-dir and --no-state: give one")
-		}
-		return nil, nil
-	}
-	dir, asked := stateDirOf(env, &o.stateFlags)
-	if dir == "" {
-		return nil, nil
-	}
-	return watchstate.Take(dir, asked, env.Now(), say)
+// stateChoice is how the flags o and the environment choose the state
+// directory.
+func stateChoice(env *Env, o *stateFlags) watchstate.Choice {
+	return watchstate.Choice{Flag: o.StateDir, NoState: o.NoState, Env: env.Getenv("STATE_DIRECTORY"), Default: defaultStateDir}
 }
 
 // newWatchStatusCmd is `watch status`.
@@ -61,17 +41,7 @@ func newWatchStatusCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show what the running watch (or the last one) follows, judged and blocked",
-		Long: `watch status asks the watch that runs with the state directory through its
-control socket (0600, in a 0700 directory: run it as the user watch runs as,
-root for the packaged service) and shows what it follows (each file's
-position, lines, malformed lines and when its last line came), each crawler's
-claims and verdicts, the addresses blocked per target (nftables, crowdsec,
-exec) and those held out of blocking by unblock, how the resolvers answer
-(queries, failures, latency), and what waits. When no watch runs, it shows
-what the last one wrote into its state when it stopped.`,
-		Example: `  lohibot-audit watch status
-  lohibot-audit watch status --state-dir /var/lib/lohibot-audit --format json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runWatchStatus(c.Context(), env, &o, format)
 		},
@@ -81,29 +51,14 @@ what the last one wrote into its state when it stopped.`,
 	return c
 }
 
-// statusFormat checks --format: text or json, by default text on a
-// terminal.
-func statusFormat(env *Env, format string) (string, error) {
-	switch format {
-	case "":
-		if env.StdoutTTY {
-			return "text", nil
-		}
-		return "json", nil
-	case "text", "json":
-		return format, nil
-	}
-	return "", fail.Usagef("--format %q: give text or json", sanitize(format))
-}
-
 func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string) error {
-	format, err := statusFormat(env, format)
+	format, err := render.WatchStatusFormat(format, env.StdoutTTY)
 	if err != nil {
 		return err
 	}
-	dir, _ := stateDirOf(env, o)
-	if dir == "" {
-		return fail.Usagef("no state directory: give --state-dir DIR")
+	dir, err := stateChoice(env, o).Needed()
+	if err != nil {
+		return err
 	}
 	s, written, err := watchstate.StatusOf(ctx, dir, env.Now())
 	if err != nil {
@@ -124,25 +79,7 @@ func newUnblockCmd(env *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "unblock ADDRESS...",
 		Short: "Take addresses out of watch's blocks and hold them out of blocking",
-		Long: `unblock takes each address out of what watch blocked: the nftables sets
-(spoofed_live_v4/v6, and emit's spoofed_v4/v6 where they hold the address
-alone; a wider range emit's file put there stays, and is named), the
-CrowdSec decisions watch --crowdsec pushed for it (its /64 too when that was
-pushed), and holds it out of blocking for --ttl: an operator's word beats a
-verdict, and watch blocks it again only once the hold has ended and it is
-judged spoofed anew. An --exec command cannot be undone: unblock says when one
-ran for the address. Each address is one unblock event, in the running
-watch's events and on stdout (a JSON line, or a line for people on a
-terminal).
-
-With a running watch (its state directory), the watch does it; without one,
-unblock does it with what the state says (the nftables table, the CrowdSec
-credentials) and writes the hold into the state for the next watch; with no
-state there, it says so and takes the addresses out of the sets of the
-default table (inet lohibot) in its own network namespace.`,
-		Example: `  lohibot-audit unblock 203.0.113.7
-  lohibot-audit unblock --ttl 30d 203.0.113.7 2001:db8::7`,
-		Args: cobra.ArbitraryArgs,
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runUnblock(c.Context(), env, o, args)
 		},
@@ -153,32 +90,22 @@ default table (inet lohibot) in its own network namespace.`,
 }
 
 func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string) error {
-	if len(args) == 0 {
-		return fail.Usagef("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
-	}
-	addrs, err := watchstate.ParseAddrs(args)
+	addrs, err := watchstate.AddrArgs(args)
 	if err != nil {
-		return fail.Usagef("%s", sanitize(err.Error()))
+		return err
 	}
 	ttl, err := emit.TTLFlag(o.TTL)
 	if err != nil {
 		return err
 	}
-	dir, _ := stateDirOf(env, &o.stateFlags)
-	if dir == "" {
-		return fail.Usagef("no state directory: give --state-dir DIR")
+	dir, err := stateChoice(env, &o.stateFlags).Needed()
+	if err != nil {
+		return err
 	}
 	now := env.Now()
 	out, err := watch.Unblock(ctx, dir, addrs, ttl, now, crowdSecAgent(env), watchSay(env))
 	if err != nil {
 		return err
 	}
-	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
-	if lost > 0 {
-		return fail.New(fail.Unwritten, errors.New("cannot write to standard output"), "")
-	}
-	if failed {
-		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")
-	}
-	return nil
+	return watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
 }

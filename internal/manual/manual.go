@@ -1,7 +1,9 @@
-// Package manual is what the lohibot-audit man pages say of each command
-// beyond its --help: how it exits, and the files and environment
-// variables it reads. The entries follow from the command's path and its
-// flags, so they stay true as the commands change.
+// Package manual is the lohibot-audit manual: each command's description
+// and examples, as --help and its man page say them (help/*.txt, one file a
+// command, filled in with the default crawler's facts by Describe), and what
+// the man pages say beyond --help: how the command exits, and the files and
+// environment variables it reads (Of). Those entries follow from the
+// command's path and its flags, so they stay true as the commands change.
 package manual
 
 import (
