@@ -2,13 +2,13 @@ package manual
 
 import (
 	"embed"
-	"net/netip"
 	"path"
 	"sort"
 	"strings"
 	"text/template"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -46,22 +46,13 @@ func ValuesOf(p *crawler.Profile) Values {
 	}
 	addrs := make([]string, len(p.BuiltinIPs))
 	for i, pfx := range p.BuiltinIPs {
-		addrs[i] = prefixText(pfx)
+		addrs[i] = ipfmt.Prefix(pfx)
 	}
 	v.BuiltinIPs = strings.Join(addrs, ", ")
 	if len(addrs) > 0 {
 		v.ExampleIP = p.BuiltinIPs[0].Addr().String()
 	}
 	return v
-}
-
-// prefixText is p as people write it: a single address without its
-// length.
-func prefixText(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
-	}
-	return p.String()
 }
 
 // Describe fills in the description and examples of root and of each of
