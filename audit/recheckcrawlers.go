@@ -4,19 +4,22 @@ import (
 	"fmt"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
 // RecheckCrawlers returns the names and profiles of the crawlers a
 // recheck of rep asks about again. For a report of several crawlers
 // (summary.crawlers) they are ReportCrawlers' of those chosen when given,
-// else of every one it holds, each of which must then be built in (else a
-// *NotBuiltinError); for a report of one crawler, the one chosen (the
-// first: the default when none was given; a *ChosenCountError when more
-// were given).
+// else of every one it holds, each of which must then be built in; for a
+// report of one crawler, the one chosen (the first: the default when none
+// was given). Its errors are usage errors (internal/fail) worded for
+// --crawler: more than one chosen for a report of one, one chosen that
+// the report does not audit (a *NoCrawlerError), or one of the report's
+// not built in and not given.
 func RecheckCrawlers(rep *Report, chosen []*crawler.Profile, given bool) ([]string, []*crawler.Profile, error) {
 	if len(rep.Summary.Crawlers) == 0 {
 		if given && len(chosen) > 1 {
-			return nil, nil, &ChosenCountError{Chosen: len(chosen)}
+			return nil, nil, fail.Usagef("the report audits one crawler; give one --crawler, not %d", len(chosen))
 		}
 		p := chosen[0]
 		return []string{p.Name}, []*crawler.Profile{p}, nil
@@ -27,28 +30,13 @@ func RecheckCrawlers(rep *Report, chosen []*crawler.Profile, given bool) ([]stri
 	}
 	names, profiles, err := ReportCrawlers(rep, pick)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fail.New(fail.Usage, err, "")
 	}
 	for i, p := range profiles {
 		if p == nil {
-			return nil, nil, &NotBuiltinError{Crawler: names[i]}
+			return nil, nil, fail.Hinted(fmt.Errorf("the report's crawler %s is not built in", names[i]),
+				"give its profile file with --crawler FILE")
 		}
 	}
 	return names, profiles, nil
-}
-
-// ChosenCountError is RecheckCrawlers' error for more than one crawler
-// chosen for a report of one.
-type ChosenCountError struct{ Chosen int }
-
-func (e *ChosenCountError) Error() string {
-	return fmt.Sprintf("the report audits one crawler, not %d", e.Chosen)
-}
-
-// NotBuiltinError is RecheckCrawlers' error for a crawler of the report
-// that is not built in and whose profile was not given.
-type NotBuiltinError struct{ Crawler string }
-
-func (e *NotBuiltinError) Error() string {
-	return "the report's crawler " + e.Crawler + " is not built in"
 }

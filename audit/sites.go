@@ -36,6 +36,16 @@ type SiteChoice struct {
 	ByDir bool
 }
 
+// SiteOf is Choose(files) as a function: the site of each of files, ""
+// for a file that is not one of them (a follower's).
+func (s Sites) SiteOf(files []string) func(file string) string {
+	sites := make(map[string]string, len(files))
+	for _, c := range s.Choose(files) {
+		sites[c.File] = c.Site
+	}
+	return func(file string) string { return sites[file] }
+}
+
 // Choose names the site of each input's lines that carry no virtual
 // host: the first rule whose glob matches the path as given, else
 // Default, else "stdin" for "-", else the file's base name without

@@ -65,3 +65,19 @@ func TestSitesRulesAndWarnings(t *testing.T) {
 		t.Errorf("inputs that log their virtual host: warnings %q, want none", w)
 	}
 }
+
+// SiteOf gives each file the site Choose gives it, and "" to any other.
+func TestSiteOf(t *testing.T) {
+	files := []string{"sites/a.example/access.log", "sites/b.example/access.log", "-"}
+	of := Sites{Rules: []SiteRule{{Glob: "sites/b.*/*", Site: "shop.example"}}}.SiteOf(files)
+	for file, want := range map[string]string{
+		"sites/a.example/access.log": "a.example",
+		"sites/b.example/access.log": "shop.example",
+		"-":                          "stdin",
+		"other.log":                  "",
+	} {
+		if got := of(file); got != want {
+			t.Errorf("SiteOf(%q) = %q, want %q", file, got, want)
+		}
+	}
+}

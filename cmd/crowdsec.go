@@ -7,8 +7,6 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -41,11 +39,9 @@ func emitCrowdSecSetup(o *emitOptions, t emit.Target, mode emit.Mode, ttl time.D
 	if err := t.CheckMode(mode); err != nil {
 		return nil, err
 	}
-	if t.Name != "crowdsec" || o.DryRun {
-		return nil, nil
-	}
-	if o.Output != "" {
-		return nil, fail.Usagef("-o is for --dry-run: without it the crowdsec target pushes its decisions to the Local API")
+	pushes, err := t.Pushes(o.DryRun, o.Output)
+	if err != nil || !pushes {
+		return nil, err
 	}
 	creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
 	if err != nil {
@@ -64,31 +60,12 @@ func (p *emitPush) run(ctx context.Context, env *Env, in emit.Input, incomplete 
 	}
 	emitWarnPlan(env, plan)
 	env.phase(phasePush)
-	res, err := crowdSecAgent(env).Pusher(p.creds, crowdsec.ScenariosOf(bans), p.ttl).Push(ctx, bans)
+	res, err := crowdSecAgent(env).Push(ctx, p.creds, p.ttl, bans)
 	if err != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return res.Unfinished(len(bans), err)
+		return err
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: crowdsec %s: %s\n", p.creds.URL, res.Summary())
 	}
 	return incomplete
-}
-
-// watchCrowdSecCredentials checks watch's CrowdSec flags and reads the
-// credentials: nil without --crowdsec.
-func watchCrowdSecCredentials(c *cobra.Command, o *watchOptions) (*crowdsec.Credentials, error) {
-	if !o.CrowdSec {
-		if c.Flags().Changed("crowdsec-credentials") {
-			return nil, fail.Usagef("--crowdsec-credentials is for --crowdsec")
-		}
-		return nil, nil
-	}
-	creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
-	if err != nil {
-		return nil, err
-	}
-	return &creds, nil
 }

@@ -1,17 +1,12 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/spf13/cobra"
@@ -102,11 +97,9 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if err != nil {
 		return err
 	}
-	if o.ChangedExit != 0 && (o.Output == "" || o.Output == "-") {
-		return fail.Usagef("--changed-exit needs -o FILE: it says whether that file changed")
-	}
-	if o.ChangedExit < 0 || o.ChangedExit > 125 {
-		return fail.Usagef("--changed-exit %d: give a code from 1 to 125 (0 to exit 0 either way)", o.ChangedExit)
+	out := emit.Output{File: o.Output, ChangedExit: o.ChangedExit}
+	if err := out.Check(); err != nil {
+		return err
 	}
 	opts, err := t.CheckOptions(emit.Settings{TTL: o.TTL, NFTHook: o.NFTHook, NFTPriority: o.NFTPriority, NFTTable: o.NFTTable,
 		SetOnly: o.SetOnly, CloudflareOutput: o.CloudflareOutput, CloudflareList: o.CloudflareList,
@@ -119,15 +112,7 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 		return err
 	}
 
-	in := emit.Input{
-		Mode:       mode,
-		NeverBlock: never,
-		Generated:  env.Now().UTC().Truncate(time.Second),
-		Version:    Version,
-	}
-	if t.Name == "crowdsec" {
-		in.Evidence = map[netip.Addr][]crowdsec.Evidence{}
-	}
+	in := t.Input(mode, never, env.Now(), Version)
 	var incomplete error // an input could not be read whole
 	if o.Report != "" {
 		if len(files) > 0 {
@@ -154,58 +139,23 @@ func runEmit(c *cobra.Command, env *Env, o *emitOptions, target string, files []
 	if push != nil {
 		return push.run(ctx, env, in, incomplete)
 	}
-	type rules struct {
-		plan *emit.Plan
-		text []byte
-		err  error
-	}
-	r, err := interrupt.Aside(ctx, func() rules {
-		env.phase(phaseRules)
-		var buf bytes.Buffer
-		plan, err := t.Write(&buf, in, opts)
-		return rules{plan, buf.Bytes(), err}
-	})
+	rules, err := t.Rules(ctx, in, opts, func() { env.phase(phaseRules) })
 	if err != nil {
 		return err
 	}
-	if r.err != nil {
-		return emit.Explain(r.err)
-	}
-	plan := r.plan
-	emitWarnPlan(env, plan)
+	emitWarnPlan(env, rules.Plan)
 	env.phase(phaseWrite)
-
-	if o.Output == "" || o.Output == "-" {
-		if _, err := env.Stdout.Write(r.text); err != nil {
-			return writeFailed("the rules", err)
-		}
-		if incomplete != nil {
-			return incomplete
-		}
-		return nil
-	}
-	// Should the run have to end at once, no temporary file stays.
-	defer atomicfile.RemoveTempOnForcedExit(o.Output)()
-	changed, err := emit.WriteFile(ctx, o.Output, r.text)
-	// Cancelled before the rename, the old file stays; after it, the new
-	// one is whole and the run is done.
+	changed, err := out.Write(ctx, env.Stdout, rules.Text)
 	if err != nil {
-		return interrupt.Cause(ctx, err)
+		return err
 	}
-	if env.StderrTTY {
-		state := "unchanged"
-		if changed {
-			state = "written"
-		}
-		fmt.Fprintf(env.Stderr, "lohibot-audit: %s %s: %s %s rules, %s\n", o.Output, state, target, mode, plan.Count())
+	if said := out.Said(changed, target, rules); said != "" && env.StderrTTY {
+		fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", said)
 	}
 	if incomplete != nil {
 		return incomplete
 	}
-	if changed && o.ChangedExit != 0 {
-		return &fail.Error{Kind: fail.Findings, Code: o.ChangedExit, Err: fmt.Errorf("the rules changed: %s", o.Output)}
-	}
-	return nil
+	return out.Changed(changed)
 }
 
 // emitFromReport fills in from a --report file and the IP list in force

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/verify"
@@ -58,9 +59,7 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 				}
 				dir := cacheDir(env, id)
 				edges, warnings := cdnLoader(env, dir).Load()
-				for _, w := range warnings {
-					warnf(env, "%s", w)
-				}
+				warnEach(env, warnings)
 				if err := format.WriteDocument(env.Stdout, render.NewCDNLists(edges, env.Now()), outputOptions(env)); err != nil {
 					return writeFailed("the lists", err)
 				}
@@ -70,27 +69,18 @@ func newIPsShowCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir := cacheDir(env, id)
-			loader := id.Loader(dir, verify.ListNoFetch)
-			var docs render.IPListDocs
-			for _, p := range profiles {
-				ll, err := loader.Load(c.Context(), p, override)
-				if err != nil {
-					return verify.ListFail(err)
-				}
-				for _, w := range ll.Warnings {
-					warnf(env, "%s", w)
-				}
-				name := ""
-				if len(crawlers) > 0 {
-					name = p.Name
-				}
-				docs = append(docs, render.NewIPListDoc(ll, name, ll.List.FileTime(), env.Now()))
+			lists, err := id.Loader(cacheDir(env, id), verify.ListNoFetch).LoadEach(c.Context(), profiles, override)
+			for _, ll := range lists {
+				warnEach(env, ll.Warnings)
 			}
-			var doc render.Document = docs
-			if len(docs) == 1 {
-				doc = docs[0]
+			if err != nil {
+				return err
 			}
+			var names []string
+			if len(crawlers) > 0 {
+				names = crawler.Names(profiles)
+			}
+			doc := render.NewIPListDocs(lists, names, env.Now())
 			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the list", err)
 			}
@@ -122,32 +112,15 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 				return err
 			}
 			dir := cacheDir(env, id)
-			loader := id.Loader(dir, verify.ListFetchNow)
-			var failed error
-			for _, p := range profiles {
-				ll, err := loader.Load(c.Context(), p, override)
-				if err != nil {
-					return verify.ListFail(err)
-				}
-				prefix := ""
-				if len(crawlers) > 0 {
-					prefix = p.Name + ": "
-				}
-				lines, warnings, errs := ll.Updated(p, prefix, dir)
-				for _, w := range warnings {
-					warnf(env, "%s", w)
-				}
-				for _, l := range lines {
-					fmt.Fprintln(env.Stdout, sanitize(l))
-				}
-				for _, err := range errs {
-					if failed == nil {
-						failed = fail.New(fail.Incomplete, err, "")
-					} else {
-						warnf(env, "%v", err)
-					}
-				}
+			u, err := id.Loader(dir, verify.ListFetchNow).UpdateEach(c.Context(), profiles, override, len(crawlers) > 0)
+			warnEach(env, u.Warnings)
+			for _, l := range u.Lines {
+				fmt.Fprintln(env.Stdout, sanitize(l))
 			}
+			if err != nil {
+				return err
+			}
+			failed := u.Failed
 			if err := ipsUpdateCDN(c.Context(), env, dir); err != nil {
 				if failed == nil {
 					failed = err

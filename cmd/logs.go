@@ -15,7 +15,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/internal/tty"
 	"github.com/lohisoft/lohibot-audit/parse"
 	"github.com/lohisoft/lohibot-audit/render"
-	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/spf13/cobra"
 )
@@ -55,13 +54,13 @@ func runLogs(ctx context.Context, env *Env, o *auditOptions, files []string) err
 	}
 	rep, _, err := runAudit(ctx, env, o, files, ro.Timelines)
 	if rep == nil {
-		snap.abort()
+		snap.Abort()
 		return err
 	}
 	env.phase(phaseWrite)
 	// The snapshot goes in place before the report is written: a report
 	// that cannot be written does not lose it.
-	serr := snap.commit(ctx)
+	serr := snap.Commit(ctx)
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
@@ -106,6 +105,13 @@ func warnAll(env *Env, warnings []string) {
 	}
 }
 
+// warnEach prints each warning on stderr, in order.
+func warnEach(env *Env, warnings []string) {
+	for _, w := range warnings {
+		warnf(env, "%s", w)
+	}
+}
+
 // runAudit checks the flags, loads robots.txt and the IP list, and runs
 // the audit of files (audit.Run). With an *audit.InputError it returns
 // the report of everything read: an input could not be read whole.
@@ -143,30 +149,15 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	if err != nil {
 		return nil, nil, err
 	}
-	profiles, err := checkFetchFlags(env, o)
+	profiles, err := crawler.Resolve(o.Crawlers)
 	if err != nil {
 		return nil, nil, err
 	}
-	optOuts, err := parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, now)
+	ld, err := o.setup(env, profiles).Load(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	env.phase(phaseRobots)
-	robots, err := loadRobotsSet(ctx, env, o.Robots)
-	if err != nil {
-		return nil, nil, err
-	}
-	env.phase(phaseIPList)
-	id, err := newIdentityFor(ctx, env, o, profiles)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A fetch cut short leaves a fallback list in force: read nothing with
-	// it.
-	if ctx.Err() != nil {
-		return nil, nil, errInterrupted
-	}
-
+	id := heldIdentity(env, o, ld.Identity, ld.Repeated)
 	sites := siteFlags.Choose(files)
 	var prog *progress.Reads
 	if progressWanted(env, o) {
@@ -183,10 +174,10 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 		ZoneName: read.ZoneName,
 		MaxDict:  read.MaxDict,
 		Subjects: audit.SubjectsHeld(id, audit.Holding{Since: since, Until: until, Overrides: o.Flags.Overrides(o.given),
-			MaxViolations: o.MaxViolations, OptOuts: optOuts, OptOutGrace: o.OptOutGrace}),
+			MaxViolations: o.MaxViolations, OptOuts: ld.OptOuts, OptOutGrace: o.OptOutGrace}),
 		Named:      len(o.Crawlers) > 0,
 		Classifier: id,
-		Robots:     robots,
+		Robots:     ld.Robots,
 		ReadWarnings: func(ins []audit.InputReport) []string {
 			return append(append(logs.Warnings(), siteFlags.Unmatched(files)...), audit.SiteWarnings(sites, ins)...)
 		},
@@ -206,36 +197,6 @@ func runAudit(ctx context.Context, env *Env, o *auditOptions, files []string, ti
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)
 	return rep, id, err
-}
-
-// checkFetchFlags checks every flag that robots.txt and the IP list are
-// fetched with, or that the fetches are followed by, before any of them is
-// made: a usage error never comes after a request went out. It returns the
-// crawler profiles of --crawler.
-func checkFetchFlags(env *Env, o *auditOptions) ([]*crawler.Profile, error) {
-	profiles, err := crawler.Resolve(o.Crawlers)
-	if err != nil {
-		return nil, err
-	}
-	id := o.identity(env)
-	if err := id.Check(); err != nil {
-		return nil, err
-	}
-	if _, err := verify.Servers(o.Resolvers); err != nil {
-		return nil, err
-	}
-	if _, err := id.ListOverride(len(profiles)); err != nil {
-		return nil, err
-	}
-	if err := robots.CheckValues(o.Robots); err != nil {
-		return nil, err
-	}
-	if o.Offline {
-		if err := robots.CheckOffline(o.Robots); err != nil {
-			return nil, err
-		}
-	}
-	return profiles, nil
 }
 
 // StdinTTY reports whether standard input is a terminal (nothing piped).

@@ -2,17 +2,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
-	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/logfiles"
-	"github.com/lohisoft/lohibot-audit/proxy"
 	"github.com/lohisoft/lohibot-audit/render"
-	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
 )
 
@@ -60,9 +55,7 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 	if err != nil {
 		return err
 	}
-	for _, w := range inputs.Warnings() {
-		warnf(env, "%s", w)
-	}
+	warnEach(env, inputs.Warnings())
 	files = inputs.Files
 	var profiles []*crawler.Profile
 	if len(o.Crawlers) > 0 {
@@ -70,23 +63,14 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 			return err
 		}
 	}
-	if len(profiles) > 0 && len(o.OptedOut) > 0 {
-		// Checked before anything is fetched when the crawlers are
-		// known; else once the snapshots say which they are.
-		if _, err := parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, env.Now()); err != nil {
-			return err
-		}
-	}
-	if err := robots.CheckValues(o.Robots); err != nil {
-		return err
-	}
-	env.phase(phaseRobots)
-	robots, err := loadRobotsSet(ctx, env, o.Robots)
+	// The crawlers are the snapshots' unless --crawler names them: the
+	// opt-outs are checked once they are known. The verdicts are the
+	// snapshots' too: no identity is loaded.
+	setup := o.setup(env, profiles)
+	setup.Identity = nil
+	ld, err := setup.Load(ctx)
 	if err != nil {
 		return err
-	}
-	if ctx.Err() != nil {
-		return errInterrupted
 	}
 	ro := reportOptions(env, o)
 	ro.Timelines = render.Timelines(format)
@@ -99,37 +83,20 @@ func runMerge(ctx context.Context, env *Env, o *auditOptions, skew time.Duration
 		MaxViolations: o.MaxViolations,
 		ClockSkew:     skew,
 		OptOutGrace:   o.OptOutGrace,
-		Robots:        robots,
+		Robots:        ld.Robots,
 		Timelines:     ro.Timelines,
 		OnPhase:       func(p audit.Phase) { env.phase(string(p)) },
 		Now:           env.Now,
-		Proxies: func(trusted []string, trustXFF bool) (*proxy.Set, error) {
-			// The CDN edges as `ips update` cached them here; the
-			// snapshots' --trusted-proxy values and --trust-xff.
-			dir, _ := o.identity(env).Cache()
-			set, _, err := (&proxy.Loader{CacheDir: dir}).Set(trusted, trustXFF)
-			return set, err
-		},
+		// The CDN edges as `ips update` cached them here; the snapshots'
+		// --trusted-proxy values and --trust-xff.
+		Proxies: o.identity(env).ProxiesFor,
 	}
 	if len(o.OptedOut) > 0 {
-		// The crawlers are the snapshots' unless --crawler names them.
-		mo.OptOuts = func(profiles []*crawler.Profile) (map[string]conduct.OptOuts, error) {
-			return parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, env.Now())
-		}
+		mo.OptOuts = setup.OptOuts
 	}
-	rep, err := audit.MergeSnapshots(ctx, mo)
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	var se *audit.SnapshotError
-	if errors.As(err, &se) {
-		return fail.Usagef("cannot merge snapshot %s", se.Error())
-	}
-	if rep == nil && fail.KindOf(err) == fail.Usage {
-		return err // an --opted-out value for the snapshots' crawlers
-	}
+	rep, err := mo.Merge(ctx)
 	if rep == nil {
-		return fail.New(fail.Incomplete, err, "")
+		return err
 	}
 	rep.Version = Version
 	rep.GeneratedAt = env.Now().UTC().Truncate(time.Second)

@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"errors"
-
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +23,7 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 	if err != nil {
 		return err
 	}
-	names, profiles, err := recheckCrawlers(rep, chosen, len(crawlers) > 0)
+	names, profiles, err := audit.RecheckCrawlers(rep, chosen, len(crawlers) > 0)
 	if err != nil {
 		return err
 	}
@@ -51,22 +48,4 @@ func runVerifyRecheck(c *cobra.Command, env *Env, o *auditOptions, crawlers []st
 	rep.Version = Version
 	env.phase(phaseWrite)
 	return writeAuditReport(ctx, env, o, format, reportOptions(env, o), rep, first, nil)
-}
-
-// recheckCrawlers returns the names and profiles of the report's
-// crawlers to recheck (audit.RecheckCrawlers).
-func recheckCrawlers(rep *audit.Report, chosen []*crawler.Profile, given bool) ([]string, []*crawler.Profile, error) {
-	names, profiles, err := audit.RecheckCrawlers(rep, chosen, given)
-	var cc *audit.ChosenCountError
-	var nc *audit.NoCrawlerError
-	var nb *audit.NotBuiltinError
-	switch {
-	case errors.As(err, &cc):
-		return nil, nil, fail.Usagef("the report audits one crawler; give one --crawler, not %d", cc.Chosen)
-	case errors.As(err, &nc):
-		return nil, nil, fail.Usagef("%v", err)
-	case errors.As(err, &nb):
-		return nil, nil, fail.Hinted(err, "give its profile file with --crawler FILE")
-	}
-	return names, profiles, err
 }

@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
-	"github.com/lohisoft/lohibot-audit/internal/stickyio"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/robots"
 	"github.com/spf13/cobra"
@@ -52,8 +49,9 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format != "text" && format != "json" {
-				return fail.Usagef("unknown --format %q: use text or json", format)
+			write, err := render.PickRobotsTest(format)
+			if err != nil {
+				return err
 			}
 			policy, err := robots.ParseOnFetchError(onFetchError)
 			if err != nil {
@@ -67,33 +65,23 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			robotsWarn(env, src)
-			rb, version, err := robotsAt(env, src, c.Flags().Changed("at"), when)
+			warnEach(env, src.Warnings())
+			rb, err := src.DecidingAt(when, c.Flags().Changed("at"), env.Now())
+			if rb.Warning != "" {
+				warnf(env, "%s", rb.Warning)
+			}
 			if err != nil {
 				return err
 			}
-			for _, target := range args[1:] {
-				robotsWarnOtherHost(env, src, target)
+			if rb.Note != "" {
+				fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(rb.Note))
 			}
-			results := rb.Test(token, args[1:], version)
+			warnEach(env, src.OtherHostWarnings(args[1:]))
+			results := rb.Robots.Test(token, args[1:], rb.Version)
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			if format == "json" {
-				if err := render.WriteJSON(env.Stdout, results, true); err != nil {
-					return writeFailed("the results", err)
-				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			for _, r := range results {
-				verdict := "allowed"
-				if !r.Allowed {
-					verdict = "disallowed"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, sanitize(r.URL), sanitize(r.Reason()))
-			}
-			if err := tw.Flush(); err != nil {
+			if err := write(env.Stdout, results); err != nil {
 				return writeFailed("the results", err)
 			}
 			return nil
@@ -105,23 +93,6 @@ func newRobotsTestCmd(env *Env) *cobra.Command {
 	c.Flags().StringVar(&at, "at", "", "with dated versions (ROBOTS a directory or git:REPO:PATH), test the version in force at `TIME` (RFC 3339, a date, or a duration back from now; default now)")
 	addOnFetchErrorFlag(c, &onFetchError)
 	return c
-}
-
-// robotsAt is the robots.txt of src in force at when (--at), or now,
-// and for dated versions the one that is, said on stderr: "" for a
-// single robots.txt.
-func robotsAt(env *Env, src *robots.Source, given bool, when time.Time) (*robots.Robots, string, error) {
-	if !given {
-		when = env.Now()
-	} else if src.History == nil {
-		warnf(env, "robots.txt %s is a single version: --at changes nothing", src.Name)
-	}
-	rb, v, err := src.InForce(when)
-	if v == nil || err != nil {
-		return rb, "", err
-	}
-	fmt.Fprintf(env.Stderr, "lohibot-audit: robots.txt %s: %s decides at %s\n", sanitize(src.Name), sanitize(v.Label()), when.UTC().Format(time.RFC3339))
-	return rb, v.Label(), nil
 }
 
 // addOnFetchErrorFlag adds --on-fetch-error to a robots command.
@@ -168,31 +139,10 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 			if c.Context().Err() != nil {
 				return errInterrupted
 			}
-			inGHA := env.Getenv("GITHUB_ACTIONS") == "true"
-			out := &stickyio.Writer{W: env.Stdout}
-			robotsWarn(env, src)
-			if inGHA {
-				for _, a := range src.WarningAnnotations() {
-					fmt.Fprintln(env.Stdout, a)
-				}
-			}
 			gate := src.Check(token, paths, wantAllowed)
-			for _, c := range gate.Checks {
-				robotsWarnOtherHost(env, src, c.Path)
-				status := "ok"
-				if !c.OK {
-					status = "FAIL"
-				}
-				fmt.Fprintf(out, "%s: %s\n", status, sanitize(c.Message))
-				if inGHA && !c.OK {
-					fmt.Fprintln(out, gate.Annotation(c))
-				}
-			}
-			if inGHA && gate.Failed == 0 {
-				fmt.Fprintln(out, gate.Notice())
-			}
-			if out.Err() != nil {
-				return writeFailed("the results", out.Err())
+			warnEach(env, gate.Warnings())
+			if err := gate.Write(env.Stdout, env.Getenv("GITHUB_ACTIONS") == "true"); err != nil {
+				return writeFailed("the results", err)
 			}
 			if gate.Failed > 0 {
 				fmt.Fprintf(env.Stderr, "lohibot-audit: robots check failed: %s\n", sanitize(gate.Failure()))
@@ -212,19 +162,4 @@ func newRobotsCheckCmd(env *Env) *cobra.Command {
 func addRobotsTokenFlags(c *cobra.Command, crawlerName, userAgent *string) {
 	c.Flags().StringVar(crawlerName, "crawler", crawler.Default, "the crawler whose robots.txt token to use: `NAME` of a built-in profile ("+strings.Join(crawler.BuiltinNames(), ", ")+") or a profile FILE")
 	c.Flags().StringVar(userAgent, "user-agent", "", "the product `TOKEN` to test instead of the crawler's (a version such as /1.0 is ignored; * asks the * group)")
-}
-
-// robotsWarn prints the source's note and the parser's warnings.
-func robotsWarn(env *Env, src *robots.Source) {
-	for _, w := range src.Warnings() {
-		warnf(env, "%s", w)
-	}
-}
-
-// robotsWarnOtherHost warns when a URL to check is on another host than
-// the robots.txt URL (robots.OtherHostWarning).
-func robotsWarnOtherHost(env *Env, src *robots.Source, target string) {
-	if w := robots.OtherHostWarning(src.Name, target); w != "" {
-		warnf(env, "%s", w)
-	}
 }

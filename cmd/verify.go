@@ -75,9 +75,7 @@ func newVerifyCmd(env *Env) *cobra.Command {
 			}
 			doc := &render.Verdicts{Rows: render.VerdictRows(addrs, perCrawler, names), Lists: id.Lists, Warnings: id.Warnings(), Now: env.Now()}
 			spoofed := doc.Spoofed()
-			for _, w := range doc.Warnings {
-				warnf(env, "%s", w)
-			}
+			warnEach(env, doc.Warnings)
 			env.phase(phaseWrite)
 			if err := format.WriteDocument(env.Stdout, doc, outputOptions(env)); err != nil {
 				return writeFailed("the verdicts", err)

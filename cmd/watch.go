@@ -11,14 +11,16 @@ import (
 
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/crowdsec"
 	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/follow"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/flagfile"
 	"github.com/lohisoft/lohibot-audit/nftset"
 	"github.com/lohisoft/lohibot-audit/parse"
+	"github.com/lohisoft/lohibot-audit/verify"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // watchOptions holds the flags of `watch`.
@@ -118,35 +120,18 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return fail.Hinted(err, "see 'lohibot-audit watch --help' for the formats")
 	}
-	never, err := emit.NeverBlockFlag(o.NeverBlock)
-	if err != nil {
-		return err
-	}
-	// --ttl is read whatever blocks (the state keeps how long a block
-	// lasts); its range is held only where it applies, below.
-	ttl, err := emit.ParseTTL(o.TTL)
-	if err != nil {
-		_, err = emit.TTLFlag(o.TTL)
-		return err
-	}
 	asked := watch.Asked{NFTables: o.NFTables, Exec: flagGiven(c.Flags(), "exec"), CrowdSec: o.CrowdSec}
-	var argv []string
-	if asked.Exec {
-		if argv, err = watch.ExecArgv(o.Exec); err != nil {
-			return err
-		}
-	}
-	if err := asked.CheckNeeds(c.Flags().Changed); err != nil {
-		return err
-	}
-	if asked.NFTables || asked.CrowdSec {
-		if _, err := emit.TTLFlag(o.TTL); err != nil {
-			return err
-		}
-	}
-	csCreds, err := watchCrowdSecCredentials(c, o)
+	ttl, argv, err := asked.Check(o.TTL, o.Exec, c.Flags().Changed)
 	if err != nil {
 		return err
+	}
+	var csCreds *crowdsec.Credentials
+	if asked.CrowdSec {
+		creds, err := crowdsec.LoadCredentials(o.CrowdSecCredentials)
+		if err != nil {
+			return err
+		}
+		csCreds = &creds
 	}
 	if err := watch.CheckLimits(o.ExecTimeout, o.ExecConcurrency, o.VerdictTTL); err != nil {
 		return err
@@ -160,26 +145,11 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err := watch.CheckFiles(files); err != nil {
 		return err
 	}
-	siteFlags, err := audit.ParseSites(o.Site)
+	sites, err := audit.ParseSites(o.Site)
 	if err != nil {
 		return err
 	}
-	sites := map[string]string{}
-	for _, s := range siteFlags.Choose(files) {
-		sites[s.File] = s.Site
-	}
-
-	say := watchSay(env)
 	if err := watch.CheckMetrics(o.Metrics); err != nil {
-		return err
-	}
-	state, err := openWatchState(env, o, say)
-	if err != nil {
-		return err
-	}
-	defer state.Close()
-	rs, err := loadRobotsSet(ctx, env, o.Robots)
-	if err != nil {
 		return err
 	}
 	profiles, err := crawler.Resolve(o.Crawlers)
@@ -190,19 +160,24 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	id, err := newIdentityFor(ctx, env, &o.auditOptions, profiles)
+
+	say := watchSay(env)
+	state, err := stateChoice(env, &o.stateFlags).Take(env.Now(), say)
 	if err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings()...) {
-		warnf(env, "%s", w)
+	defer state.Close()
+	g, err := watchSources(env, o).Load(ctx, profiles)
+	if err != nil {
+		return err
 	}
+	warnAll(env, g.Warnings())
 
 	sc := watch.ServiceConfig{Config: watch.Config{Options: watch.Options{
 		Files:    files,
 		Follow:   follow.Options{FromStart: o.FromStart, Stdin: env.Stdin},
 		Format:   logFormat,
-		SiteOf:   func(f string) string { return sites[f] },
+		SiteOf:   sites.SiteOf(files),
 		TrustXFF: o.TrustXFF,
 		Location: read.Location,
 		Events:   watch.EventsTo(watchEventWriter(env), env.StdoutTTY, say),
@@ -210,20 +185,13 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		Now:      env.Now,
 		BlockTTL: ttl,
 		Version:  Version,
-	}, Identity: id, Overrides: o.Flags.Overrides(o.given), Robots: rs.For,
-		NeverBlock: never, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
+	}, Identity: g.Identity, Overrides: o.Flags.Overrides(o.given), Robots: g.Robots.For,
+		NeverBlock: g.NeverBlock, VerdictTTL: o.VerdictTTL, Concurrency: o.DNSConcurrency, MaxViolations: o.MaxViolations,
 		OptOuts: optOuts, OptOutGrace: o.OptOutGrace},
 		State: state, Metrics: o.Metrics, CrowdSec: csCreds, CrowdSecFile: o.CrowdSecCredentials}
 	if o.NFTables {
 		sc.NFTables = &nftset.Options{NFTOptions: emit.NFTOptions{TTL: ttl, Table: o.NFTTable, SetOnly: o.SetOnly}}
-		if o.NFTNetNS != "" {
-			nsf, err := os.Open(o.NFTNetNS)
-			if err != nil {
-				return fail.Usagef("--nft-netns: %v", fail.PathCause(err))
-			}
-			defer nsf.Close()
-			sc.NFTables.NetNS, sc.NFTNetNS = int(nsf.Fd()), o.NFTNetNS
-		}
+		sc.NFTNetNS = o.NFTNetNS
 	}
 	if asked.Exec {
 		sc.Exec = &watch.Exec{Argv: argv, Timeout: o.ExecTimeout, Concurrency: o.ExecConcurrency}
@@ -252,6 +220,15 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	return w.Serve(ctx, sig)
 }
 
+// watchSources are where o's watch loads what it checks against, at
+// start and on SIGHUP.
+func watchSources(env *Env, o *watchOptions) watch.Sources {
+	return watch.Sources{NeverBlock: o.NeverBlock, Robots: o.Robots, RobotsLoader: robotsLoader(env),
+		Identity: func(ctx context.Context, profiles []*crawler.Profile) (*verify.Identity, error) {
+			return newIdentityFor(ctx, env, &o.auditOptions, profiles)
+		}}
+}
+
 // watchSay says msg on stderr, as watch says what happens.
 func watchSay(env *Env) func(string) {
 	return func(msg string) { fmt.Fprintf(env.Stderr, "lohibot-audit: %s\n", sanitize(msg)) }
@@ -268,48 +245,20 @@ func watchEventWriter(env *Env) io.Writer { return stream(env.Stdout) }
 // w. The crawlers watched stay those of the start.
 func watchReload(ctx context.Context, c *cobra.Command, env *Env, o *watchOptions, w *watch.Watcher) error {
 	no := &watchOptions{}
-	fresh := newWatchCmdWith(env, no)
-	fresh.SetContext(ctx)
-	var err error
-	c.Flags().Visit(func(fl *pflag.Flag) {
-		nf := fresh.Flags().Lookup(fl.Name)
-		if nf == nil || err != nil {
-			return
-		}
-		if sv, ok := fl.Value.(pflag.SliceValue); ok {
-			err = nf.Value.(pflag.SliceValue).Replace(sv.GetSlice())
-		} else {
-			err = nf.Value.Set(fl.Value.String())
-		}
-		nf.Changed = true
-	})
-	if err != nil {
-		return err
-	}
-	if err := loadConfig(env, fresh, o.Config); err != nil {
-		return err
-	}
-	never, err := emit.NeverBlockFlag(no.NeverBlock)
-	if err != nil {
-		return err
-	}
-	rs, err := loadRobotsSet(ctx, env, no.Robots)
-	if err != nil {
+	if err := flagfile.Reload(c, newWatchCmdWith(env, no), o.Config, env.Getenv); err != nil {
 		return err
 	}
 	profiles, err := crawler.Resolve(no.Crawlers)
 	if err != nil {
 		return err
 	}
-	id, err := newIdentityFor(ctx, env, &no.auditOptions, profiles)
+	g, err := watchSources(env, no).Load(ctx, profiles)
 	if err != nil {
 		return err
 	}
-	if err := w.Reload(id, rs.For, never); err != nil {
+	if err := w.Reload(g); err != nil {
 		return err
 	}
-	for _, w := range append(rs.Warnings(), id.Warnings()...) {
-		warnf(env, "%s", w)
-	}
+	warnAll(env, g.Warnings())
 	return nil
 }

@@ -243,12 +243,13 @@ func readFile(t *testing.T, name string) string {
 // file: an address the new list holds is genuine when next seen (one that
 // was spoofed before too), a --never-block added to the config protects a
 // spoofer from the command, and the new robots.txt decides the next pages.
+// The config file may hold other commands' keys, on reload as at start.
 func TestWatchReloadOnSIGHUP(t *testing.T) {
 	srv, list, log := watchFixture(t)
 	dir := filepath.Dir(list)
 	cfg := filepath.Join(dir, "config.yaml")
 	rob := filepath.Join(dir, "robots.txt")
-	testutil.WriteFile(t, cfg, "dns-timeout: 2s\n")
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\nmodsec-id-base: 5000\n")
 	testutil.WriteFile(t, rob, "User-agent: *\nAllow: /\n")
 	act, acted := actedOn(t)
 	w := startWatch(t, &Env{}, log, "--resolver", srv, "--ip-list", list, "--config", cfg, "--robots", rob, "--exec", act)
@@ -263,7 +264,7 @@ func TestWatchReloadOnSIGHUP(t *testing.T) {
 	waitFor(t, w.done, w.stderr, func() bool { return strings.Count(readFile(t, acted), "\n") == 2 })
 
 	testutil.WriteFile(t, list, `{"ips":["79.139.58.98","203.0.113.50","203.0.113.51"]}`)
-	testutil.WriteFile(t, cfg, "dns-timeout: 2s\nnever-block:\n  - 203.0.113.64/26\n")
+	testutil.WriteFile(t, cfg, "dns-timeout: 2s\nmodsec-id-base: 5000\nnever-block:\n  - 203.0.113.64/26\n")
 	testutil.WriteFile(t, rob, "User-agent: LohiSoftBot\nDisallow: /page\n")
 	w.reload()
 

@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/lohisoft/lohibot-audit/emit"
-	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/render"
 	"github.com/lohisoft/lohibot-audit/watch"
 	"github.com/lohisoft/lohibot-audit/watchstate"
@@ -30,28 +28,10 @@ func addStateDirFlag(f *pflag.FlagSet, o *stateFlags) {
 	f.StringVar(&o.StateDir, "state-dir", "", "watch's state directory `DIR`: its verdicts, blocks, unblocked addresses and control socket (default $STATE_DIRECTORY, else "+watchstate.DefaultDir+")")
 }
 
-// stateDirOf is the state directory of o and whether it was asked for
-// (--state-dir, $STATE_DIRECTORY) rather than the built-in default; ""
-// when there is none.
-func stateDirOf(env *Env, o *stateFlags) (string, bool) {
-	return watchstate.ChooseDir(o.StateDir, env.Getenv("STATE_DIRECTORY"), defaultStateDir)
-}
-
-// openWatchState takes the state directory for a watch
-// (watchstate.Take): nil without one (--no-state, or the default
-// directory out of reach, which is said).
-func openWatchState(env *Env, o *watchOptions, say func(string)) (*watchstate.Held, error) {
-	if o.NoState {
-		if o.StateDir != "" {
-			return nil, fail.Usagef("--state-dir and --no-state: give one")
-		}
-		return nil, nil
-	}
-	dir, asked := stateDirOf(env, &o.stateFlags)
-	if dir == "" {
-		return nil, nil
-	}
-	return watchstate.Take(dir, asked, env.Now(), say)
+// stateChoice is how the flags o and the environment choose the state
+// directory.
+func stateChoice(env *Env, o *stateFlags) watchstate.Choice {
+	return watchstate.Choice{Flag: o.StateDir, NoState: o.NoState, Env: env.Getenv("STATE_DIRECTORY"), Default: defaultStateDir}
 }
 
 // newWatchStatusCmd is `watch status`.
@@ -71,29 +51,14 @@ func newWatchStatusCmd(env *Env) *cobra.Command {
 	return c
 }
 
-// statusFormat checks --format: text or json, by default text on a
-// terminal.
-func statusFormat(env *Env, format string) (string, error) {
-	switch format {
-	case "":
-		if env.StdoutTTY {
-			return "text", nil
-		}
-		return "json", nil
-	case "text", "json":
-		return format, nil
-	}
-	return "", fail.Usagef("--format %q: give text or json", sanitize(format))
-}
-
 func runWatchStatus(ctx context.Context, env *Env, o *stateFlags, format string) error {
-	format, err := statusFormat(env, format)
+	format, err := render.WatchStatusFormat(format, env.StdoutTTY)
 	if err != nil {
 		return err
 	}
-	dir, _ := stateDirOf(env, o)
-	if dir == "" {
-		return fail.Usagef("no state directory: give --state-dir DIR")
+	dir, err := stateChoice(env, o).Needed()
+	if err != nil {
+		return err
 	}
 	s, written, err := watchstate.StatusOf(ctx, dir, env.Now())
 	if err != nil {
@@ -125,32 +90,22 @@ func newUnblockCmd(env *Env) *cobra.Command {
 }
 
 func runUnblock(ctx context.Context, env *Env, o *unblockOptions, args []string) error {
-	if len(args) == 0 {
-		return fail.Usagef("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
-	}
-	addrs, err := watchstate.ParseAddrs(args)
+	addrs, err := watchstate.AddrArgs(args)
 	if err != nil {
-		return fail.Usagef("%s", sanitize(err.Error()))
+		return err
 	}
 	ttl, err := emit.TTLFlag(o.TTL)
 	if err != nil {
 		return err
 	}
-	dir, _ := stateDirOf(env, &o.stateFlags)
-	if dir == "" {
-		return fail.Usagef("no state directory: give --state-dir DIR")
+	dir, err := stateChoice(env, &o.stateFlags).Needed()
+	if err != nil {
+		return err
 	}
 	now := env.Now()
 	out, err := watch.Unblock(ctx, dir, addrs, ttl, now, crowdSecAgent(env), watchSay(env))
 	if err != nil {
 		return err
 	}
-	failed, lost := watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
-	if lost > 0 {
-		return fail.New(fail.Unwritten, errors.New("cannot write to standard output"), "")
-	}
-	if failed {
-		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")
-	}
-	return nil
+	return watch.WriteUnblocked(env.Stdout, env.StdoutTTY, out, now)
 }

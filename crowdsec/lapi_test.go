@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/crowdsectest"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 )
 
 // These tests push to a real Local API: Debian's crowdsec run by
@@ -380,5 +382,32 @@ func TestLiftEndsOursOnly(t *testing.T) {
 	res, err := q.Pusher.Push(ctx, []Ban{ban("203.0.113.7/32")})
 	if err != nil || res.Added != 1 {
 		t.Errorf("push after lift: %+v, %v", res, err)
+	}
+}
+
+// Agent.Push ends as the command line says it: pushed, with the result;
+// cancelled, interrupted; the Local API down, an output not written that
+// says how many decisions are in force.
+func TestAgentPush(t *testing.T) {
+	t.Parallel()
+	l := crowdsectest.Start(t)
+	creds, err := ReadCredentials(l.Credentials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Agent{Version: "test"}
+	res, err := a.Push(context.Background(), creds, time.Hour, []Ban{ban("203.0.113.6/32")})
+	if err != nil || res.Added != 1 {
+		t.Errorf("pushed: %+v, %v; want 1 decision added", res, err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.Push(cancelled, creds, time.Hour, []Ban{ban("203.0.113.7/32")}); !errors.Is(err, interrupt.ErrInterrupted) {
+		t.Errorf("cancelled: %v, want interrupted", err)
+	}
+	l.Stop()
+	_, err = a.Push(context.Background(), creds, time.Hour, []Ban{ban("203.0.113.7/32")})
+	if fail.KindOf(err) != fail.Unwritten || !strings.HasPrefix(err.Error(), "crowdsec: 0 of 1 decision in force, then: ") {
+		t.Errorf("down: %v (kind %v), want an output not written", err, fail.KindOf(err))
 	}
 }

@@ -1,12 +1,14 @@
 package crowdsec
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 )
 
@@ -44,6 +46,20 @@ func (a Agent) Queue(c Credentials, crawlers []string, ttl time.Duration, say fu
 	// many: a running watch looks each spoofer up.
 	p.LookupEach = -1
 	return &Queue{Pusher: p, Say: say}
+}
+
+// Push pushes bans through the machine c, each decision lasting ttl
+// (Pusher, for the scenarios of bans), for the command line: cancelled,
+// it returns interrupt.ErrInterrupted; cut short otherwise, Unfinished.
+func (a Agent) Push(ctx context.Context, c Credentials, ttl time.Duration, bans []Ban) (Result, error) {
+	res, err := a.Pusher(c, ScenariosOf(bans), ttl).Push(ctx, bans)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, interrupt.ErrInterrupted
+		}
+		return res, res.Unfinished(len(bans), err)
+	}
+	return res, nil
 }
 
 // ScenariosOf are the scenarios of bans, each once, in the order first

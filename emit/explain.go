@@ -63,6 +63,17 @@ func TTLFlag(v string) (time.Duration, error) {
 	return ttl, nil
 }
 
+// ParseTTLFlag parses a --ttl value (ParseTTL) whatever it lasts, for a
+// command that holds it to TTLFlag's range only where it applies (watch);
+// a value that is not a duration is TTLFlag's usage error.
+func ParseTTLFlag(v string) (time.Duration, error) {
+	ttl, err := ParseTTL(v)
+	if err != nil {
+		return 0, fail.Usagef("%s", optionMessage(badTTL(v)))
+	}
+	return ttl, nil
+}
+
 // NeverBlockFlag parses --never-block values (ParseNeverBlock); a value
 // that is neither an address nor a CIDR is a usage error.
 func NeverBlockFlag(values []string) ([]netip.Prefix, error) {
@@ -127,4 +138,18 @@ func (t Target) CheckMode(m Mode) error {
 		return fail.Usagef("--mode %s: the crowdsec target bans spoofers only (block-spoofed)", m)
 	}
 	return nil
+}
+
+// Pushes says whether a run of t pushes its decisions to a Local API
+// rather than writing its output: the crowdsec target does, unless
+// dryRun (--dry-run) asks for the request instead; then -o (output) is a
+// usage error.
+func (t Target) Pushes(dryRun bool, output string) (bool, error) {
+	if t.Name != "crowdsec" || dryRun {
+		return false, nil
+	}
+	if output != "" {
+		return false, fail.Usagef("-o is for --dry-run: without it the crowdsec target pushes its decisions to the Local API")
+	}
+	return true, nil
 }

@@ -149,3 +149,20 @@ func TestTargetFlags(t *testing.T) {
 		t.Errorf("block-all: %v", err)
 	}
 }
+
+// TestParseTTLFlag: a --ttl is read whatever it lasts, past 365d and 0s
+// included; one that is no duration is TTLFlag's usage error.
+func TestParseTTLFlag(t *testing.T) {
+	for v, want := range map[string]time.Duration{"400d": 400 * 24 * time.Hour, "0s": 0, " 36h ": 36 * time.Hour} {
+		if got, err := ParseTTLFlag(v); err != nil || got != want {
+			t.Errorf("%q: %s, %v; want %s", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"soon", "-1h", "", "7\x1bd"} {
+		_, err := ParseTTLFlag(v)
+		_, flagErr := TTLFlag(v)
+		if err == nil || flagErr == nil || err.Error() != flagErr.Error() || fail.KindOf(err) != fail.Usage {
+			t.Errorf("%q: %v, want TTLFlag's usage error %v", v, err, flagErr)
+		}
+	}
+}

@@ -129,6 +129,25 @@ func (d *IPListDoc) WriteText(t *Text) error {
 	return nil
 }
 
+// NewIPListDocs describes the lists in force of the crawlers, as lists
+// loaded them (NewIPListDoc, each written when its file was): the one
+// list's document for one crawler, else an IPListDocs. names are the
+// crawlers' names when they are named (--crawler), else nil.
+func NewIPListDocs(lists []*verify.Lists, names []string, now time.Time) Document {
+	docs := make(IPListDocs, len(lists))
+	for i, ll := range lists {
+		name := ""
+		if names != nil {
+			name = names[i]
+		}
+		docs[i] = NewIPListDoc(ll, name, ll.List.FileTime(), now)
+	}
+	if len(docs) == 1 {
+		return docs[0]
+	}
+	return docs
+}
+
 // IPListDocs is what `ips show` prints for several crawlers: a list of
 // their objects, CSV rows with the crawler first, their texts one after
 // another.

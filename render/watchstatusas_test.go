@@ -6,8 +6,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/watchstate"
 )
+
+// TestWatchStatusFormat: text on a terminal and json elsewhere by
+// default, either when named; another name is a usage error, escaped.
+func TestWatchStatusFormat(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		terminal bool
+		want     string
+	}{
+		{"", true, "text"}, {"", false, "json"}, {"json", true, "json"}, {"text", false, "text"},
+	} {
+		if got, err := WatchStatusFormat(tt.name, tt.terminal); got != tt.want || err != nil {
+			t.Errorf("%q, terminal %v: %q, %v; want %q", tt.name, tt.terminal, got, err, tt.want)
+		}
+	}
+	_, err := WatchStatusFormat("table\x1b", true)
+	if fail.KindOf(err) != fail.Usage || err.Error() != `--format "table\\x1b": give text or json` {
+		t.Errorf("table: %v (kind %v), want the usage error", err, fail.KindOf(err))
+	}
+}
 
 // TestWatchStatusAs: json is one line that decodes to the status; text is
 // WatchStatus's; another format is refused.

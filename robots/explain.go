@@ -66,6 +66,18 @@ func OtherHostWarning(robotsURL, target string) string {
 	return ""
 }
 
+// OtherHostWarnings are the warnings for the targets of another origin
+// than the robots.txt URL of rs (OtherHostWarning), in order.
+func (rs *Source) OtherHostWarnings(targets []string) []string {
+	var out []string
+	for _, target := range targets {
+		if w := OtherHostWarning(rs.Name, target); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // LineOf returns the line a parser warning is about ("line 3: ..."), or
 // 0 when it names none.
 func LineOf(warning string) int {

@@ -2,11 +2,14 @@ package robots
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/gha"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
+	"github.com/lohisoft/lohibot-audit/internal/stickyio"
+	"github.com/lohisoft/lohibot-audit/parse"
 )
 
 // TestResult is what `robots test` says of one URL (its JSON line).
@@ -146,4 +149,79 @@ func (rs *Source) WarningAnnotations() []string {
 		out = append(out, gha.Command("warning", rs.File, LineOf(w), "robots.txt", w))
 	}
 	return out
+}
+
+// Deciding is the robots.txt of a source that decides at a time, with
+// what to say of the choice.
+type Deciding struct {
+	Robots *Robots
+	// Version labels the dated version that decides ("" for a single
+	// robots.txt), as TestResult.Version does.
+	Version string
+	// Note says which dated version decides at which time; Warning, that
+	// --at changes nothing (a single robots.txt given --at). Each is ""
+	// when there is nothing to say. Text from the command line is not
+	// escaped.
+	Note, Warning string
+}
+
+// DecidingAt is the robots.txt of rs in force at when, given --at (atGiven),
+// else at now (InForce).
+func (rs *Source) DecidingAt(when time.Time, atGiven bool, now time.Time) (Deciding, error) {
+	var d Deciding
+	if !atGiven {
+		when = now
+	} else if rs.History == nil {
+		d.Warning = fmt.Sprintf("robots.txt %s is a single version: --at changes nothing", rs.Name)
+	}
+	rb, v, err := rs.InForce(when)
+	if err != nil {
+		return d, err
+	}
+	d.Robots = rb
+	if v != nil {
+		d.Version = v.Label()
+		d.Note = fmt.Sprintf("robots.txt %s: %s decides at %s", rs.Name, d.Version, when.UTC().Format(time.RFC3339))
+	}
+	return d, nil
+}
+
+// Warnings are what stderr says of the gate: the source's (Source.Warnings),
+// then one for each path checked on another host than the robots.txt URL
+// (Source.OtherHostWarnings).
+func (g *Gate) Warnings() []string {
+	paths := make([]string, len(g.Checks))
+	for i, c := range g.Checks {
+		paths[i] = c.Path
+	}
+	return append(g.Source.Warnings(), g.Source.OtherHostWarnings(paths)...)
+}
+
+// Write writes the gate's result to w, a line for each path checked:
+// "ok: MESSAGE" or "FAIL: MESSAGE", the message escaped. Within GitHub
+// Actions (inGHA) the parser's warnings come first as warning annotations
+// (WarningAnnotations), each failing path is followed by its error
+// annotation, and a gate that passed ends with its notice. It returns the
+// first write error.
+func (g *Gate) Write(w io.Writer, inGHA bool) error {
+	out := &stickyio.Writer{W: w}
+	if inGHA {
+		for _, a := range g.Source.WarningAnnotations() {
+			fmt.Fprintln(out, a)
+		}
+	}
+	for _, c := range g.Checks {
+		status := "ok"
+		if !c.OK {
+			status = "FAIL"
+		}
+		fmt.Fprintf(out, "%s: %s\n", status, parse.EscapeControl(c.Message))
+		if inGHA && !c.OK {
+			fmt.Fprintln(out, g.Annotation(c))
+		}
+	}
+	if inGHA && g.Failed == 0 {
+		fmt.Fprintln(out, g.Notice())
+	}
+	return out.Err()
 }

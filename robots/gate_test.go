@@ -80,11 +80,10 @@ func TestWarningAnnotations(t *testing.T) {
 	}
 }
 
-func TestInForce(t *testing.T) {
-	single := ParseSource("robots.txt", "robots.txt", []byte("User-agent: *\nDisallow: /\n"))
-	if rb, v, err := single.InForce(time.Time{}); rb != single.Robots || v != nil || err != nil {
-		t.Errorf("a single robots.txt: %v, %v, %v", rb, v, err)
-	}
+// datedSource is a directory of two dated versions: /a/ disallowed from
+// 20 November 2026, /b/ from 22 November.
+func datedSource(t *testing.T) *Source {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range map[string]string{"2026-11-20.txt": "User-agent: *\nDisallow: /a/\n", "2026-11-22.txt": "User-agent: *\nDisallow: /b/\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -95,7 +94,15 @@ func TestInForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := HistorySource(h)
+	return HistorySource(h)
+}
+
+func TestInForce(t *testing.T) {
+	single := ParseSource("robots.txt", "robots.txt", []byte("User-agent: *\nDisallow: /\n"))
+	if rb, v, err := single.InForce(time.Time{}); rb != single.Robots || v != nil || err != nil {
+		t.Errorf("a single robots.txt: %v, %v, %v", rb, v, err)
+	}
+	src := datedSource(t)
 	rb, v, err := src.InForce(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
 	if err != nil || v == nil || v.Name != "2026-11-20.txt" || rb.Decide("X", "/a/").Allowed {
 		t.Errorf("on 21 November: %v, %v", v, err)
@@ -103,5 +110,74 @@ func TestInForce(t *testing.T) {
 	_, _, err = src.InForce(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if fail.KindOf(err) != fail.Usage || !strings.Contains(err.Error(), "has no version in force at 2026-11-01T00:00:00Z") || !strings.Contains(fail.HintOf(err), "2026-11-20T00:00:00Z") {
 		t.Errorf("before the first version: %v (hint %q)", err, fail.HintOf(err))
+	}
+}
+
+func TestDecidingAt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	single := ParseSource("robots.txt", "robots.txt", []byte("User-agent: *\nDisallow: /\n"))
+	if d, err := single.DecidingAt(time.Time{}, false, now); err != nil || d.Robots != single.Robots || d.Version != "" || d.Note != "" || d.Warning != "" {
+		t.Errorf("a single robots.txt, no --at: %+v, %v", d, err)
+	}
+	if d, err := single.DecidingAt(now.Add(-time.Hour), true, now); err != nil || d.Robots != single.Robots || d.Warning != "robots.txt robots.txt is a single version: --at changes nothing" {
+		t.Errorf("a single robots.txt given --at: %+v, %v", d, err)
+	}
+	src := datedSource(t)
+	d, err := src.DecidingAt(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), true, now)
+	if err != nil || d.Warning != "" || d.Robots.Decide("X", "/a/").Allowed || d.Version == "" ||
+		d.Note != "robots.txt "+src.Name+": "+d.Version+" decides at 2026-11-21T12:00:00Z" {
+		t.Errorf("dated versions at 21 November: %+v, %v", d, err)
+	}
+	if d, err := src.DecidingAt(time.Time{}, false, now); err != nil || d.Robots.Decide("X", "/a/").Allowed == false || !strings.HasSuffix(d.Note, " decides at 2026-12-01T00:00:00Z") {
+		t.Errorf("dated versions, no --at: now decides: %+v, %v", d, err)
+	}
+	if _, err := src.DecidingAt(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), true, now); fail.KindOf(err) != fail.Usage {
+		t.Errorf("before the first version: %v, want a usage error", err)
+	}
+}
+
+func TestGateWrite(t *testing.T) {
+	src := ParseSource("robots.txt", "robots.txt", []byte("User-agent: *\nDissallow: /private/\n"))
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		gha   bool
+		want  string
+	}{
+		{"one fails", []string{"/private/x", "/blog/"}, false,
+			"ok: ExampleBot is blocked from /private/x by robots.txt line 2: Dissallow: /private/\n" +
+				"FAIL: ExampleBot is allowed /blog/ in robots.txt: no rule in the * group matches (expected blocked)\n"},
+		{"one fails, in GitHub Actions", []string{"/blog/"}, true,
+			"::warning file=robots.txt,line=2,title=robots.txt::line 2: \"Dissallow\" is a misspelling of disallow; read as disallow as Google does, but a strict RFC 9309 parser ignores it\n" +
+				"FAIL: ExampleBot is allowed /blog/ in robots.txt: no rule in the * group matches (expected blocked)\n" +
+				"::error file=robots.txt,title=robots check::ExampleBot is allowed /blog/ in robots.txt: no rule in the * group matches (expected blocked)\n"},
+		{"passes, in GitHub Actions", []string{"/private/\x1b"}, true,
+			"::warning file=robots.txt,line=2,title=robots.txt::line 2: \"Dissallow\" is a misspelling of disallow; read as disallow as Google does, but a strict RFC 9309 parser ignores it\n" +
+				"ok: ExampleBot is blocked from /private/\\x1b by robots.txt line 2: Dissallow: /private/\n" +
+				"::notice file=robots.txt,title=robots check::robots.txt blocks ExampleBot for the 1 path checked\n"},
+	} {
+		var b strings.Builder
+		if err := src.Check("ExampleBot", tc.paths, false).Write(&b, tc.gha); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, b.String(), tc.want)
+		}
+	}
+	if err := src.Check("ExampleBot", nil, false).Write(failingWriter{}, false); err == nil {
+		t.Error("a write that fails: no error")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+func TestGateWarnings(t *testing.T) {
+	src := ParseSource("https://example.com/robots.txt", "", []byte("User-agent: *\nDissallow: /x/\n"))
+	got := src.Check("ExampleBot", []string{"/x/", "https://other.example/x/", "https://example.com/y"}, false).Warnings()
+	if len(got) != 2 || !strings.HasPrefix(got[0], "robots.txt https://example.com/robots.txt: line 2: ") ||
+		got[1] != "https://other.example/x/ is not on https://example.com: that robots.txt does not apply to it (RFC 9309 §2.3)" {
+		t.Errorf("Warnings = %q, want the parser's, then the path on another host", got)
 	}
 }

@@ -238,3 +238,13 @@ func ListFail(err error) error {
 	}
 	return fail.Hinted(fmt.Errorf("cannot read --ip-list %s: %w", fe.Path, fe.Err), "give a file, or an https:// URL")
 }
+
+// ProxiesFor are the proxies that trusted (--trusted-proxy values) and
+// trustXFF (--trust-xff) trust when they are not the settings' own (a
+// merge: the snapshots'), over the CDN edge lists as `ips update` cached
+// them where the settings say (else the built-in snapshot).
+func (s *Settings) ProxiesFor(trusted []string, trustXFF bool) (*proxy.Set, error) {
+	dir, _ := s.Cache()
+	set, _, err := (&proxy.Loader{CacheDir: dir}).Set(trusted, trustXFF)
+	return set, err
+}

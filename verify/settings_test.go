@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,21 @@ func TestSettingsIdentityListFile(t *testing.T) {
 	id, _, err := s.Identity(context.Background(), []*crawler.Profile{p})
 	if err != nil || len(id.Lists) != 1 || len(id.Lists[0].Prefixes) != 1 {
 		t.Fatalf("Identity with a list file = %v, %v", id, err)
+	}
+}
+
+// TestSettingsProxiesFor: the proxies of values other than the settings'
+// own, over the cached (else built-in) CDN edges.
+func TestSettingsProxiesFor(t *testing.T) {
+	s := &Settings{NoCache: true, TrustedProxies: []string{"private"}}
+	set, err := s.ProxiesFor([]string{"203.0.113.0/24"}, false)
+	if err != nil || !set.InTrusted(netip.MustParseAddr("203.0.113.9")) || set.InTrusted(netip.MustParseAddr("10.0.0.1")) || set.All() {
+		t.Errorf("ProxiesFor(203.0.113.0/24) = %v, %v; want that range trusted, not the settings' own", set.Specs(), err)
+	}
+	if set, err := s.ProxiesFor(nil, true); err != nil || !set.All() {
+		t.Errorf("ProxiesFor(--trust-xff) = %v, %v; want every address trusted", set, err)
+	}
+	if _, err := s.ProxiesFor([]string{"no-such-cdn"}, false); err == nil {
+		t.Error("a value that names nothing: no error")
 	}
 }

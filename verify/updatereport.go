@@ -1,11 +1,13 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/internal/nouns"
 )
 
@@ -67,4 +69,61 @@ func (l *IPList) FileTime() time.Time {
 		return fi.ModTime()
 	}
 	return time.Time{}
+}
+
+// LoadEach loads the lists of each crawler of profiles in turn (Load),
+// --ip-list (override) in place of theirs when given. A list file that
+// cannot be read stops it (ListFail), with the lists loaded before it.
+func (ld *ListLoader) LoadEach(ctx context.Context, profiles []*crawler.Profile, override string) ([]*Lists, error) {
+	var out []*Lists
+	for _, p := range profiles {
+		ll, err := ld.Load(ctx, p, override)
+		if err != nil {
+			return out, ListFail(err)
+		}
+		out = append(out, ll)
+	}
+	return out, nil
+}
+
+// ListsUpdate is what `ips update` says of the lists it fetched.
+type ListsUpdate struct {
+	// Lines say what became of each list fetched, for standard output.
+	Lines []string
+	// Warnings are for standard error, in order: each crawler's, and every
+	// list that could not be had but the first.
+	Warnings []string
+	// Failed is the first list that could not be had, an input not had
+	// whole (fail.Incomplete), or nil.
+	Failed error
+}
+
+// UpdateEach fetches the lists of each crawler of profiles now (a loader
+// of ListFetchNow), --ip-list (override) in place of theirs when given,
+// and says what became of them (Lists.Updated); named starts each line
+// and error with its crawler's name. A list file that cannot be read
+// stops it (ListFail), with what was said of the lists before it.
+func (ld *ListLoader) UpdateEach(ctx context.Context, profiles []*crawler.Profile, override string, named bool) (ListsUpdate, error) {
+	var u ListsUpdate
+	for _, p := range profiles {
+		ll, err := ld.Load(ctx, p, override)
+		if err != nil {
+			return u, ListFail(err)
+		}
+		prefix := ""
+		if named {
+			prefix = p.Name + ": "
+		}
+		lines, warnings, errs := ll.Updated(p, prefix, ld.CacheDir)
+		u.Lines = append(u.Lines, lines...)
+		u.Warnings = append(u.Warnings, warnings...)
+		for _, err := range errs {
+			if u.Failed == nil {
+				u.Failed = fail.New(fail.Incomplete, err, "")
+			} else {
+				u.Warnings = append(u.Warnings, err.Error())
+			}
+		}
+	}
+	return u, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/emit"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/parse"
 )
@@ -78,6 +79,37 @@ func (a Asked) CheckNeeds(given func(option string) bool) error {
 		}
 	}
 	return nil
+}
+
+// Check reads the options of the ways of blocking a is asked to use, as
+// the command line gives them (given says which options it gave): the
+// --ttl value, read whatever blocks (the state keeps how long a block
+// lasts) and held to 1s-365d only where it applies, after what it needs
+// (CheckNeeds); the --exec command (ExecArgv), when asked; and
+// --crowdsec-credentials only with --crowdsec.
+func (a Asked) Check(ttl, command string, given func(option string) bool) (time.Duration, []string, error) {
+	d, err := emit.ParseTTLFlag(ttl)
+	if err != nil {
+		return 0, nil, err
+	}
+	var argv []string
+	if a.Exec {
+		if argv, err = ExecArgv(command); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := a.CheckNeeds(given); err != nil {
+		return 0, nil, err
+	}
+	if a.NFTables || a.CrowdSec {
+		if _, err := emit.TTLFlag(ttl); err != nil {
+			return 0, nil, err
+		}
+	}
+	if !a.CrowdSec && given("crowdsec-credentials") {
+		return 0, nil, fail.Usagef("--crowdsec-credentials is for --crowdsec")
+	}
+	return d, argv, nil
 }
 
 // CheckLimits refuses an --exec-timeout or --verdict-ttl that is not

@@ -26,8 +26,9 @@ type ServiceConfig struct {
 	Config
 	// NFTables, when set, opens the nftables table of its options
 	// (nftset.Open; its TTL should be BlockTTL) and adds each spoofer
-	// to its live sets; NFTNetNS is the namespace file its NetNS was
-	// opened from, kept in the state for unblock.
+	// to its live sets; NFTNetNS, when set, is the network namespace
+	// file (--nft-netns) whose nftables to use instead of its NetNS,
+	// kept in the state for unblock.
 	NFTables *nftset.Options
 	NFTNetNS string
 	// ExecCommand is the --exec command as given, kept in the state; a
@@ -53,6 +54,7 @@ type ServiceConfig struct {
 type Service struct {
 	*Watcher
 	adder   *nftset.Adder
+	netns   *os.File
 	control net.Listener
 	metrics *metrics.Server
 	say     func(string)
@@ -62,8 +64,8 @@ type Service struct {
 // no rule of which drops what its live sets hold is said), its --exec
 // failures said, its CrowdSec queue, its Watcher (NewFor) with the state
 // found restored, and its metrics address bound. An error says what
-// could not be set up and what to do (startError), with nothing left
-// open.
+// could not be set up and what to do (startError; a network namespace
+// file that cannot be opened is a usage error), with nothing left open.
 func Start(ctx context.Context, c ServiceConfig) (*Service, error) {
 	o := c.Options
 	if o.Say == nil {
@@ -75,13 +77,22 @@ func Start(ctx context.Context, c ServiceConfig) (*Service, error) {
 		o.StateDir, s.control = c.State.Dir, c.State.Listener
 	}
 	if c.NFTables != nil {
-		adder, err := nftset.Open(*c.NFTables)
+		nft := *c.NFTables
+		if c.NFTNetNS != "" {
+			nsf, err := os.Open(c.NFTNetNS)
+			if err != nil {
+				return nil, fail.Usagef("--nft-netns: %v", fail.PathCause(err))
+			}
+			s.netns, nft.NetNS = nsf, int(nsf.Fd())
+		}
+		adder, err := nftset.Open(nft)
 		if err != nil {
+			s.Close()
 			return nil, startError("nftables", err, c.Metrics)
 		}
 		s.adder = adder
 		o.Adder = adder
-		o.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: c.NFTables.Table, SetOnly: true}, NetNS: c.NFTables.NetNS}}
+		o.Sets = nftset.Sets{Options: nftset.Options{NFTOptions: emit.NFTOptions{Table: nft.Table, SetOnly: true}, NetNS: nft.NetNS}}
 		if u := adder.Unreferenced(); len(u) > 0 {
 			o.Say(unreferenced(c.NFTables.Table, u))
 		}
@@ -221,10 +232,17 @@ func (s *Service) Serve(ctx context.Context, sig Signals) error {
 	}
 }
 
-// Close lets go of the nftables table. A nil Service does nothing.
+// Close lets go of the nftables table and its network namespace. A nil
+// Service does nothing.
 func (s *Service) Close() {
-	if s != nil && s.adder != nil {
+	if s == nil {
+		return
+	}
+	if s.adder != nil {
 		s.adder.Close()
+	}
+	if s.netns != nil {
+		s.netns.Close()
 	}
 }
 

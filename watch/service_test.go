@@ -176,6 +176,13 @@ func TestStartErrors(t *testing.T) {
 	if fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "nftables: ") || !errors.Is(err, nftset.ErrBadOption) {
 		t.Errorf("bad table: %v, want a usage error of nftables", err)
 	}
+	c = base()
+	c.NFTables = &nftset.Options{}
+	c.NFTNetNS = filepath.Join(t.TempDir(), "no-netns")
+	_, err = Start(context.Background(), c)
+	if fail.KindOf(err) != fail.Usage || err.Error() != "--nft-netns: no such file or directory" {
+		t.Errorf("a network namespace file that is not there: %v, want a usage error of --nft-netns", err)
+	}
 }
 
 func TestStartErrorHints(t *testing.T) {
@@ -296,12 +303,14 @@ func TestExecArgv(t *testing.T) {
 	}
 }
 
+// given says the options names were given on the command line.
+func given(names ...string) func(string) bool {
+	return func(n string) bool { return slices.Contains(names, n) }
+}
+
 // An option given on the command line that acts only with a way of
 // blocking not asked for is refused, saying what to add.
 func TestCheckNeeds(t *testing.T) {
-	given := func(names ...string) func(string) bool {
-		return func(n string) bool { return slices.Contains(names, n) }
-	}
 	for _, tt := range []struct {
 		asked  Asked
 		option string
@@ -325,6 +334,47 @@ func TestCheckNeeds(t *testing.T) {
 	}
 	if err := (Asked{}).CheckNeeds(given()); err != nil {
 		t.Errorf("nothing given: %v", err)
+	}
+}
+
+// Check reads --ttl whatever blocks, holds it to 1s-365d only where it
+// applies, and after what it needs; a --ttl that is no duration is
+// refused first, then an --exec command that cannot run, then an option
+// that acts only with a way not asked for; --crowdsec-credentials is for
+// --crowdsec only.
+func TestAskedCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		asked   Asked
+		ttl     string
+		command string
+		given   []string
+		want    string
+	}{
+		{"ttl alone", Asked{}, "1d", "", []string{"ttl"}, "--ttl acts only with --nftables or --crowdsec: add --nftables or --crowdsec, or leave --ttl out"},
+		{"ttl zero", Asked{NFTables: true}, "0s", "", []string{"ttl"}, `--ttl "0s": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
+		{"ttl past a year", Asked{CrowdSec: true}, "366d", "", []string{"ttl"}, `--ttl "366d": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
+		{"ttl past a year without a way it applies", Asked{Exec: true}, "400d", "sh", []string{"ttl"}, "--ttl acts only with --nftables or --crowdsec: add --nftables or --crowdsec, or leave --ttl out"},
+		{"ttl not a duration before the needs", Asked{Exec: true}, "soon", "sh", []string{"ttl"}, `--ttl "soon": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
+		{"ttl not a duration before the command", Asked{Exec: true}, "soon", "/nonexistent/cmd", nil, `--ttl "soon": give a duration from 1s to 365d, such as 7d, 36h or 1d12h`},
+		{"command before the needs", Asked{Exec: true}, "7d", "/nonexistent/cmd", []string{"ttl"}, "--exec /nonexistent/cmd: no such file: give the path of an executable file"},
+		{"credentials without crowdsec", Asked{NFTables: true}, "7d", "", []string{"crowdsec-credentials"}, "--crowdsec-credentials is for --crowdsec"},
+	} {
+		ttl, argv, err := tt.asked.Check(tt.ttl, tt.command, given(tt.given...))
+		usageError(t, tt.name, err, tt.want)
+		if ttl != 0 || argv != nil {
+			t.Errorf("%s: %s, %q with the error", tt.name, ttl, argv)
+		}
+	}
+	// A --ttl past a year, set where it applies to no way of blocking
+	// (a config file shared with emit): read, for the state.
+	ttl, argv, err := (Asked{Exec: true}).Check("400d", "sh -c true", given())
+	if err != nil || ttl != 400*24*time.Hour || !slices.Equal(argv, []string{"sh", "-c", "true"}) {
+		t.Errorf("exec with a config's 400d: %s, %q, %v", ttl, argv, err)
+	}
+	ttl, argv, err = (Asked{CrowdSec: true}).Check("36h", "", given("ttl", "crowdsec-credentials"))
+	if err != nil || ttl != 36*time.Hour || argv != nil {
+		t.Errorf("crowdsec --ttl 36h: %s, %q, %v", ttl, argv, err)
 	}
 }
 

@@ -147,13 +147,14 @@ func NewFor(ctx context.Context, c Config) *Watcher {
 // than those watched.
 var ErrCrawlersChanged = errors.New("the crawlers to watch changed: restart watch to watch others")
 
-// Reload takes new IP lists and verifiers (id, of the same crawlers as
-// the Watcher's), its proxies (for blocking and for the log readers, which
-// read the lines after the ones being read with them), robots.txt and
-// never-block prefixes, as a SIGHUP asks:
-// addresses are judged again as they are seen. It works on a Watcher made
-// by NewFor only.
-func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robots.Robots, never []netip.Prefix) error {
+// Reload takes the grounds g loaded anew, as a SIGHUP asks: new IP lists
+// and verifiers (g.Identity, of the same crawlers as the Watcher's), its
+// proxies (for blocking and for the log readers, which read the lines
+// after the ones being read with them), robots.txt and never-block
+// prefixes: addresses are judged again as they are seen. It works on a
+// Watcher made by NewFor only.
+func (w *Watcher) Reload(g Grounds) error {
+	id, never := g.Identity, g.NeverBlock
 	s := w.setup
 	if s == nil {
 		return errors.New("watch: Reload needs a Watcher made by NewFor")
@@ -162,7 +163,7 @@ func (w *Watcher) Reload(id *verify.Identity, robotsFor func(site string) *robot
 		return ErrCrawlersChanged
 	}
 	s.mu.Lock()
-	s.robots = robotsFor
+	s.robots = g.Robots.For
 	s.mu.Unlock()
 	w.o.Guard.SetLists(id.Lists, never)
 	w.o.Guard.SetProxies(id.Proxies)

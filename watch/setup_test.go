@@ -69,14 +69,14 @@ func TestNewFor(t *testing.T) {
 	// A reload of the same crawlers takes the new lists.
 	newList := &verify.IPList{Prefixes: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}}
 	id2 := verify.NewIdentity(&verify.Verifier{Offline: true}, profiles, []*verify.IPList{nil, newList})
-	if err := w.Reload(id2, nil, nil); err != nil {
+	if err := w.Reload(Grounds{Identity: id2}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := w.o.Guard.Blockable(spoofed("203.0.113.7")); got.IsValid() {
 		t.Error("after the reload, an address of the new list is blockable")
 	}
 	id3 := verify.NewIdentity(&verify.Verifier{Offline: true}, profiles[:1], nil)
-	if err := w.Reload(id3, nil, nil); !errors.Is(err, ErrCrawlersChanged) {
+	if err := w.Reload(Grounds{Identity: id3}); !errors.Is(err, ErrCrawlersChanged) {
 		t.Errorf("reload with other crawlers: %v, want ErrCrawlersChanged", err)
 	}
 }

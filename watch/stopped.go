@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,17 +69,23 @@ func StoppedUnblocker(dir string, now time.Time, agent crowdsec.Agent, say func(
 }
 
 // WriteUnblocked writes an unblock event for each of out to w (lines for
-// people when terminal), as of now. failed says whether any address has
-// errors (something could not be undone), lost how many events could not
-// be written.
-func WriteUnblocked(w io.Writer, terminal bool, out []watchstate.Unblocked, now time.Time) (failed bool, lost int64) {
+// people when terminal), as of now. An event that could not be written
+// is an output not written; else an address with errors (something could
+// not be undone) makes the run incomplete (internal/fail).
+func WriteUnblocked(w io.Writer, terminal bool, out []watchstate.Unblocked, now time.Time) error {
 	events := &Events{W: w, Terminal: terminal}
+	failed := false
 	for _, u := range out {
 		events.Unblock(u, now)
 		if len(u.Errors) > 0 {
 			failed = true
 		}
 	}
-	_, lost = events.Counts()
-	return failed, lost
+	if _, lost := events.Counts(); lost > 0 {
+		return fail.New(fail.Unwritten, errors.New("cannot write to standard output"), "")
+	}
+	if failed {
+		return fail.New(fail.Incomplete, errors.New("not everything could be undone: see each address's errors"), "")
+	}
+	return nil
 }

@@ -85,23 +85,26 @@ func TestStoppedUnblocker(t *testing.T) {
 	}
 }
 
+// WriteUnblocked writes an event per address; an address with errors
+// makes the run incomplete, an event lost an output not written.
 func TestWriteUnblocked(t *testing.T) {
 	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
 	a, b := netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("2001:db8::7")
 	out := []watchstate.Unblocked{{Addr: a, Until: now.Add(time.Hour), NFTables: []string{"spoofed_live_v4"}},
 		{Addr: b, Until: now.Add(time.Hour), Errors: []string{"crowdsec: connection refused"}}}
 	var buf strings.Builder
-	failed, lost := WriteUnblocked(&buf, false, out, now)
-	if !failed || lost != 0 || strings.Count(buf.String(), `"event":"unblock"`) != 2 {
-		t.Errorf("failed %v, lost %d, written:\n%s", failed, lost, buf.String())
+	err := WriteUnblocked(&buf, false, out, now)
+	if fail.KindOf(err) != fail.Incomplete || err.Error() != "not everything could be undone: see each address's errors" ||
+		strings.Count(buf.String(), `"event":"unblock"`) != 2 {
+		t.Errorf("%v (kind %v), written:\n%s", err, fail.KindOf(err), buf.String())
 	}
 	buf.Reset()
-	failed, _ = WriteUnblocked(&buf, true, out[:1], now)
-	if failed || buf.String() != UnblockLine(out[0], now)+"\n" {
-		t.Errorf("for people: failed %v, %q", failed, buf.String())
+	if err := WriteUnblocked(&buf, true, out[:1], now); err != nil || buf.String() != UnblockLine(out[0], now)+"\n" {
+		t.Errorf("for people: %v, %q", err, buf.String())
 	}
-	if _, lost := WriteUnblocked(&failingWriter{fail: true}, false, out, now); lost != 2 {
-		t.Errorf("lost %d, want 2", lost)
+	err = WriteUnblocked(&failingWriter{fail: true}, false, out, now)
+	if fail.KindOf(err) != fail.Unwritten || err.Error() != "cannot write to standard output" {
+		t.Errorf("lost: %v (kind %v), want an output not written", err, fail.KindOf(err))
 	}
 }
 

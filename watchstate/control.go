@@ -260,6 +260,19 @@ func writeResponse(c net.Conn, r Response) {
 	c.Write(append(b, '\n'))
 }
 
+// AddrArgs are the addresses of unblock's arguments (ParseAddrs): none,
+// or one that is not an address, is a usage error.
+func AddrArgs(args []string) ([]netip.Addr, error) {
+	if len(args) == 0 {
+		return nil, fail.Usagef("give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'")
+	}
+	addrs, err := ParseAddrs(args)
+	if err != nil {
+		return nil, fail.Usagef("%s", parse.EscapeControl(err.Error()))
+	}
+	return addrs, nil
+}
+
 // ParseAddrs reads addresses as `unblock` takes them: each one net/netip
 // reads, IPv4-mapped ones unmapped, without a zone, not unspecified; the
 // error names the first that is not.

@@ -208,6 +208,28 @@ func TestParseAddrs(t *testing.T) {
 	}
 }
 
+// unblock's arguments: none, a range and what is no address are usage
+// errors that say what to give, escaped.
+func TestAddrArgs(t *testing.T) {
+	got, err := AddrArgs([]string{"203.0.113.7", "2001:db8::7"})
+	if err != nil || len(got) != 2 || got[1] != netip.MustParseAddr("2001:db8::7") {
+		t.Errorf("two addresses: %v, %v", got, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give the addresses to unblock, such as 'lohibot-audit unblock 203.0.113.7'"},
+		{[]string{"192.0.2.0/24"}, `"192.0.2.0/24" is a range: give single addresses`},
+		{[]string{"203.0.113.7", "no\x1baddr"}, "give IP addresses such as 192.0.2.7 or 2001:db8::7"},
+	} {
+		_, err := AddrArgs(tt.args)
+		if fail.KindOf(err) != fail.Usage || !strings.Contains(err.Error(), tt.want) || strings.ContainsRune(err.Error(), 0x1b) {
+			t.Errorf("%q: %v (kind %v), want a usage error with %q, escaped", tt.args, err, fail.KindOf(err), tt.want)
+		}
+	}
+}
+
 // A socket that does not answer is said with its path escaped: a state
 // directory's name is the operator's, and a message is one line.
 func TestAskSaysSocketEscaped(t *testing.T) {

@@ -99,18 +99,53 @@ func (h *Held) Close() {
 	h.lock.Release()
 }
 
-// ChooseDir is the state directory of a command: flag (--state-dir) when
-// given, else the one $STATE_DIRECTORY names (stateDirectory: systemdDir),
-// else fallback. asked says whether it was asked for rather than fallen
-// back on; "" is no directory at all.
-func ChooseDir(flag, stateDirectory, fallback string) (dir string, asked bool) {
-	if flag != "" {
-		return flag, true
+// Choice is how a command chooses its state directory: Flag
+// (--state-dir) when given, else the one $STATE_DIRECTORY names (Env:
+// systemdDir), else Default; NoState (watch's --no-state) keeps none.
+type Choice struct {
+	Flag    string
+	NoState bool
+	Env     string
+	Default string
+}
+
+// Dir is the state directory c chooses, and whether it was asked for
+// (Flag, Env) rather than fallen back on; "" is no directory at all.
+func (c Choice) Dir() (dir string, asked bool) {
+	if c.Flag != "" {
+		return c.Flag, true
 	}
-	if stateDirectory != "" {
-		return systemdDir(stateDirectory), true
+	if c.Env != "" {
+		return systemdDir(c.Env), true
 	}
-	return fallback, false
+	return c.Default, false
+}
+
+// Needed is the state directory of a command that cannot do without one
+// (watch status, unblock): none is a usage error.
+func (c Choice) Needed() (string, error) {
+	dir, _ := c.Dir()
+	if dir == "" {
+		return "", fail.Usagef("no state directory: give --state-dir DIR")
+	}
+	return dir, nil
+}
+
+// Take takes the state directory c chooses for a watch that starts
+// (Take): nil with NoState, or with no directory at all. NoState with a
+// Flag is a usage error.
+func (c Choice) Take(now time.Time, say func(string)) (*Held, error) {
+	if c.NoState {
+		if c.Flag != "" {
+			return nil, fail.Usagef("--state-dir and --no-state: give one")
+		}
+		return nil, nil
+	}
+	dir, asked := c.Dir()
+	if dir == "" {
+		return nil, nil
+	}
+	return Take(dir, asked, now, say)
 }
 
 // systemdDir is the state directory $STATE_DIRECTORY names (systemd's

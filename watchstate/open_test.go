@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
@@ -79,7 +80,7 @@ func TestSystemdDir(t *testing.T) {
 	}
 }
 
-func TestChooseDir(t *testing.T) {
+func TestChoiceDir(t *testing.T) {
 	for _, tt := range []struct {
 		flag, env, fallback, dir string
 		asked                    bool
@@ -89,9 +90,47 @@ func TestChooseDir(t *testing.T) {
 		{"", "", "/var/lib/lohibot-audit", "/var/lib/lohibot-audit", false},
 		{"", "", "", "", false},
 	} {
-		if dir, asked := ChooseDir(tt.flag, tt.env, tt.fallback); dir != tt.dir || asked != tt.asked {
-			t.Errorf("ChooseDir(%q, %q, %q) = %q, %v; want %q, %v", tt.flag, tt.env, tt.fallback, dir, asked, tt.dir, tt.asked)
+		c := Choice{Flag: tt.flag, Env: tt.env, Default: tt.fallback}
+		if dir, asked := c.Dir(); dir != tt.dir || asked != tt.asked {
+			t.Errorf("%+v.Dir() = %q, %v; want %q, %v", c, dir, asked, tt.dir, tt.asked)
 		}
+		dir, err := c.Needed()
+		switch {
+		case tt.dir != "" && (dir != tt.dir || err != nil):
+			t.Errorf("%+v.Needed() = %q, %v; want %q", c, dir, err, tt.dir)
+		case tt.dir == "" && (fail.KindOf(err) != fail.Usage || err.Error() != "no state directory: give --state-dir DIR"):
+			t.Errorf("%+v.Needed() = %q, %v; want the usage error", c, dir, err)
+		}
+	}
+}
+
+// Choice.Take keeps no state with NoState, refusing a Flag too, and
+// none with no directory; else it takes the directory chosen, one asked
+// for held to work.
+func TestChoiceTake(t *testing.T) {
+	now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	quiet := func(string) {}
+	if h, err := (Choice{NoState: true, Env: "/nonexistent/env", Default: "/nonexistent/default"}).Take(now, quiet); h != nil || err != nil {
+		t.Errorf("NoState: %v, %v; want no state and no error", h, err)
+	}
+	if _, err := (Choice{NoState: true, Flag: t.TempDir()}).Take(now, quiet); fail.KindOf(err) != fail.Usage || err.Error() != "--state-dir and --no-state: give one" {
+		t.Errorf("NoState with a Flag: %v, want the usage error", err)
+	}
+	if h, err := (Choice{}).Take(now, quiet); h != nil || err != nil {
+		t.Errorf("no directory: %v, %v; want no state and no error", h, err)
+	}
+	dir := t.TempDir()
+	h, err := (Choice{Env: dir + ":/elsewhere"}).Take(now, quiet)
+	if err != nil || h == nil || h.Dir != dir {
+		t.Fatalf("$STATE_DIRECTORY %s: %v, %v; want it held", dir, h, err)
+	}
+	h.Close()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Choice{Flag: file}).Take(now, quiet); fail.KindOf(err) != fail.Usage || !strings.HasPrefix(err.Error(), "--state-dir "+file+": ") {
+		t.Errorf("a --state-dir that is a file: %v, want a usage error of --state-dir", err)
 	}
 }
 

@@ -27,3 +27,28 @@ func commandFlags(root *cobra.Command) map[string]bool {
 	walk(root)
 	return names
 }
+
+// Reload reads the config file explicit again for the command c, as a
+// running command does when asked to (watch's SIGHUP): fresh, a new
+// command with c's flags none of which is set, takes the values c's
+// command line gave, then the file's for the others (Load, with the keys
+// of c's program: fresh need not be part of it).
+func Reload(c, fresh *cobra.Command, explicit string, getenv func(string) string) error {
+	var err error
+	c.Flags().Visit(func(fl *pflag.Flag) {
+		nf := fresh.Flags().Lookup(fl.Name)
+		if nf == nil || err != nil {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			err = nf.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+		} else {
+			err = nf.Value.Set(fl.Value.String())
+		}
+		nf.Changed = true
+	})
+	if err != nil {
+		return err
+	}
+	return Load(fresh.Flags(), commandFlags(c.Root()), explicit, getenv)
+}
