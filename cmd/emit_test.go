@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/lohisoft/lohibot-audit/internal/dnstest"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 	"github.com/lohisoft/lohibot-audit/verify"
-	"github.com/miekg/dns"
 )
 
 // emitTestEnv is an in-memory environment with no config file, a fixed
@@ -292,55 +290,15 @@ func TestEmitConfigFileFlagsOfOtherTargets(t *testing.T) {
 	}
 }
 
-// emitTestDNS answers PTR and A queries from a map, and SERVFAIL for names
-// in servfail.
-type emitTestDNS struct {
-	mu       sync.Mutex
-	records  map[string][]dns.RR
-	servfail map[string]bool
-}
-
-func (z *emitTestDNS) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	if dnstest.AnswerRoot(w, r) {
-		return
-	}
-	q := r.Question[0]
-	name := strings.ToLower(q.Name)
-	m := new(dns.Msg)
-	m.SetReply(r)
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	switch {
-	case z.servfail[name]:
-		m.Rcode = dns.RcodeServerFailure
-	case len(z.records[name]) == 0:
-		m.Rcode = dns.RcodeNameError
-	default:
-		for _, rr := range z.records[name] {
-			if rr.Header().Rrtype == q.Qtype {
-				m.Answer = append(m.Answer, rr)
-			}
-		}
-	}
-	w.WriteMsg(m)
-}
-
-// startEmitDNS serves zone lines on 127.0.0.1 over UDP and TCP on one port.
+// startEmitDNS serves zone lines on 127.0.0.1 (dnstest), answering
+// SERVFAIL for the names in servfail.
 func startEmitDNS(t *testing.T, servfail []string, lines ...string) string {
 	t.Helper()
-	z := &emitTestDNS{records: map[string][]dns.RR{}, servfail: map[string]bool{}}
+	z := dnstest.NewZone(t, lines...)
 	for _, n := range servfail {
-		z.servfail[n] = true
+		z.ServFail(n)
 	}
-	for _, l := range lines {
-		rr, err := dns.NewRR(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.ToLower(rr.Header().Name)
-		z.records[name] = append(z.records[name], rr)
-	}
-	return serveDNS(t, z)
+	return dnstest.Serve(t, z)
 }
 
 // emitTestLog is a combined log with the genuine crawler, impostors of

@@ -44,10 +44,6 @@ type watchOptions struct {
 	Metrics string
 }
 
-// watchNotApplicable are the flags of addLogFlags that make no sense for a
-// run that never ends.
-var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
-
 // watchSignals, when set by a test, replaces the process's SIGHUP and
 // SIGUSR1 (watch.ProcessSignals).
 var watchSignals = watch.ProcessSignals
@@ -73,7 +69,7 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 	}
 	f := c.Flags()
 	addLogFlags(f, &o.auditOptions)
-	for _, name := range watchNotApplicable {
+	for _, name := range watch.NotApplicable {
 		f.MarkHidden(name)
 	}
 	addIdentityFlags(f, &o.auditOptions)
@@ -104,10 +100,8 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 
 func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error {
 	ctx := c.Context()
-	for _, name := range watchNotApplicable {
-		if c.Flags().Changed(name) {
-			return fail.Usagef("--%s does not apply to watch", name)
-		}
+	if err := watch.CheckApplicable(c.Flags().Changed); err != nil {
+		return err
 	}
 	if err := o.Flags.Check(); err != nil {
 		return err

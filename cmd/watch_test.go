@@ -143,6 +143,7 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 		{"exec-concurrency zero", []string{"--exec", "sh", "--exec-concurrency", "0", log}, "--exec-concurrency at least 1"},
 		{"directory as log", []string{log, dir}, dir + " is a directory: give the log files in it, such as " + filepath.Join(dir, "access.log")},
 		{"metrics not HOST:PORT", []string{"--metrics", "nowhere", log}, `--metrics "nowhere": give HOST:PORT`},
+		{"an audit's option", []string{"--since", "1d", log}, "--since does not apply to watch"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr := &syncBuffer{}, &syncBuffer{}
