@@ -71,14 +71,17 @@ type Audit struct {
 
 	clients
 	byAddr addrIndex
-	// lastKey and lastAddr are the address of the previous hit and its
-	// entry number, when set (the genuine crawler's few addresses come
-	// again and again).
-	lastKey  addrKey
-	lastAddr uint32
-	lastSet  bool
-	byRaw    map[string]uint32 // clients that are no address, or have a zone
-	settleIx map[resultKey]uint32
+	// recent are the entry numbers of addresses seen lately, by a few
+	// bits of the address (the genuine crawler's few addresses come again
+	// and again): found without hashing the address or reading the
+	// index. Made with the first address.
+	recent *[recentAddrs]recentAddr
+	// recentUAs are pairs of an entry number and a user agent's id seen
+	// lately, by a few of their bits: the address's user agents hold the
+	// user agent, or can hold no more.
+	recentUAs *[recentAddrs]recentUA
+	byRaw     map[string]uint32 // clients that are no address, or have a zone
+	settleIx  map[resultKey]uint32
 
 	hits hitstore.Store // by input, one segment each
 	// The segment of each file's kept hits (by file id, -1 for none),
@@ -143,6 +146,19 @@ type addrEntry struct {
 	timed               bool // a hit of the address had a time
 }
 
+// recentAddrs is how many addresses Audit.recent holds.
+const recentAddrs = 64
+
+// recentAddr is an address seen lately and its entry number.
+type recentAddr struct {
+	k   addrKey
+	i   uint32
+	set bool
+}
+
+// recentUA is an entry number and the id of a user agent.
+type recentUA struct{ i, ua uint32 }
+
 // resultKey tells settled verdicts apart (the address aside), so that a
 // million spoofers share a handful of Results.
 type resultKey struct {
@@ -170,6 +186,30 @@ type hitPair struct{ user, retry uint32 }
 // reused. It reports whether the record was taken as a claimed hit (not
 // left out by Since and Until).
 func (a *Audit) Add(rec *parse.Record) bool {
+	var p pendingHit
+	if !a.take(rec, &p) {
+		return false
+	}
+	a.store(&p)
+	return true
+}
+
+// pendingHit is a claimed hit an audit has taken in (take) and is yet to
+// store (store): what storing needs of the record, its strings as the
+// record holds them.
+type pendingHit struct {
+	h                       hitstore.Hit // but for Site, File and Pair
+	site, file, user, retry string
+	keep                    bool // kept in the store, not only counted
+}
+
+// take is the first half of Add: the record's address, its counts and
+// user agent. It fills in p for store, and reports whether the record is
+// a claimed hit taken in. Apart from Warn and addInput, take and store
+// change disjoint parts of the audit: the stores of hits taken before
+// may run at the same time as a take, in another goroutine, in the order
+// the hits were taken.
+func (a *Audit) take(rec *parse.Record, p *pendingHit) bool {
 	if !rec.Claimed {
 		a.summary.UnclaimedHit++
 		return false
@@ -195,29 +235,42 @@ func (a *Audit) Add(rec *parse.Record) bool {
 	}
 	a.addUserAgent(i, e, rec.UserAgent)
 	a.summary.ClaimedHits++
-	site := a.sites.id(rec.Host)
-	for int(site) >= len(a.siteHits) {
-		a.siteHits = append(a.siteHits, 0)
-	}
-	a.siteHits[site]++
+	p.site = rec.Host
 	if e.settled != 0 && a.settled[e.settled-1].Verdict != verify.Genuine && !a.KeepAll {
+		p.keep = false
 		return true
 	}
-	h := hitstore.Hit{
-		Addr: i, Site: site, File: a.files.id(rec.File), Line: rec.Line,
-		Status: rec.Status, Target: rec.Target,
+	p.keep = true
+	p.h = hitstore.Hit{
+		Addr: i, Line: rec.Line, Status: rec.Status, Target: rec.Target,
 		HasDuration: rec.HasDuration, Duration: rec.Duration,
 		StartLogged: rec.HasDuration && rec.Start.Equal(rec.Time),
 	}
 	if timed {
-		h.Timed, h.Time, h.Resolution = true, rec.Time, min(rec.Resolution, time.Second)
+		p.h.Timed, p.h.Time, p.h.Resolution = true, rec.Time, min(rec.Resolution, time.Second)
 	}
-	if rec.RemoteUser != "" || rec.RetryAfter != "" {
-		h.Pair = a.pairs.id(hitPair{a.users.id(rec.RemoteUser), a.retries.id(rec.RetryAfter)})
-	}
-	a.hits.Add(&h)
-	a.noteKept(h.File)
+	p.file, p.user, p.retry = rec.File, rec.RemoteUser, rec.RetryAfter
 	return true
+}
+
+// store is the second half of Add: the hit's site is counted, and the hit
+// kept.
+func (a *Audit) store(p *pendingHit) {
+	site := a.sites.id(p.site)
+	for int(site) >= len(a.siteHits) {
+		a.siteHits = append(a.siteHits, 0)
+	}
+	a.siteHits[site]++
+	if !p.keep {
+		return
+	}
+	h := &p.h
+	h.Site, h.File = site, a.files.id(p.file)
+	if p.user != "" || p.retry != "" {
+		h.Pair = a.pairs.id(hitPair{a.users.id(p.user), a.retries.id(p.retry)})
+	}
+	a.hits.Add(h)
+	a.noteKept(h.File)
 }
 
 // noteKept notes a hit of file f kept in the current segment.
@@ -259,20 +312,24 @@ func (a *Audit) entry(rec *parse.Record) uint32 {
 	}
 	if c.IsValid() && c.Zone() == "" {
 		k := addrKey{ip: c.As16(), v4: c.Is4()}
-		if a.lastSet && k == a.lastKey {
-			return a.lastAddr
+		if a.recent == nil {
+			a.recent = new([recentAddrs]recentAddr)
 		}
-		i, _, ok := a.byAddr.lookup(k, &a.addrs)
+		r := &a.recent[int(k.ip[15]^k.ip[14]<<3^k.ip[13]<<5)%recentAddrs]
+		if r.set && r.k == k {
+			return r.i
+		}
+		i, slot, ok := a.byAddr.lookup(k, &a.addrs)
 		if !ok {
 			e := addrEntry{ip: k.ip, kind: clientV6}
 			if k.v4 {
 				e.kind = clientV4
 			}
 			i = uint32(a.addrs.push(e))
-			a.byAddr.insert(k, i, &a.addrs)
+			a.byAddr.insert(k, i, slot, &a.addrs)
 			a.settle(i, c)
 		}
-		a.lastKey, a.lastAddr, a.lastSet = k, i, true
+		*r = recentAddr{k: k, i: i, set: true}
 		return i
 	}
 	name := rec.ClientRaw
@@ -330,6 +387,16 @@ func (a *Audit) addUserAgent(i uint32, e *addrEntry, ua string) {
 	case e.ua == id:
 		return
 	}
+	// The genuine crawler's few addresses send the same few user agents
+	// again and again.
+	if a.recentUAs == nil {
+		a.recentUAs = new([recentAddrs]recentUA)
+	}
+	r := &a.recentUAs[(i^id*7)%recentAddrs]
+	if *r == (recentUA{i: i, ua: id}) {
+		return
+	}
+	*r = recentUA{i: i, ua: id} // as noted below, or never to be
 	more := a.extraUAs[i]
 	if 1+len(more) >= maxUserAgents || slices.Contains(more, id) {
 		return

@@ -174,13 +174,17 @@ func (x *addrIndex) lookup(k addrKey, entries *chunked[addrEntry]) (idx uint32, 
 	}
 }
 
-// insert notes that k is entry idx; k must not be in the index.
-func (x *addrIndex) insert(k addrKey, idx uint32, entries *chunked[addrEntry]) {
+// insert notes that k is entry idx; k must not be in the index. slot is
+// where lookup found it would go, or -1.
+func (x *addrIndex) insert(k addrKey, idx uint32, slot int, entries *chunked[addrEntry]) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow(entries)
+		slot = -1
 	}
-	_, s, _ := x.lookup(k, entries)
-	x.slots[s] = idx + 1
+	if slot < 0 {
+		_, slot, _ = x.lookup(k, entries)
+	}
+	x.slots[slot] = idx + 1
 	x.n++
 }
 

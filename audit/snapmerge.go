@@ -1,12 +1,15 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math/bits"
 	"net/netip"
 	"path/filepath"
 	"runtime"
@@ -185,13 +188,8 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 
 	table := newVerdictTable(len(profiles), len(kept))
 	frames := newFramePool()
-	for k, r := range kept {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err := r.readVerdicts(k, table, frames); err != nil {
-			return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
-		}
+	if err := readAllVerdicts(ctx, kept, table, frames); err != nil {
+		return nil, err
 	}
 
 	lists, listNotes := mergeLists(profiles, kept)
@@ -245,6 +243,8 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	first := len(au.inputs)
 	o.phase(PhaseRead)
 	var failed []string
+	st := startStoring()
+	defer st.stop()
 	for _, r := range reads {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -256,7 +256,7 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 			set.AddInput(InputReport{File: r.file.Name, Error: msg}, nil)
 			failed = append(failed, r.file.Name)
 		case !r.skip:
-			in, err := r.replay(ctx, set, frames, table)
+			in, err := r.replay(ctx, set, frames, table, st)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, err)
 			}
@@ -606,13 +606,12 @@ func mergeLists(profiles []*crawler.Profile, kept []*snapshotRead) ([]*verify.IP
 // for each address, the one made last.
 type verdictTable struct {
 	made []time.Time // by snapshot, as kept
-	// entries are each crawler's addresses (without a zone: a key without
-	// pointers, which the garbage collector need not scan; a million
-	// spoofers take 30 MB less) and zoned, those with a zone.
-	entries []map[addrKey]verdictEntry
-	zoned   []map[netip.Addr]verdictEntry
+	// shards hold the addresses' verdicts, dealt by shardOf: they are
+	// filled at once, each in a goroutine of its own (readAllVerdicts).
+	shards [verdictShards]verdictShard
 	// settled are the verdicts given without DNS, shared, by crawler;
-	// results the others, by address.
+	// results the others, by address, once every snapshot's verdicts are
+	// read (those of every shard).
 	settled  [][]verify.Result
 	keys     []map[resultKey]int32
 	results  []map[netip.Addr]verify.Result
@@ -625,6 +624,40 @@ type verdictTable struct {
 	// address of the hit being added, by crawler, looked up ahead of it
 	// (settledIndex).
 	hint settledHint
+}
+
+// verdictShards is how many parts a verdictTable deals the addresses
+// over.
+const verdictShards = 2
+
+// verdictShard holds the verdicts of the addresses of one shard, by
+// crawler.
+type verdictShard struct {
+	// entries are each crawler's addresses (without a zone: a key without
+	// pointers, which the garbage collector need not scan; a million
+	// spoofers take 30 MB less) and zoned, those with a zone.
+	entries []map[addrKey]verdictEntry
+	zoned   []map[netip.Addr]verdictEntry
+	results []map[netip.Addr]verify.Result
+	// differ and examples are verdictTable's, for the shard's addresses;
+	// the examples with when they were put (verdictPut.seq).
+	differ   []int
+	examples [][]verdictExample
+}
+
+type verdictExample struct {
+	seq  int64
+	addr netip.Addr
+}
+
+// maxDifferExamples is how many addresses whose verdicts differ are named.
+const maxDifferExamples = 3
+
+// shardOf returns the shard of an address given as its 16 bytes: a few
+// of its bits. An attacker choosing addresses that all fall in one shard
+// only leaves the other's goroutine idle.
+func shardOf(ip *[16]byte) int {
+	return int(ip[15]^ip[14]^ip[13]^ip[11]) % verdictShards
 }
 
 // settledHint is the settled verdicts of an address, by crawler: an
@@ -653,11 +686,19 @@ type verdictEntry struct {
 func newVerdictTable(crawlers, snapshots int) *verdictTable {
 	t := &verdictTable{made: make([]time.Time, snapshots)}
 	for range crawlers {
-		t.entries = append(t.entries, map[addrKey]verdictEntry{})
-		t.zoned = append(t.zoned, map[netip.Addr]verdictEntry{})
 		t.settled = append(t.settled, nil)
 		t.keys = append(t.keys, map[resultKey]int32{})
 		t.results = append(t.results, map[netip.Addr]verify.Result{})
+	}
+	for s := range t.shards {
+		sh := &t.shards[s]
+		for range crawlers {
+			sh.entries = append(sh.entries, map[addrKey]verdictEntry{})
+			sh.zoned = append(sh.zoned, map[netip.Addr]verdictEntry{})
+			sh.results = append(sh.results, map[netip.Addr]verify.Result{})
+		}
+		sh.differ = make([]int, crawlers)
+		sh.examples = make([][]verdictExample, crawlers)
 	}
 	t.differ = make([]int, crawlers)
 	t.examples = make([][]string, crawlers)
@@ -666,31 +707,29 @@ func newVerdictTable(crawlers, snapshots int) *verdictTable {
 
 // entry returns the verdict entry of address a of crawler c.
 func (t *verdictTable) entry(c int, a netip.Addr) (verdictEntry, bool) {
+	ip := a.As16()
+	return t.shards[shardOf(&ip)].entry(c, a, &ip)
+}
+
+// entry returns the verdict entry of address a (its 16 bytes ip) of
+// crawler c.
+func (sh *verdictShard) entry(c int, a netip.Addr, ip *[16]byte) (verdictEntry, bool) {
 	if a.Zone() != "" {
-		e, ok := t.zoned[c][a]
+		e, ok := sh.zoned[c][a]
 		return e, ok
 	}
-	e, ok := t.entries[c][addrKey{ip: a.As16(), v4: a.Is4()}]
+	e, ok := sh.entries[c][addrKey{ip: *ip, v4: a.Is4()}]
 	return e, ok
 }
 
-// setEntry sets the verdict entry of address a of crawler c.
-func (t *verdictTable) setEntry(c int, a netip.Addr, e verdictEntry) {
+// setEntry sets the verdict entry of address a (its 16 bytes ip) of
+// crawler c.
+func (sh *verdictShard) setEntry(c int, a netip.Addr, ip *[16]byte, e verdictEntry) {
 	if a.Zone() != "" {
-		t.zoned[c][a] = e
+		sh.zoned[c][a] = e
 		return
 	}
-	t.entries[c][addrKey{ip: a.As16(), v4: a.Is4()}] = e
-}
-
-// get returns the verdict an entry stands for.
-func (t *verdictTable) get(c int, a netip.Addr, e verdictEntry) verify.Result {
-	if e.settled >= 0 {
-		r := t.settled[c][e.settled]
-		r.Addr = a
-		return r
-	}
-	return t.results[c][a]
+	sh.entries[c][addrKey{ip: *ip, v4: a.Is4()}] = e
 }
 
 // settledID returns the index of the verdict given without DNS res of
@@ -707,39 +746,73 @@ func (t *verdictTable) settledID(c int, res verify.Result) int32 {
 	return i
 }
 
-// put gives address a of crawler c the verdict res, made in snapshot k,
-// unless it has one made later: given without DNS when settled is not
-// -1, as settled[c][settled] (settledID).
-func (t *verdictTable) put(c, k int, a netip.Addr, res *verify.Result, settled int32) {
-	old, had := t.entry(c, a)
+// verdictPut is a verdict for a shard to put in its table: that of
+// address a of crawler c, made in snapshot k (as kept), given without
+// DNS when settled is not -1, as settled[c][settled] (settledID), else
+// the batch's results[res]. seq orders the puts of all shards.
+type verdictPut struct {
+	a       netip.Addr
+	seq     int64
+	c, k    int32
+	settled int32
+	res     int32
+}
+
+// verdictBatch is verdicts for a shard to put, in order.
+type verdictBatch struct {
+	puts    []verdictPut
+	results []verify.Result
+	// settled is verdictTable.settled as it was when the batch was sent:
+	// the shard reads it while more are added.
+	settled [][]verify.Result
+}
+
+// put gives an address the verdict of p, unless it has one made later.
+func (sh *verdictShard) put(t *verdictTable, b *verdictBatch, p *verdictPut) {
+	c, a := int(p.c), p.a
+	ip := a.As16()
+	var res *verify.Result
+	if p.settled >= 0 {
+		res = &b.settled[c][p.settled]
+	} else {
+		res = &b.results[p.res]
+	}
+	old, had := sh.entry(c, a, &ip)
 	if had {
-		prev := t.get(c, a, old)
+		var prev verify.Result
+		if old.settled >= 0 {
+			prev = b.settled[c][old.settled]
+		} else {
+			prev = sh.results[c][a]
+		}
 		if prev.Verdict != res.Verdict || prev.Reason != res.Reason {
-			t.differ[c]++
-			if len(t.examples[c]) < 3 {
-				t.examples[c] = append(t.examples[c], a.String())
+			sh.differ[c]++
+			if len(sh.examples[c]) < maxDifferExamples {
+				sh.examples[c] = append(sh.examples[c], verdictExample{seq: p.seq, addr: a})
 			}
 		}
-		if !t.made[k].After(t.made[old.snap]) {
+		if !t.made[p.k].After(t.made[old.snap]) {
 			return
 		}
 		if old.settled < 0 {
-			delete(t.results[c], a)
+			delete(sh.results[c], a)
 		}
 	}
-	e := verdictEntry{snap: int32(k), settled: settled}
-	if settled < 0 {
-		t.results[c][a] = *res
+	if p.settled < 0 {
+		sh.results[c][a] = *res
 	}
-	t.setEntry(c, a, e)
+	sh.setEntry(c, a, &ip, verdictEntry{snap: p.k, settled: p.settled})
 }
 
 // release lets the addresses' entries go once the hits are replayed: the
 // audits asked Settled for each address as they first saw it (Classify's
 // results stay).
 func (t *verdictTable) release() {
-	for c := range t.entries {
-		t.entries[c], t.zoned[c] = nil, nil
+	for s := range t.shards {
+		sh := &t.shards[s]
+		for c := range sh.entries {
+			sh.entries[c], sh.zoned[c] = nil, nil
+		}
 	}
 }
 
@@ -760,7 +833,9 @@ func (t *verdictTable) settledFunc(c int) func(netip.Addr) (verify.Result, bool)
 		if !ok || e.settled < 0 {
 			return verify.Result{}, false
 		}
-		return t.get(c, a, e), true
+		r := t.settled[c][e.settled]
+		r.Addr = a
+		return r, true
 	}
 }
 
@@ -790,10 +865,115 @@ func (t *verdictTable) disagreements(profiles []*crawler.Profile) []string {
 	return out
 }
 
-// readVerdicts is the second pass: it puts the snapshot's verdicts in the
-// table (it is snapshot k of those kept). The snapshot is read in a
-// goroutine of its own, a few frames ahead.
-func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) error {
+// verdictBatchLen is how many verdicts a batch for a shard holds.
+const verdictBatchLen = 4096
+
+// readAllVerdicts is the second pass: it puts the verdicts of the
+// snapshots kept in the table, in order. Each snapshot is read in a
+// goroutine of its own, a few frames ahead, and its verdicts decoded;
+// each shard of the table puts its addresses' in a goroutine of its own.
+// It returns ctx's error, or the first snapshot's that could not be read.
+func readAllVerdicts(ctx context.Context, kept []*snapshotRead, t *verdictTable, frames framePool) error {
+	var todo [verdictShards]chan verdictBatch
+	free := make(chan verdictBatch, 3*verdictShards)
+	var wg sync.WaitGroup
+	for s := range todo {
+		todo[s] = make(chan verdictBatch, 2)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh := &t.shards[s]
+			for b := range todo[s] {
+				for i := range b.puts {
+					sh.put(t, &b, &b.puts[i])
+				}
+				clear(b.results)
+				select {
+				case free <- verdictBatch{puts: b.puts[:0], results: b.results[:0]}:
+				default:
+				}
+			}
+		}()
+	}
+	var cur [verdictShards]verdictBatch
+	send := func(s int) {
+		b := cur[s]
+		b.settled = slices.Clone(t.settled)
+		todo[s] <- b
+		select {
+		case cur[s] = <-free:
+		default:
+			cur[s] = verdictBatch{}
+		}
+	}
+	var seq int64
+	put := func(c, k int, a netip.Addr, res *verify.Result, settled int32) {
+		ip := a.As16()
+		s := shardOf(&ip)
+		b := &cur[s]
+		p := verdictPut{a: a, seq: seq, c: int32(c), k: int32(k), settled: settled, res: -1}
+		seq++
+		if settled < 0 {
+			p.res = int32(len(b.results))
+			b.results = append(b.results, *res)
+		}
+		b.puts = append(b.puts, p)
+		if len(b.puts) == verdictBatchLen {
+			send(s)
+		}
+	}
+	var err error
+	for k, r := range kept {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if rerr := r.readVerdicts(k, t, frames, put); rerr != nil {
+			err = fmt.Errorf("%s: %w (it changed while it was read)", r.file.Name, rerr)
+			break
+		}
+	}
+	for s := range todo {
+		if len(cur[s].puts) > 0 {
+			send(s)
+		}
+		close(todo[s])
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	t.joinShards()
+	return nil
+}
+
+// joinShards gathers what the shards found once they are filled: the
+// results, the differing verdicts and their first examples.
+func (t *verdictTable) joinShards() {
+	for c := range t.results {
+		var examples []verdictExample
+		for s := range t.shards {
+			sh := &t.shards[s]
+			if len(sh.results[c]) > len(t.results[c]) {
+				sh.results[c], t.results[c] = t.results[c], sh.results[c]
+			}
+			maps.Copy(t.results[c], sh.results[c])
+			sh.results[c] = nil
+			t.differ[c] += sh.differ[c]
+			examples = append(examples, sh.examples[c]...)
+		}
+		slices.SortFunc(examples, func(x, y verdictExample) int { return cmp.Compare(x.seq, y.seq) })
+		for _, e := range examples[:min(len(examples), maxDifferExamples)] {
+			t.examples[c] = append(t.examples[c], e.addr.String())
+		}
+	}
+}
+
+// readVerdicts reads the snapshot's verdicts (it is snapshot k of those
+// kept) and gives each to put, in order: the crawler, the address, the
+// verdict, and its index in t.settled when it was given without DNS
+// (else -1). The snapshot is read in a goroutine of its own, a few
+// frames ahead.
+func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool, put func(c, k int, a netip.Addr, res *verify.Result, settled int32)) error {
 	sr, err := r.reader()
 	if err != nil {
 		return err
@@ -825,7 +1005,7 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 			ids[s.Crawler] = slices.Repeat([]int32{-1}, len(s.Results))
 		case snapfile.KindVerdicts:
 			if err := decodeVerdicts(f.p, func(c int, a netip.Addr, idx int, res *verify.Result) error {
-				if c >= len(t.entries) {
+				if c >= len(t.settled) {
 					return snapfile.ErrCorrupt
 				}
 				if res == nil {
@@ -837,10 +1017,10 @@ func (r *snapshotRead) readVerdicts(k int, t *verdictTable, frames framePool) er
 						id = t.settledID(c, settled[c][idx])
 						ids[c][idx] = id
 					}
-					t.put(c, k, a, &settled[c][idx], id)
+					put(c, k, a, nil, id)
 					return nil
 				}
-				t.put(c, k, a, res, -1)
+				put(c, k, a, res, -1)
 				return nil
 			}); err != nil {
 				return err
@@ -903,7 +1083,7 @@ func decodeVerdicts(b []byte, fn func(c int, a netip.Addr, settled int, res *ver
 // returns the inputs that were not read whole. The snapshot is read and
 // its hits decoded in a goroutine of their own, a few frames ahead of
 // the audits taking them in.
-func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable) ([]string, error) {
+func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePool, table *verdictTable, st *storing) ([]string, error) {
 	sr, err := r.reader()
 	if err != nil {
 		return nil, err
@@ -935,6 +1115,9 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 	}
 	var rec parse.Record
 	name := ""
+	// The hits sent to st are stored before this returns, on an error
+	// too: their frames are the feed's.
+	defer st.wait()
 	for {
 		f, ok := <-feed.frames
 		switch {
@@ -960,6 +1143,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 				return nil, ctx.Err()
 			}
 			if !skip && j >= 0 {
+				b := st.batch()
 				for i := range f.hits {
 					h := &f.hits[i]
 					recordOf(&rec, h, name)
@@ -968,9 +1152,22 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 					} else {
 						table.hint.set = false
 					}
-					set.Add(&rec)
+					// As set.Add (a merge writes no snapshot): the
+					// stores of the hits follow in st's goroutine.
+					for m := rec.Claims; m != 0; m &= m - 1 {
+						if c := bits.TrailingZeros64(m); c < len(set.audits) {
+							b.hits = append(b.hits, pendingStore{a: set.audits[c]})
+							if !set.audits[c].take(&rec, &b.hits[len(b.hits)-1].p) {
+								b.hits = b.hits[:len(b.hits)-1]
+							}
+						}
+					}
 				}
 				table.hint.set = false
+				// The frame's memory, which the hits' strings are in,
+				// is given back once they are stored.
+				st.send(b, feed, f)
+				continue
 			}
 		case snapfile.KindWarning:
 			if skip || said[string(p)] {
@@ -981,6 +1178,7 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 			if j < 0 || skip {
 				break
 			}
+			st.wait() // the input's hits stored before its segment ends
 			var in snapInput
 			if err := json.Unmarshal(p, &in); err != nil {
 				return nil, snapfile.ErrCorrupt
@@ -1009,6 +1207,86 @@ func (r *snapshotRead) replay(ctx context.Context, set *auditSet, frames framePo
 	}
 }
 
+// storing stores the hits the replay has taken in (Audit.take), a few
+// frames behind, in a goroutine of its own (Audit.store), and then gives
+// back their frame's memory.
+type storing struct {
+	todo chan storeBatch
+	free chan []pendingStore
+	done chan struct{}
+}
+
+// storeBatch is the hits of one frame to store, and the feed to give
+// the frame back to; or, when sync is set, a mark to tell that every
+// batch before it is stored.
+type storeBatch struct {
+	hits []pendingStore
+	feed *frameFeed
+	f    aheadFrame
+	sync chan struct{}
+}
+
+// pendingStore is a hit that audit a has taken in, to store.
+type pendingStore struct {
+	a *Audit
+	p pendingHit
+}
+
+// Batches of hits taken in ahead of their stores.
+const storeAhead = 4
+
+func startStoring() *storing {
+	st := &storing{todo: make(chan storeBatch, storeAhead), free: make(chan []pendingStore, storeAhead+2), done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		for b := range st.todo {
+			if b.sync != nil {
+				close(b.sync)
+				continue
+			}
+			for i := range b.hits {
+				b.hits[i].a.store(&b.hits[i].p)
+			}
+			b.feed.recycle(b.f)
+			clear(b.hits) // no strings kept alive while waiting for reuse
+			select {
+			case st.free <- b.hits[:0]:
+			default:
+			}
+		}
+	}()
+	return st
+}
+
+// batch returns an empty batch to fill.
+func (st *storing) batch() storeBatch {
+	select {
+	case h := <-st.free:
+		return storeBatch{hits: h}
+	default:
+		return storeBatch{}
+	}
+}
+
+// send has the hits of b stored, and then frame f given back to feed.
+func (st *storing) send(b storeBatch, feed *frameFeed, f aheadFrame) {
+	b.feed, b.f = feed, f
+	st.todo <- b
+}
+
+// wait returns once every hit sent is stored.
+func (st *storing) wait() {
+	sync := make(chan struct{})
+	st.todo <- storeBatch{sync: sync}
+	<-sync
+}
+
+// stop stores what was sent and ends the goroutine.
+func (st *storing) stop() {
+	close(st.todo)
+	<-st.done
+}
+
 // aheadFrame is a frame of a snapshot read ahead: its payload, a copy
 // of its own, and the hits of a hit block decoded (their Target and Raw
 // in the payload); or, last, err: io.EOF at the end, the snapshot being
@@ -1022,10 +1300,11 @@ type aheadFrame struct {
 }
 
 // framePool keeps the memory of frames done with, for the next ones
-// (those of the next snapshot too).
+// (those of the next snapshot too): as many as may be in use at once,
+// read ahead, replayed and stored.
 type framePool chan aheadFrame
 
-func newFramePool() framePool { return make(framePool, aheadFrames+2) }
+func newFramePool() framePool { return make(framePool, aheadFrames+storeAhead+3) }
 
 // frameFeed reads a snapshot's frames in a goroutine of its own.
 type frameFeed struct {
