@@ -3,9 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
@@ -70,10 +68,4 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 func addOptOutFlags(f *pflag.FlagSet, o *auditOptions) {
 	f.StringArrayVar(&o.OptedOut, "opted-out", nil, "`SITE=TIME`: the site asked the crawler's operator to leave it out of the crawl at TIME (RFC 3339 or a date; the opt-out e-mail's); its genuine pages after TIME and --opt-out-grace are opt-out violations; CRAWLER:SITE=TIME for one crawler of several (repeatable; config key opted_out)")
 	f.DurationVar(&o.OptOutGrace, "opt-out-grace", conduct.DefaultOptOutGrace, "how long after an opt-out the crawler may still fetch the site's pages")
-}
-
-// parseOptedOut reads the --opted-out values for the crawlers of a run
-// (audit.Setup.OptOuts).
-func parseOptedOut(values []string, profiles []*crawler.Profile, grace time.Duration, now time.Time) (map[string]conduct.OptOuts, error) {
-	return (&audit.Setup{OptedOut: values, OptOutGrace: grace, Now: now}).OptOuts(profiles)
 }

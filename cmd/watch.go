@@ -150,7 +150,7 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	optOuts, err := parseOptedOut(o.OptedOut, profiles, o.OptOutGrace, env.Now())
+	optOuts, err := o.setup(env, profiles).OptOuts(profiles)
 	if err != nil {
 		return err
 	}
