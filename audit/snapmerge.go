@@ -1233,7 +1233,7 @@ type pendingStore struct {
 }
 
 // Batches of hits taken in ahead of their stores.
-const storeAhead = 4
+const storeAhead = 2
 
 func startStoring() *storing {
 	st := &storing{todo: make(chan storeBatch, storeAhead), free: make(chan []pendingStore, storeAhead+2), done: make(chan struct{})}
