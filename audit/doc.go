@@ -43,6 +43,16 @@
 // directory's name when files of several directories share that base
 // name, with a warning: see [Sites.Choose]).
 //
+// # Before the run
+//
+// [Setup] is what a run checks its crawlers against, as the command line
+// gives it: it checks every value a fetch would be made with before any
+// is made, then reads robots.txt and the opt-outs and loads the crawlers'
+// identity (verify.Settings). A snapshot of the run ([SnapshotTarget]) is
+// begun before anything is read, and a merge of snapshots
+// ([MergeOptions.Merge]) loads through a Setup without identity: its
+// verdicts are the snapshots'.
+//
 // # Memory
 //
 // An [Audit] keeps what the report needs compactly: an address costs

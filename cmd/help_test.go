@@ -13,7 +13,7 @@ import (
 // every command that says more than its one line says it from there.
 func TestHelpFilesAndCommandsAgree(t *testing.T) {
 	root := newRootCmd(&Env{})
-	if unused := manual.Describe(root, manual.ValuesOf(crawler.DefaultProfile())); len(unused) > 0 {
+	if unused := manual.Describe(root, manualValues(crawler.DefaultProfile())); len(unused) > 0 {
 		t.Errorf("help files no command takes: %v", unused)
 	}
 	// Commands that say only their one line: groups and the trivial.

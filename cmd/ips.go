@@ -113,27 +113,29 @@ func newIPsUpdateCmd(env *Env) *cobra.Command {
 			}
 			dir := cacheDir(env, id)
 			u, err := id.Loader(dir, verify.ListFetchNow).UpdateEach(c.Context(), profiles, override, len(crawlers) > 0)
-			warnEach(env, u.Warnings)
-			for _, l := range u.Lines {
-				fmt.Fprintln(env.Stdout, sanitize(l))
-			}
+			sayUpdate(env, &u)
 			if err != nil {
 				return err
 			}
-			failed := u.Failed
-			if err := ipsUpdateCDN(c.Context(), env, dir); err != nil {
-				if failed == nil {
-					failed = err
-				} else {
-					warnf(env, "%v", err)
-				}
-			}
-			return failed
+			// The CDNs' edge lists too, which runs then read from the cache.
+			u.Add(cdnLoader(env, dir).Update(c.Context()).Updated(dir))
+			sayUpdate(env, &u)
+			return u.Failed
 		},
 	}
 	addIPsFlags(c.Flags(), o)
 	addCrawlerFlag(c.Flags(), &crawlers)
 	return c
+}
+
+// sayUpdate says what became of the lists fetched so far: their lines on
+// stdout, the warnings on stderr; said, they are cleared.
+func sayUpdate(env *Env, u *verify.ListsUpdate) {
+	warnEach(env, u.Warnings)
+	for _, l := range u.Lines {
+		fmt.Fprintln(env.Stdout, sanitize(l))
+	}
+	u.Lines, u.Warnings = nil, nil
 }
 
 // cacheDir is the cache directory of the identity flags, its warning

@@ -8,8 +8,8 @@ import (
 	"github.com/lohisoft/lohibot-audit/audit"
 	"github.com/lohisoft/lohibot-audit/conduct"
 	"github.com/lohisoft/lohibot-audit/crawler"
-	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
+	"github.com/lohisoft/lohibot-audit/internal/interrupt"
 	"github.com/lohisoft/lohibot-audit/optout"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -56,17 +56,8 @@ func runOptout(c *cobra.Command, env *Env, p *crawler.Profile, args []string, fr
 		if _, err := env.Stdout.Write(msg); err != nil {
 			return writeFailed("the e-mail", err)
 		}
-	} else {
-		ctx := c.Context()
-		defer atomicfile.RemoveTempOnForcedExit(output)()
-		if _, err := atomicfile.Write(ctx, output, msg, 0o644, nil); err != nil {
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return fail.New(fail.Unwritten,
-				fmt.Errorf("cannot write the e-mail to %s: %w", output, fail.PathCause(err)),
-				"check that the directory exists, is writable and has room")
-		}
+	} else if err := optout.WriteFile(c.Context(), output, msg); err != nil {
+		return interrupt.Cause(c.Context(), err)
 	}
 	if env.StderrTTY {
 		fmt.Fprintf(env.Stderr, "lohibot-audit: nothing was sent: send the e-mail to %s yourself, then hold the crawler to it with %s\n",
@@ -82,10 +73,7 @@ func addOptOutFlags(f *pflag.FlagSet, o *auditOptions) {
 }
 
 // parseOptedOut reads the --opted-out values for the crawlers of a run
-// (optout.ParseOptedOut), TIME as --since reads it.
+// (audit.Setup.OptOuts).
 func parseOptedOut(values []string, profiles []*crawler.Profile, grace time.Duration, now time.Time) (map[string]conduct.OptOuts, error) {
-	oo, err := optout.ParseOptedOut(values, crawler.Names(profiles), grace, func(v string) (time.Time, error) {
-		return audit.ParseBound("opted-out", v, now)
-	})
-	return oo, err
+	return (&audit.Setup{OptedOut: values, OptOutGrace: grace, Now: now}).OptOuts(profiles)
 }

@@ -18,9 +18,3 @@ func loadRobots(ctx context.Context, env *Env, src string, onError robots.OnFetc
 	rs, err := robotsLoader(env).Load(ctx, src, onError)
 	return rs, interrupt.Cause(ctx, err)
 }
-
-// loadRobotsSet resolves the --robots values (robots.Loader.LoadSet).
-func loadRobotsSet(ctx context.Context, env *Env, values []string) (*robots.Set, error) {
-	s, err := robotsLoader(env).LoadSet(ctx, values)
-	return s, interrupt.Cause(ctx, err)
-}

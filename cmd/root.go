@@ -271,9 +271,14 @@ func newRootCmd(env *Env) *cobra.Command {
 	)
 	// The commands' descriptions and examples are the manual's
 	// (internal/manual/help), told the default crawler's facts.
-	manual.Describe(root, manual.ValuesOf(crawler.DefaultProfile()))
+	manual.Describe(root, manualValues(crawler.DefaultProfile()))
 	registerCompletions(root)
 	return root
+}
+
+// manualValues are the facts of the crawler p that the help texts name.
+func manualValues(p *crawler.Profile) manual.Values {
+	return manual.Values{Crawler: p.Title(), IPList: p.IPLists[0], FCrDNS: p.FCrDNS[0], Builtin: p.BuiltinIPs}
 }
 
 func newVersionCmd(env *Env) *cobra.Command {

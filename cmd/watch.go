@@ -155,13 +155,17 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 		return err
 	}
 
+	sources := watchSources(env, o)
+	if err := sources.Check(); err != nil {
+		return err
+	}
 	say := watchSay(env)
 	state, err := stateChoice(env, &o.stateFlags).Take(env.Now(), say)
 	if err != nil {
 		return err
 	}
 	defer state.Close()
-	g, err := watchSources(env, o).Load(ctx, profiles)
+	g, err := sources.Load(ctx, profiles)
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,9 @@ func waitFor(t *testing.T, done chan int, stderr *syncBuffer, cond func() bool) 
 func TestWatchBadConfigurationAtStart(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -144,6 +147,9 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 		{"directory as log", []string{log, dir}, dir + " is a directory: give the log files in it, such as " + filepath.Join(dir, "access.log")},
 		{"metrics not HOST:PORT", []string{"--metrics", "nowhere", log}, `--metrics "nowhere": give HOST:PORT`},
 		{"an audit's option", []string{"--since", "1d", log}, "--since does not apply to watch"},
+		// The values are checked before the state directory is taken.
+		{"never-block", []string{"--state-dir", log, "--never-block", "192.0.2.0/33", log}, `--never-block "192.0.2.0/33"`},
+		{"robots twice", []string{"--state-dir", log, "--robots", "a.txt", "--robots", "b.txt", log}, "--robots given twice"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr := &syncBuffer{}, &syncBuffer{}

@@ -1,9 +1,11 @@
 package optout
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/lohisoft/lohibot-audit/internal/atomicfile"
 	"github.com/lohisoft/lohibot-audit/internal/fail"
 )
 
@@ -53,4 +55,23 @@ func (r Request) Compose() (l *Letter, msg []byte, how string, err error) {
 		return nil, nil, "", fail.Usagef("%v", err)
 	}
 	return l, msg, how, nil
+}
+
+// WriteFile writes the e-mail msg to path atomically (-o FILE). Cancelled
+// before the rename, ctx's error is returned and no file is left; any
+// other failure is an output not written (internal/fail) that says so.
+// Should the program be made to end at once meanwhile, no temporary file
+// stays (atomicfile.RemoveTempOnForcedExit).
+func WriteFile(ctx context.Context, path string, msg []byte) error {
+	defer atomicfile.RemoveTempOnForcedExit(path)()
+	_, err := atomicfile.Write(ctx, path, msg, 0o644, nil)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fail.New(fail.Unwritten,
+		fmt.Errorf("cannot write the e-mail to %s: %w", path, fail.PathCause(err)),
+		"check that the directory exists, is writable and has room")
 }

@@ -2,6 +2,10 @@ package optout
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +61,32 @@ func TestRequestCompose(t *testing.T) {
 	r.Contact = ""
 	if _, _, _, err := r.Compose(); !strings.Contains(fail.HintOf(err), "contact: ADDRESS") {
 		t.Errorf("no contact: hint %q", fail.HintOf(err))
+	}
+}
+
+// TestWriteFile: the e-mail is in place once written; a file that cannot
+// be written is an output not written, and a cancelled write leaves none.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "optout.eml")
+	if err := WriteFile(context.Background(), path, []byte("To: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "To: x\r\n" {
+		t.Errorf("written %q, %v", b, err)
+	}
+	missing := filepath.Join(dir, "no", "optout.eml")
+	err := WriteFile(context.Background(), missing, []byte("To: x\r\n"))
+	if fail.KindOf(err) != fail.Unwritten || err.Error() != "cannot write the e-mail to "+missing+": no such file or directory" || fail.HintOf(err) == "" {
+		t.Errorf("a missing directory: %v (kind %v, hint %q)", err, fail.KindOf(err), fail.HintOf(err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cancelled := filepath.Join(dir, "cancelled.eml")
+	if err := WriteFile(ctx, cancelled, []byte("To: x\r\n")); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left: %v, want the e-mail only", entries)
 	}
 }

@@ -118,12 +118,28 @@ func (ld *ListLoader) UpdateEach(ctx context.Context, profiles []*crawler.Profil
 		u.Lines = append(u.Lines, lines...)
 		u.Warnings = append(u.Warnings, warnings...)
 		for _, err := range errs {
-			if u.Failed == nil {
-				u.Failed = fail.New(fail.Incomplete, err, "")
-			} else {
-				u.Warnings = append(u.Warnings, err.Error())
-			}
+			u.fail(err)
 		}
 	}
 	return u, nil
+}
+
+// Add adds what became of other lists fetched after these (the CDN edge
+// lists: proxy.Edges.Updated): their lines, and their failure, which is
+// the error when no list failed before, else a warning.
+func (u *ListsUpdate) Add(lines []string, err error) {
+	u.Lines = append(u.Lines, lines...)
+	if err != nil {
+		u.fail(err)
+	}
+}
+
+// fail notes a list that could not be had: the first is Failed, the
+// others warnings.
+func (u *ListsUpdate) fail(err error) {
+	if u.Failed == nil {
+		u.Failed = fail.New(fail.Incomplete, err, "")
+	} else {
+		u.Warnings = append(u.Warnings, err.Error())
+	}
 }

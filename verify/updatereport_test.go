@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,6 +39,19 @@ func TestUpdateEach(t *testing.T) {
 	}
 	if len(u.Warnings) != 1 || !strings.HasPrefix(u.Warnings[0], "bingbot: cannot fetch: ") {
 		t.Errorf("warnings %q, want bingbot's list that could not be had", u.Warnings)
+	}
+
+	// Lists fetched after these add their lines; their failure is a
+	// warning after gptbot's, else the error.
+	u.Add([]string{"cdn fastly: 200: https://cdn.example/fastly, 2 prefixes; cached"}, errors.New("cdn cloudflare: cannot fetch"))
+	if len(u.Lines) != 2 || u.Lines[1] != "cdn fastly: 200: https://cdn.example/fastly, 2 prefixes; cached" ||
+		len(u.Warnings) != 2 || u.Warnings[1] != "cdn cloudflare: cannot fetch" || !strings.HasPrefix(u.Failed.Error(), "gptbot: ") {
+		t.Errorf("after Add: %+v", u)
+	}
+	var none ListsUpdate
+	none.Add(nil, errors.New("cdn cloudflare: cannot fetch"))
+	if fail.KindOf(none.Failed) != fail.Incomplete || none.Failed.Error() != "cdn cloudflare: cannot fetch" || len(none.Warnings) != 0 {
+		t.Errorf("a failure when none came before: %+v, want it the error, an input not had whole", none)
 	}
 
 	// Not named: no prefix.

@@ -41,16 +41,26 @@ type Sources struct {
 	Identity func(ctx context.Context, profiles []*crawler.Profile) (*verify.Identity, error)
 }
 
-// Load reads the never-block values (a usage error for one that is
-// neither an address nor a CIDR), the robots.txt sources (a URL that
+// Check checks the values s reads, before a watch touches anything (its
+// state directory, the network): the never-block values (a usage error
+// for one that is neither an address nor a CIDR) and the robots.txt
+// values.
+func (s Sources) Check() error {
+	if _, err := emit.NeverBlockFlag(s.NeverBlock); err != nil {
+		return err
+	}
+	return robots.CheckValues(s.Robots)
+}
+
+// Load checks s (Check), then reads the robots.txt sources (a URL that
 // cannot be fetched now is a warning) and the identity of profiles, in
 // that order; the first error ends it. Cancelled, it returns
 // interrupt.ErrInterrupted.
 func (s Sources) Load(ctx context.Context, profiles []*crawler.Profile) (Grounds, error) {
-	never, err := emit.NeverBlockFlag(s.NeverBlock)
-	if err != nil {
+	if err := s.Check(); err != nil {
 		return Grounds{}, err
 	}
+	never, _ := emit.NeverBlockFlag(s.NeverBlock) // checked above
 	rs, err := s.RobotsLoader.LoadSet(ctx, s.Robots)
 	if err != nil {
 		return Grounds{}, interrupt.Cause(ctx, err)

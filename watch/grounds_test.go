@@ -78,6 +78,37 @@ func TestSourcesLoadRefusesNeverBlock(t *testing.T) {
 	}
 }
 
+// Check refuses a bad --never-block or --robots value without reading
+// anything; Load refuses what Check refuses.
+func TestSourcesCheck(t *testing.T) {
+	for _, tc := range []struct {
+		never, robots []string
+		want          string
+	}{
+		{nil, nil, ""},
+		{[]string{"192.0.2.0/24", "2001:db8::1"}, []string{"/nonexistent/robots.txt"}, ""},
+		{[]string{"192.0.2.0/33"}, nil, `--never-block "192.0.2.0/33"`},
+		{nil, []string{"a/robots.txt", "b/robots.txt"}, "--robots given twice"},
+		{nil, []string{"example.com="}, "names no robots.txt"},
+	} {
+		src, loads := groundsSources(t, "")
+		src.NeverBlock, src.Robots = tc.never, tc.robots
+		err := src.Check()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("Check(%q, %q) = %v, want nil", tc.never, tc.robots, err)
+			}
+			continue
+		}
+		if err == nil || fail.KindOf(err) != fail.Usage || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("Check(%q, %q) = %v (kind %v), want a usage error naming %s", tc.never, tc.robots, err, fail.KindOf(err), tc.want)
+		}
+		if _, lerr := src.Load(context.Background(), nil); lerr == nil || lerr.Error() != err.Error() || *loads != 0 {
+			t.Errorf("Load = %v with %d identity loads, want Check's error and none", lerr, *loads)
+		}
+	}
+}
+
 // A robots.txt file that cannot be read ends Load before the identity
 // is loaded.
 func TestSourcesLoadRobotsError(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/lohisoft/lohibot-audit/crawler"
+	"github.com/lohisoft/lohibot-audit/internal/ipfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -27,41 +27,34 @@ const examplesLine = "\n--- examples ---\n"
 // Values are the facts the help texts name that the code holds, so that
 // they are said as the code says them: the default crawler's.
 type Values struct {
-	Crawler    string // its title (LohiSoftBot)
-	IPList     string // the URL of its IP list
-	BuiltinIPs string // its built-in addresses, comma separated
-	ExampleIP  string // the first of them
-	FCrDNS     string // the host name its PTR names end in
-	Signals    string // what watch says of the signals it takes (this system's)
+	Crawler string // its title (LohiSoftBot)
+	IPList  string // the URL of its IP list
+	FCrDNS  string // the host name its PTR names end in
+	// Builtin are its built-in addresses: the texts name them all, and
+	// the first as an example.
+	Builtin []netip.Prefix
 }
 
-// ValuesOf are the Values of the crawler p, on this system.
-func ValuesOf(p *crawler.Profile) Values {
-	v := Values{Crawler: p.Title(), Signals: watchSignals}
-	if len(p.IPLists) > 0 {
-		v.IPList = p.IPLists[0]
-	}
-	if len(p.FCrDNS) > 0 {
-		v.FCrDNS = p.FCrDNS[0]
-	}
-	addrs := make([]string, len(p.BuiltinIPs))
-	for i, pfx := range p.BuiltinIPs {
-		addrs[i] = prefixText(pfx)
-	}
-	v.BuiltinIPs = strings.Join(addrs, ", ")
-	if len(addrs) > 0 {
-		v.ExampleIP = p.BuiltinIPs[0].Addr().String()
-	}
-	return v
+// fill are the values a help file is made with: v's, and this system's
+// signals.
+type fill struct {
+	Values
+	BuiltinIPs string // Builtin, comma separated
+	ExampleIP  string // the first address of Builtin
+	Signals    string // what watch says of the signals it takes
 }
 
-// prefixText is p as people write it: a single address without its
-// length.
-func prefixText(p netip.Prefix) string {
-	if p.IsSingleIP() {
-		return p.Addr().String()
+func (v Values) fill() fill {
+	f := fill{Values: v, Signals: watchSignals}
+	addrs := make([]string, len(v.Builtin))
+	for i, p := range v.Builtin {
+		addrs[i] = ipfmt.Prefix(p)
 	}
-	return p.String()
+	f.BuiltinIPs = strings.Join(addrs, ", ")
+	if len(v.Builtin) > 0 {
+		f.ExampleIP = v.Builtin[0].Addr().String()
+	}
+	return f
 }
 
 // Describe fills in the description and examples of root and of each of
@@ -117,7 +110,7 @@ func helpTexts(v Values) map[string]helpText {
 		}
 		t := template.Must(template.New(f.Name()).Option("missingkey=error").Parse(string(b)))
 		var out strings.Builder
-		if err := t.Execute(&out, v); err != nil {
+		if err := t.Execute(&out, v.fill()); err != nil {
 			panic(err)
 		}
 		long, example, _ := strings.Cut(strings.TrimSuffix(out.String(), "\n"), strings.TrimPrefix(examplesLine, "\n"))

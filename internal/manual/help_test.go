@@ -6,19 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot-audit/crawler"
 	"github.com/spf13/cobra"
 )
+
+// defaultValues are the default crawler's facts, as cmd gives them.
+var defaultValues = Values{Crawler: "LohiSoftBot", IPList: "https://lohisoft.com/bot/ips.json", FCrDNS: "bot.lohisoft.com",
+	Builtin: []netip.Prefix{netip.MustParsePrefix("79.139.58.98/32"), netip.MustParsePrefix("79.139.58.121/32")}}
 
 // Every help file makes with the default crawler's values: no field left
 // unfilled, each value said where its file names it.
 func TestHelpFilesMake(t *testing.T) {
-	v := ValuesOf(crawler.DefaultProfile())
-	for _, field := range []string{v.Crawler, v.IPList, v.BuiltinIPs, v.ExampleIP, v.FCrDNS, v.Signals} {
-		if field == "" {
-			t.Fatalf("ValuesOf(default) left a field empty: %+v", v)
-		}
-	}
+	v := defaultValues
 	texts := helpTexts(v)
 	if len(texts) < 10 {
 		t.Fatalf("%d help files, want one per command", len(texts))
@@ -39,32 +37,30 @@ func TestHelpFilesMake(t *testing.T) {
 	if w := texts["watch"].long; !strings.Contains(w, watchSignals) {
 		t.Errorf("watch's help does not say the signals:\n%s", w)
 	}
-	if l := texts["logs"].long; !strings.Contains(l, "claims "+v.Crawler+" ") {
+	if l := texts["logs"].long; !strings.Contains(l, "claims LohiSoftBot ") {
 		t.Errorf("logs' help does not name the crawler:\n%s", l)
 	}
-	if e := texts["verify"].example; !strings.Contains(e, "verify "+v.ExampleIP+" ") {
+	if e := texts["verify"].example; !strings.Contains(e, "verify 79.139.58.98 ") {
 		t.Errorf("verify's example does not use the crawler's address:\n%s", e)
+	}
+	if l := texts["verify"].long; !strings.Contains(l, "ends in .bot.lohisoft.com and") {
+		t.Errorf("verify's help does not name the PTR domain:\n%s", l)
+	}
+	if l := texts["ips"].long; !strings.Contains(l, "at\nhttps://lohisoft.com/bot/ips.json.") || !strings.Contains(l, "(79.139.58.98, 79.139.58.121)") {
+		t.Errorf("ips' help does not name the list and the built-in addresses:\n%s", l)
 	}
 }
 
-// The values are the profile's, addresses written without a length when
-// they are single.
-func TestValuesOf(t *testing.T) {
-	p := &crawler.Profile{
-		Name:       "examplebot",
-		Tokens:     []string{"ExampleBot"},
-		FCrDNS:     []string{"crawl.example.org"},
-		IPLists:    []string{"https://example.org/bot.json", "https://example.org/other.json"},
-		BuiltinIPs: []netip.Prefix{netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("198.51.100.0/24")},
+// The values are filled in as people write them: single addresses
+// without a length, the first of them the example.
+func TestValuesFill(t *testing.T) {
+	v := Values{Crawler: "ExampleBot", Builtin: []netip.Prefix{netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("198.51.100.0/24")}}
+	f := v.fill()
+	if f.BuiltinIPs != "192.0.2.7, 198.51.100.0/24" || f.ExampleIP != "192.0.2.7" || f.Signals != watchSignals || f.Crawler != "ExampleBot" {
+		t.Errorf("fill: %+v", f)
 	}
-	got := ValuesOf(p)
-	want := Values{Crawler: "ExampleBot", IPList: "https://example.org/bot.json", BuiltinIPs: "192.0.2.7, 198.51.100.0/24",
-		ExampleIP: "192.0.2.7", FCrDNS: "crawl.example.org", Signals: watchSignals}
-	if got != want {
-		t.Errorf("ValuesOf:\n got %+v\nwant %+v", got, want)
-	}
-	if got := ValuesOf(&crawler.Profile{Name: "bare"}); got != (Values{Crawler: "bare", Signals: watchSignals}) {
-		t.Errorf("ValuesOf(a bare profile) = %+v", got)
+	if f := (Values{Crawler: "bare"}).fill(); f.BuiltinIPs != "" || f.ExampleIP != "" {
+		t.Errorf("fill of no addresses: %+v", f)
 	}
 }
 
@@ -77,7 +73,7 @@ func TestDescribe(t *testing.T) {
 	own := &cobra.Command{Use: "completion", Long: "cobra's own"}
 	robots.AddCommand(check)
 	root.AddCommand(robots, own)
-	unused := Describe(root, ValuesOf(crawler.DefaultProfile()))
+	unused := Describe(root, defaultValues)
 	if !strings.HasPrefix(root.Long, "lohibot-audit reads web server access logs") {
 		t.Errorf("root: Long = %q", root.Long)
 	}
