@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"net/netip"
@@ -904,18 +905,24 @@ func (a *Audit) conductHit(h *hitstore.Hit, names map[uint32]string) conduct.Hit
 
 // ipOrder returns the entries in report order: addresses numerically,
 // IPv4 first, then whatever is not an address, as text.
-func (a *clients) ipOrder() []uint32 {
+func (a *clients) ipOrder() []uint32 { return a.ipOrderBy(true) }
+
+// ipOrderBy is ipOrder; byKey lets it sort most plain IPv4 addresses by
+// a key (ipOrderByKey), as it does unless tests compare the two.
+func (a *clients) ipOrderBy(byKey bool) []uint32 {
 	n := a.addrs.len()
-	order := make([]uint32, n)
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	// Clients logged with a zone are addresses too.
+	// Clients logged with a zone are addresses too. Two clients that are
+	// no address compare alike when their texts differ only in bytes
+	// that are not UTF-8: then the order is the one a sort of every
+	// entry gives.
 	zoned := map[uint32]netip.Addr{}
+	ties := false
 	for i := 0; i < n; i++ {
 		if e := a.addrs.at(i); e.kind == clientRaw {
 			if addr, ok := a.addrOf(e); ok {
 				zoned[uint32(i)] = addr
+			} else if !utf8.ValidString(a.raws[e.raw]) {
+				ties = true
 			}
 		}
 	}
@@ -931,7 +938,7 @@ func (a *clients) ipOrder() []uint32 {
 		return a.addrOf(e)
 	}
 	plain := func(e *addrEntry) bool { return e.kind == clientV4 || e.kind == clientV6 }
-	slices.SortFunc(order, func(x, y uint32) int {
+	compare := func(x, y uint32) int {
 		if ex, ey := a.addrs.at(int(x)), a.addrs.at(int(y)); plain(ex) && plain(ey) {
 			// netip.Addr.Compare without building the addresses: IPv4
 			// first, then the 16 bytes.
@@ -955,7 +962,50 @@ func (a *clients) ipOrder() []uint32 {
 			return 1
 		}
 		return strings.Compare(validUTF8(a.raws[a.addrs.at(int(x)).raw]), validUTF8(a.raws[a.addrs.at(int(y)).raw]))
-	})
+	}
+	if byKey && !ties {
+		if order := a.ipOrderByKey(compare); order != nil {
+			return order
+		}
+	}
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, compare)
+	return order
+}
+
+// ipOrderByKey is ipOrder for an audit whose entries are mostly plain
+// IPv4 addresses (a botnet's): those are sorted by a key, their address
+// and entry number, without reading the entries again, and merged with
+// the others, sorted by compare. It returns nil for other audits. The
+// keys are let go once the order is made: the report keeps the order
+// only.
+func (a *clients) ipOrderByKey(compare func(x, y uint32) int) []uint32 {
+	n := a.addrs.len()
+	if n == 0 {
+		return nil
+	}
+	keys := make([]uint64, 0, n)
+	var others []uint32
+	for i := 0; i < n; i++ {
+		if e := a.addrs.at(i); e.kind == clientV4 {
+			keys = append(keys, uint64(binary.BigEndian.Uint32(e.ip[12:]))<<32|uint64(i))
+		} else if others = append(others, uint32(i)); len(others) > n/2 {
+			return nil
+		}
+	}
+	slices.Sort(keys)
+	slices.SortFunc(others, compare)
+	order := make([]uint32, 0, n)
+	for len(keys) > 0 || len(others) > 0 {
+		if len(keys) > 0 && (len(others) == 0 || compare(uint32(keys[0]), others[0]) < 0) {
+			order, keys = append(order, uint32(keys[0])), keys[1:]
+		} else {
+			order, others = append(order, others[0]), others[1:]
+		}
+	}
 	return order
 }
 

@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -390,6 +393,55 @@ func TestAllIPsAhead(t *testing.T) {
 		}
 		if n != stop {
 			t.Fatalf("stopped after %d, want %d", n, stop)
+		}
+	}
+}
+
+// TestIPOrderByKey: the report's addresses are in the same order whether
+// the plain IPv4 addresses are sorted by their key and merged with the
+// others or every entry is sorted by comparing them: addresses that are
+// also proxies, IPv6 addresses, addresses with a zone and clients that
+// are no address among many IPv4 addresses, in random order.
+func TestIPOrderByKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 20 {
+		a := &Audit{}
+		base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+		for i := range 2000 + rng.IntN(2000) {
+			rec := auditHitAt("a.log", int64(i+1), base, "/x")
+			v4 := netip.AddrFrom4([4]byte{byte(rng.IntN(3)), byte(rng.IntN(256)), 0, byte(rng.IntN(256))})
+			rec.Client, rec.ClientRaw = v4, v4.String()
+			switch rng.IntN(20) {
+			case 0:
+				rec.Proxy = true
+			case 1:
+				rec.Client = netip.AddrFrom16([16]byte{0x20, 0x01, 15: byte(rng.IntN(256))})
+			case 2:
+				rec.Client = netip.AddrFrom16([16]byte{0xfe, 0x80, 15: byte(rng.IntN(4))}).WithZone([]string{"eth0", "eth1"}[rng.IntN(2)])
+			case 3:
+				rec.Client, rec.ClientRaw = netip.Addr{}, fmt.Sprintf("host-%d.example", rng.IntN(100))
+			}
+			a.Add(rec)
+		}
+		if round%2 == 1 {
+			// Mostly other clients: every entry is compared.
+			for i := range a.addrs.len() * 2 {
+				rec := auditHitAt("a.log", int64(i+1), base, "/x")
+				rec.Client = netip.AddrFrom16([16]byte{0x20, 0x01, 14: byte(i >> 8), 15: byte(i)})
+				a.Add(rec)
+			}
+		}
+		byKey := a.ipOrderByKey(func(x, y uint32) int { return cmp.Compare(x, y) }) != nil
+		if byKey != (round%2 == 0) {
+			t.Fatalf("round %d: sorted by key: %v", round, byKey)
+		}
+		got, want := a.ipOrderBy(true), a.ipOrderBy(false)
+		if !slices.Equal(got, want) {
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("round %d: at %d of %d: entry %s, want %s", round, i, len(got), a.name(a.addrs.at(int(got[i]))), a.name(a.addrs.at(int(want[i]))))
+				}
+			}
 		}
 	}
 }

@@ -269,6 +269,11 @@ func MergeSnapshots(ctx context.Context, mo MergeOptions) (*Report, error) {
 	// Every address is in the audits now: the verdicts given without DNS
 	// were asked for as each was first seen, and are not asked again.
 	table.release()
+	// Nor are the frames and batches of the reading kept for the checks.
+	st.stop()
+	for len(frames) > 0 {
+		<-frames
+	}
 	var readWs []string
 	for _, r := range kept {
 		readWs = appendNew(readWs, r.readWs...)
@@ -1233,7 +1238,7 @@ type pendingStore struct {
 }
 
 // Batches of hits taken in ahead of their stores.
-const storeAhead = 4
+const storeAhead = 2
 
 func startStoring() *storing {
 	st := &storing{todo: make(chan storeBatch, storeAhead), free: make(chan []pendingStore, storeAhead+2), done: make(chan struct{})}
@@ -1281,10 +1286,15 @@ func (st *storing) wait() {
 	<-sync
 }
 
-// stop stores what was sent and ends the goroutine.
+// stop stores what was sent and ends the goroutine, letting go of the
+// batches' memory; stopping again does nothing.
 func (st *storing) stop() {
+	if st.todo == nil {
+		return // stopped before
+	}
 	close(st.todo)
 	<-st.done
+	st.todo, st.free = nil, nil
 }
 
 // aheadFrame is a frame of a snapshot read ahead: its payload, a copy
