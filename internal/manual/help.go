@@ -27,7 +27,7 @@ const examplesLine = "\n--- examples ---\n"
 // Values are the facts the help texts name that the code holds, so that
 // they are said as the code says them: the default crawler's.
 type Values struct {
-	Crawler string // its title (LohiSoftBot)
+	Crawler string // its title, as its User-Agent writes it
 	IPList  string // the URL of its IP list
 	FCrDNS  string // the host name its PTR names end in
 	// Builtin are its built-in addresses: the texts name them all, and
