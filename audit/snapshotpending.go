@@ -118,7 +118,7 @@ func (p *PendingSnapshot) unregister() {
 	}
 }
 
-// unwritten is the error of a snapshot to path that could not be written.
+// snapshotUnwritten is the error of a snapshot to path that could not be written.
 func snapshotUnwritten(path string, err error) error {
 	return fail.New(fail.Unwritten, fmt.Errorf("cannot write the snapshot %s: %w", path, err), "")
 }

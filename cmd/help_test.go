@@ -1,6 +1,10 @@
 package cmd
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,4 +36,32 @@ func TestHelpFilesAndCommandsAgree(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+// No command says its description or examples in code: they are the
+// manual's, where Describe would overwrite a text said here, or a command
+// without a file would keep it unseen by the test above.
+func TestNoHelpTextInCode(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files here: %v", err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if kv, ok := n.(*ast.KeyValueExpr); ok {
+				if id, ok := kv.Key.(*ast.Ident); ok && (id.Name == "Long" || id.Name == "Example") {
+					t.Errorf("%s: %s in code; put it in internal/manual/help", fset.Position(kv.Pos()), id.Name)
+				}
+			}
+			return true
+		})
+	}
 }

@@ -48,6 +48,10 @@ type watchOptions struct {
 // SIGUSR1 (watch.ProcessSignals).
 var watchSignals = watch.ProcessSignals
 
+// watchNotApplicable are the flags of addLogFlags that make no sense for a
+// run that never ends.
+var watchNotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
+
 func newWatchCmd(env *Env) *cobra.Command { return newWatchCmdWith(env, &watchOptions{}) }
 
 // newWatchCmdWith is newWatchCmd with its flags in o.
@@ -69,7 +73,7 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 	}
 	f := c.Flags()
 	addLogFlags(f, &o.auditOptions)
-	for _, name := range watch.NotApplicable {
+	for _, name := range watchNotApplicable {
 		f.MarkHidden(name)
 	}
 	addIdentityFlags(f, &o.auditOptions)
@@ -100,8 +104,10 @@ func newWatchCmdWith(env *Env, o *watchOptions) *cobra.Command {
 
 func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error {
 	ctx := c.Context()
-	if err := watch.CheckApplicable(c.Flags().Changed); err != nil {
-		return err
+	for _, name := range watchNotApplicable {
+		if c.Flags().Changed(name) {
+			return fail.Usagef("--%s does not apply to watch", name)
+		}
 	}
 	if err := o.Flags.Check(); err != nil {
 		return err
@@ -113,6 +119,10 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	logFormat, err := parse.ParseFormatSpec(o.LogFormat)
 	if err != nil {
 		return fail.Hinted(err, "see 'lohibot-audit watch --help' for the formats")
+	}
+	sources := watchSources(env, o)
+	if err := sources.Check(); err != nil {
+		return err
 	}
 	asked := watch.Asked{NFTables: o.NFTables, Exec: flagGiven(c.Flags(), "exec"), CrowdSec: o.CrowdSec}
 	ttl, argv, err := asked.Check(o.TTL, o.Exec, c.Flags().Changed)
@@ -150,15 +160,14 @@ func runWatch(c *cobra.Command, env *Env, o *watchOptions, files []string) error
 	if err != nil {
 		return err
 	}
-	optOuts, err := o.setup(env, profiles).OptOuts(profiles)
-	if err != nil {
+	// What logs checks before it fetches anything, watch checks before
+	// it takes its state directory.
+	setup := o.setup(env, profiles)
+	if err := setup.Check(); err != nil {
 		return err
 	}
+	optOuts, _ := setup.OptOuts(profiles) // checked above
 
-	sources := watchSources(env, o)
-	if err := sources.Check(); err != nil {
-		return err
-	}
 	say := watchSay(env)
 	state, err := stateChoice(env, &o.stateFlags).Take(env.Now(), say)
 	if err != nil {

@@ -127,7 +127,8 @@ func waitFor(t *testing.T, done chan int, stderr *syncBuffer, cond func() bool) 
 }
 
 // Bad configuration ends watch at start with exit 2 and one line saying
-// what is wrong and what to do, before any log is followed (the watch
+// what is wrong (and a hint line saying what to do), before any log is
+// followed and before the state directory is taken (the watch
 // package's tests hold each check to its wording).
 func TestWatchBadConfigurationAtStart(t *testing.T) {
 	dir := t.TempDir()
@@ -150,6 +151,10 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 		// The values are checked before the state directory is taken.
 		{"never-block", []string{"--state-dir", log, "--never-block", "192.0.2.0/33", log}, `--never-block "192.0.2.0/33"`},
 		{"robots twice", []string{"--state-dir", log, "--robots", "a.txt", "--robots", "b.txt", log}, "--robots given twice"},
+		{"robots URL offline", []string{"--state-dir", log, "--robots", "https://example.com/robots.txt", log}, "--offline forbids fetching --robots URL https://example.com/robots.txt"},
+		{"resolver", []string{"--state-dir", log, "--resolver", "not a server", log}, "--resolver"},
+		{"opted-out", []string{"--state-dir", log, "--opted-out", "bad", log}, `--opted-out "bad"`},
+		{"another audit's option", []string{"--max-dict", "1GiB", log}, "--max-dict does not apply to watch"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr := &syncBuffer{}, &syncBuffer{}
@@ -164,8 +169,9 @@ func TestWatchBadConfigurationAtStart(t *testing.T) {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr.String())
 			}
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-			if len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
-				t.Fatalf("stderr %q, want one line with %q", stderr.String(), tt.want)
+			hinted := len(lines) == 2 && strings.HasPrefix(lines[1], "lohibot-audit: hint: ")
+			if len(lines) != 1 && !hinted || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr %q, want one line with %q (and a hint)", stderr.String(), tt.want)
 			}
 			if stdout.String() != "" {
 				t.Fatalf("stdout %q", stdout.String())

@@ -19,21 +19,6 @@ import (
 // check's error is a usage error (fail.Usage) naming the option at fault
 // and saying what to give.
 
-// NotApplicable are the options of a batch audit (logs) that make no
-// sense for a watch, a run that never ends.
-var NotApplicable = []string{"since", "until", "fail-on", "no-progress", "max-dict"}
-
-// CheckApplicable refuses an option of NotApplicable given on the command
-// line (given says which were).
-func CheckApplicable(given func(option string) bool) error {
-	for _, name := range NotApplicable {
-		if given(name) {
-			return fail.Usagef("--%s does not apply to watch", name)
-		}
-	}
-	return nil
-}
-
 // ExecArgv is an --exec command split at spaces, checked: a command that
 // is not there or cannot run is refused now, not at the first spoofer.
 func ExecArgv(command string) ([]string, error) {

@@ -46,10 +46,17 @@ type Sources struct {
 // for one that is neither an address nor a CIDR) and the robots.txt
 // values.
 func (s Sources) Check() error {
-	if _, err := emit.NeverBlockFlag(s.NeverBlock); err != nil {
-		return err
+	_, err := s.check()
+	return err
+}
+
+// check is Check, and the never-block prefixes.
+func (s Sources) check() ([]netip.Prefix, error) {
+	never, err := emit.NeverBlockFlag(s.NeverBlock)
+	if err != nil {
+		return nil, err
 	}
-	return robots.CheckValues(s.Robots)
+	return never, robots.CheckValues(s.Robots)
 }
 
 // Load checks s (Check), then reads the robots.txt sources (a URL that
@@ -57,10 +64,10 @@ func (s Sources) Check() error {
 // that order; the first error ends it. Cancelled, it returns
 // interrupt.ErrInterrupted.
 func (s Sources) Load(ctx context.Context, profiles []*crawler.Profile) (Grounds, error) {
-	if err := s.Check(); err != nil {
+	never, err := s.check()
+	if err != nil {
 		return Grounds{}, err
 	}
-	never, _ := emit.NeverBlockFlag(s.NeverBlock) // checked above
 	rs, err := s.RobotsLoader.LoadSet(ctx, s.Robots)
 	if err != nil {
 		return Grounds{}, interrupt.Cause(ctx, err)

@@ -378,16 +378,6 @@ func TestAskedCheck(t *testing.T) {
 	}
 }
 
-// An option of a batch audit given to watch is refused, named.
-func TestCheckApplicable(t *testing.T) {
-	for _, name := range NotApplicable {
-		usageError(t, name, CheckApplicable(given("from-start", name)), "--"+name+" does not apply to watch")
-	}
-	if err := CheckApplicable(given("from-start", "site", "robots")); err != nil {
-		t.Errorf("options that apply: %v", err)
-	}
-}
-
 func TestCheckLimits(t *testing.T) {
 	const want = "--exec-timeout and --verdict-ttl must be above 0, --exec-concurrency at least 1"
 	usageError(t, "exec-timeout 0", CheckLimits(0, 1, time.Hour), want)
