@@ -281,13 +281,21 @@ func validIPv4(b []byte) bool {
 }
 
 // hasPort reports whether b is an address or a host name followed by
-// ":digits": "192.0.2.1:80", "[2001:db8::1]:443", "example.com:8080".
+// ":port", a port being up to 65535: "192.0.2.1:80", "[2001:db8::1]:443",
+// "example.com:8080".
 func hasPort(b []byte) bool {
 	i := len(b) - 1
 	for i >= 0 && b[i] >= '0' && b[i] <= '9' {
 		i--
 	}
 	if i <= 0 || i == len(b)-1 || b[i] != ':' || len(b)-i-1 > 5 {
+		return false
+	}
+	port := 0
+	for _, c := range b[i+1:] {
+		port = port*10 + int(c-'0')
+	}
+	if port > 65535 {
 		return false
 	}
 	host := b[:i]
